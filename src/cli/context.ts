@@ -1,0 +1,21 @@
+import type { Command } from 'commander';
+
+/** Global flags shared by every command (reference workflow-engine §5.1). */
+export interface GlobalOptions {
+  baseFolder?: string;
+  settingsFile?: string;
+  workflowFolder?: string;
+  verbose?: boolean;
+  debug?: boolean;
+  silent?: boolean;
+  json?: boolean;
+  disableColor?: boolean;
+  disableNotification?: boolean;
+  disableLogging?: boolean;
+  ciOutputFormat?: boolean;
+}
+
+/** The global options merged with the command's own options. */
+export function optionsOf<T extends object>(cmd: Command): GlobalOptions & T {
+  return cmd.optsWithGlobals() as GlobalOptions & T;
+}

@@ -1,0 +1,69 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync, realpathSync, existsSync, copyFileSync, chmodSync } from 'node:fs';
+import { dirname, isAbsolute, join, normalize, relative, resolve, sep, basename } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** Writes a file atomically: temp file in the same folder, fsync, rename. Optional mode (e.g. 0o600). */
+export function atomicWriteFile(path: string, data: string | Uint8Array, mode?: number): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'w', mode ?? 0o644);
+  try {
+    writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  if (mode !== undefined) chmodSync(tmp, mode);
+  renameSync(tmp, path);
+}
+
+/** Copies `path` to `backupPath` when it exists; returns the backup path or '' when nothing was copied. */
+export function backupFile(path: string, backupPath = `${path}.backup`): string {
+  if (!existsSync(path)) return '';
+  copyFileSync(path, backupPath);
+  return backupPath;
+}
+
+/** Names of files and folders users may choose (workspaces, snapshots, uploads): no separators, no `..`. */
+export const SAFE_NAME_RE = /^[A-Za-z0-9._-]+$/;
+
+/** True when `name` is a single safe path component (not `.`/`..`, no separators, no control chars). */
+export function isSafeName(name: string): boolean {
+  return typeof name === 'string' && name.length > 0 && name.length <= 255 && SAFE_NAME_RE.test(name) && name !== '.' && name !== '..';
+}
+
+/** Replaces every character outside [A-Za-z0-9._-] by `_` and strips leading dots. */
+export function sanitizeName(name: string): string {
+  const cleaned = basename(String(name)).replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '');
+  return cleaned.slice(0, 200) || 'unnamed';
+}
+
+/**
+ * Joins `rel` under `root` and returns the absolute path, or throws when the result would leave
+ * `root` (absolute paths, `..`, or symlinks that resolve outside when `followLinks`).
+ */
+export function safeJoin(root: string, rel: string, opts: { followLinks?: boolean } = {}): string {
+  if (typeof rel !== 'string' || rel.length === 0 || rel.includes('\0')) throw new Error('invalid path');
+  if (isAbsolute(rel)) throw new Error(`absolute path not allowed: ${rel}`);
+  const base = resolve(root);
+  const full = resolve(base, normalize(rel));
+  if (!isInside(base, full)) throw new Error(`path escapes its folder: ${rel}`);
+  if (opts.followLinks && existsSync(full)) {
+    const realBase = realpathSync(base);
+    const real = realpathSync(full);
+    if (!isInside(realBase, real)) throw new Error(`path escapes its folder through a link: ${rel}`);
+  }
+  return full;
+}
+
+/** True when `child` is `parent` or inside it (both absolute). */
+export function isInside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep)[0] !== '..');
+}
+
+/** mkdir -p that returns the path. */
+export function ensureDir(path: string): string {
+  mkdirSync(path, { recursive: true });
+  return path;
+}
