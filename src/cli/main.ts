@@ -38,6 +38,13 @@ function versionText(): string {
 
 /** CLI entry point: parses argv, runs the action, turns errors into `Error: <message>` + exit 1. */
 export async function main(argv: string[]): Promise<void> {
+  // `osm … | head` closes stdout early: that is not an error.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
   const program = buildProgram();
   program.exitOverride();
   try {

@@ -7,3 +7,9 @@ import type { Command } from 'commander';
 export type RegisterCommand = (program: Command) => void;
 
 export const COMMAND_MODULES: RegisterCommand[] = [];
+import { registerConfig } from './config.js'; COMMAND_MODULES.push(registerConfig);
+import { registerRun } from './run.js'; COMMAND_MODULES.push(registerRun);
+import { registerWorkflow } from './workflow.js'; COMMAND_MODULES.push(registerWorkflow);
+import { registerServe } from './serve.js'; COMMAND_MODULES.push(registerServe);
+import { registerFunc } from './func.js'; COMMAND_MODULES.push(registerFunc);
+import { registerSchedule } from './schedule.js'; COMMAND_MODULES.push(registerSchedule);

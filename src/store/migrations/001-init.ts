@@ -11,7 +11,7 @@ CREATE TABLE runs (
   workflow_kind    TEXT NOT NULL,
   target           TEXT NOT NULL,
   params           TEXT NOT NULL DEFAULT '{}',
-  status           TEXT NOT NULL,
+  status           TEXT NOT NULL CHECK (status IN ('pending','queued','running','completed','failed','cancelled')),
   workspace        TEXT NOT NULL DEFAULT '',
   started_at       TEXT,
   completed_at     TEXT,
@@ -35,11 +35,15 @@ CREATE TABLE runs (
   updated_at       TEXT NOT NULL
 );
 CREATE INDEX idx_runs_created ON runs (created_at DESC, id DESC);
-CREATE INDEX idx_runs_status_created ON runs (status, created_at DESC);
-CREATE INDEX idx_runs_workspace_created ON runs (workspace, created_at DESC);
-CREATE INDEX idx_runs_workflow_created ON runs (workflow_name, created_at DESC);
-CREATE INDEX idx_runs_group ON runs (run_group_id);
+CREATE INDEX idx_runs_status_created ON runs (status, created_at DESC, id DESC);
+CREATE INDEX idx_runs_workspace_created ON runs (workspace, created_at DESC, id DESC);
+CREATE INDEX idx_runs_workflow_created ON runs (workflow_name, created_at DESC, id DESC);
+CREATE INDEX idx_runs_group ON runs (run_group_id, created_at, id);
+-- Substring filters cannot seek; this lets them scan a narrow covering index instead of the table.
+CREATE INDEX idx_runs_target ON runs (target);
 CREATE INDEX idx_runs_queue ON runs (status, priority_rank DESC, id ASC);
+-- Reconciliation looks for rows that still claim a live process; few rows, so a partial index.
+CREATE INDEX idx_runs_pid ON runs (current_pid) WHERE current_pid > 0;
 
 CREATE TABLE step_results (
   id             INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -51,7 +55,7 @@ CREATE TABLE step_results (
   step_name      TEXT NOT NULL,
   step_type      TEXT NOT NULL,
   step_index     INTEGER NOT NULL DEFAULT 0,
-  status         TEXT NOT NULL,
+  status         TEXT NOT NULL CHECK (status IN ('pending','running','completed','failed','skipped')),
   command        TEXT NOT NULL DEFAULT '',
   output         TEXT NOT NULL DEFAULT '',
   error_message  TEXT NOT NULL DEFAULT '',
@@ -66,7 +70,6 @@ CREATE INDEX idx_steps_run ON step_results (run_id, id);
 CREATE INDEX idx_steps_workspace ON step_results (workspace, id DESC);
 CREATE INDEX idx_steps_status ON step_results (status, id DESC);
 CREATE INDEX idx_steps_type ON step_results (step_type, id DESC);
-CREATE INDEX idx_steps_created ON step_results (id DESC);
 
 CREATE TABLE artifacts (
   id             TEXT PRIMARY KEY,
@@ -84,6 +87,7 @@ CREATE TABLE artifacts (
 );
 CREATE INDEX idx_artifacts_run ON artifacts (run_id, created_at DESC);
 CREATE INDEX idx_artifacts_workspace ON artifacts (workspace, created_at DESC);
+CREATE INDEX idx_artifacts_created ON artifacts (created_at DESC);
 CREATE UNIQUE INDEX idx_artifacts_ws_name_path ON artifacts (workspace, name, artifact_path, run_id);
 
 CREATE TABLE assets (
@@ -120,9 +124,10 @@ CREATE TABLE assets (
 CREATE UNIQUE INDEX idx_assets_unique ON assets (workspace, asset_value, url);
 CREATE INDEX idx_assets_ws_created ON assets (workspace, created_at DESC, id DESC);
 CREATE INDEX idx_assets_created ON assets (created_at DESC, id DESC);
-CREATE INDEX idx_assets_ws_type ON assets (workspace, asset_type, created_at DESC);
-CREATE INDEX idx_assets_ws_status ON assets (workspace, status_code, created_at DESC);
-CREATE INDEX idx_assets_status ON assets (status_code, created_at DESC);
+CREATE INDEX idx_assets_ws_type ON assets (workspace, asset_type, created_at DESC, id DESC);
+CREATE INDEX idx_assets_ws_status ON assets (workspace, status_code, created_at DESC, id DESC);
+CREATE INDEX idx_assets_type ON assets (asset_type, created_at DESC, id DESC);
+CREATE INDEX idx_assets_status ON assets (status_code, created_at DESC, id DESC);
 CREATE INDEX idx_assets_ws_updated ON assets (workspace, updated_at);
 CREATE INDEX idx_assets_ws_seen ON assets (workspace, last_seen_at);
 
@@ -138,8 +143,8 @@ CREATE TABLE asset_diffs (
   run_id          INTEGER NOT NULL DEFAULT 0,
   created_at      TEXT NOT NULL
 );
-CREATE INDEX idx_asset_diffs_ws ON asset_diffs (workspace_name, created_at DESC);
-CREATE INDEX idx_asset_diffs_created ON asset_diffs (created_at DESC);
+CREATE INDEX idx_asset_diffs_ws ON asset_diffs (workspace_name, created_at DESC, id DESC);
+CREATE INDEX idx_asset_diffs_created ON asset_diffs (created_at DESC, id DESC);
 
 CREATE TABLE vulnerabilities (
   id                    INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -148,7 +153,8 @@ CREATE TABLE vulnerabilities (
   vuln_title            TEXT NOT NULL DEFAULT '',
   vuln_desc             TEXT NOT NULL DEFAULT '',
   vuln_poc              TEXT NOT NULL DEFAULT '',
-  severity              TEXT NOT NULL DEFAULT 'info',
+  -- Constrained so the per-severity counters always add up to the total.
+  severity              TEXT NOT NULL DEFAULT 'info' CHECK (severity IN ('critical','high','medium','low','info')),
   confidence            TEXT NOT NULL DEFAULT 'Certain',
   asset_type            TEXT NOT NULL DEFAULT '',
   asset_value           TEXT NOT NULL DEFAULT '',
@@ -168,7 +174,8 @@ CREATE INDEX idx_vulns_created ON vulnerabilities (created_at DESC, id DESC);
 CREATE INDEX idx_vulns_ws_created ON vulnerabilities (workspace, created_at DESC, id DESC);
 CREATE INDEX idx_vulns_ws_sev_created ON vulnerabilities (workspace, severity, created_at DESC, id DESC);
 CREATE INDEX idx_vulns_sev_created ON vulnerabilities (severity, created_at DESC, id DESC);
-CREATE INDEX idx_vulns_conf ON vulnerabilities (confidence, created_at DESC);
+CREATE INDEX idx_vulns_conf ON vulnerabilities (confidence, created_at DESC, id DESC);
+CREATE INDEX idx_vulns_asset ON vulnerabilities (asset_value);
 CREATE INDEX idx_vulns_ws_updated ON vulnerabilities (workspace, updated_at);
 CREATE INDEX idx_vulns_ws_seen ON vulnerabilities (workspace, last_seen_at);
 
@@ -189,7 +196,6 @@ CREATE TABLE event_logs (
   error         TEXT NOT NULL DEFAULT '',
   created_at    TEXT NOT NULL
 );
-CREATE INDEX idx_events_created ON event_logs (id DESC);
 CREATE INDEX idx_events_topic ON event_logs (topic, id DESC);
 CREATE INDEX idx_events_workspace ON event_logs (workspace, id DESC);
 CREATE INDEX idx_events_run ON event_logs (run_id, id DESC);
@@ -236,6 +242,7 @@ CREATE TABLE workflows (
   indexed_at       TEXT NOT NULL
 );
 CREATE INDEX idx_workflows_kind ON workflows (kind, name);
+CREATE INDEX idx_workflows_hidden ON workflows (hidden, name);
 CREATE INDEX idx_workflows_checksum ON workflows (checksum);
 
 CREATE TABLE workspaces (
@@ -262,9 +269,9 @@ CREATE TABLE workspaces (
   created_at            TEXT NOT NULL,
   updated_at            TEXT NOT NULL
 );
-CREATE INDEX idx_workspaces_source ON workspaces (data_source);
+CREATE INDEX idx_workspaces_source ON workspaces (data_source, name);
 
--- Counters kept exact by the repositories so /stats never counts whole tables.
+-- Counters kept exact by triggers (migration 002) so /stats never counts whole tables.
 CREATE TABLE counters (
   name   TEXT PRIMARY KEY,
   value  INTEGER NOT NULL DEFAULT 0

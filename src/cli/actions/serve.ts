@@ -1,0 +1,102 @@
+import type { Command } from 'commander';
+import { optionsOf } from '../context.js';
+import { errors } from '../../errors.js';
+import { createAppContext } from '../../services/context.js';
+import { indexWorkflows } from '../../workflow/indexer.js';
+import { RunQueue } from '../../engine/queue.js';
+import { buildServer } from '../../server/app.js';
+import { VERSION } from '../../version.js';
+
+interface ServeFlags {
+  host?: string;
+  port?: string;
+  auth: boolean;
+  hotReload: boolean;
+  schedule: boolean;
+  master?: boolean;
+  redisUrl?: string;
+}
+
+/**
+ * `osm serve`: index workflows, reconcile runs left by a previous daemon, start the queue, the
+ * settings watcher and the HTTP server. SIGTERM/SIGINT stop accepting requests, cancel running
+ * runs (children killed, recorded cancelled), close the database and exit 0 within 10 s.
+ */
+export async function serveAction(command: Command): Promise<void> {
+  const o = optionsOf<ServeFlags>(command);
+  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const settings = app.settings();
+  const host = o.host ?? String(settings.settings.server.host ?? '0.0.0.0');
+  const port = o.port !== undefined ? Number(o.port) : Number(settings.settings.server.port ?? 8002);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw errors.validation(`--port must be 0-65535, got ${JSON.stringify(o.port)}`);
+  const noAuth = o.auth === false;
+
+  const indexed = indexWorkflows(app.store, settings.paths.workflows);
+  const log = (msg: string, fields: Record<string, unknown> = {}) => process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n`);
+  const queue = new RunQueue(app, {
+    limit: () => Number((app.settings().settings.server as { max_concurrent_runs?: number }).max_concurrent_runs ?? 2),
+    log,
+  });
+  const server = await buildServer(app, { noAuth, logger: { level: o.debug ? 'debug' : 'info' }, queue });
+  let scheduler: { stop(): Promise<void> | void } | undefined;
+  if (o.schedule !== false) {
+    const { startScheduler } = await import('../../scheduler/index.js');
+    scheduler = await startScheduler(app, { log, queue });
+  }
+  const reconciled = queue.start();
+  if (o.hotReload !== false) app.manager.watch();
+
+  const address = await server.listen({ host, port });
+  const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const url = `http://${shownHost}:${(server.server.address() as { port: number }).port}`;
+  const srv = app.settings().settings.server;
+  const users = Object.keys((srv.simple_user_map_key ?? {}) as Record<string, unknown>);
+  const tty = Boolean(process.stdout.isTTY);
+  const lines = [
+    `osm ${VERSION} daemon listening on ${address} (${url})`,
+    `  Settings file: ${settings.file}`,
+    `  Base folder:   ${settings.paths.base}`,
+    `  Database:      ${settings.paths.db}`,
+    `  Workflows:     ${settings.paths.workflows} (${indexed.added} added, ${indexed.updated} updated, ${indexed.removed} removed, ${indexed.unchanged} unchanged${indexed.errors.length ? `, ${indexed.errors.length} errors` : ''})`,
+    `  Run queue:     limit ${queue.limit()} concurrent runs; ${reconciled.requeued} queued; ${reconciled.failed.length} interrupted run(s) marked failed`,
+    `  API docs:      ${url}/swagger (OpenAPI: ${url}/openapi.json)`,
+  ];
+  if (noAuth) {
+    lines.push('  Auth:          DISABLED (--no-auth): every endpoint is open');
+  } else {
+    lines.push(
+      srv.enabled_auth_api
+        ? `  Auth:          header x-osm-api-key: ${tty ? String(srv.auth_api_key) : '<server.auth_api_key from the settings file>'}`
+        : '  Auth:          API key disabled (server.enabled_auth_api: false)',
+      `                 or POST ${url}/osm/api/login with user ${users.length ? users.map((u) => `'${u}'`).join(', ') : '(none configured)'} (password: server.simple_user_map_key in the settings file), then Authorization: Bearer <token>`,
+      `  Example:       curl -H "x-osm-api-key: $(osm config view server.auth_api_key --show-secrets)" ${url}/osm/api/runs`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+
+  await new Promise<void>((resolve) => {
+    let closing = false;
+    const shutdown = async (sig: string) => {
+      if (closing) return;
+      closing = true;
+      log('shutting down', { signal: sig });
+      const force = setTimeout(() => {
+        log('shutdown timed out; exiting');
+        process.exit(1);
+      }, 10_000);
+      force.unref();
+      try {
+        const closed = server.close();
+        await scheduler?.stop();
+        await queue.stop(7000);
+        await closed;
+      } finally {
+        app.close();
+        clearTimeout(force);
+        resolve();
+      }
+    };
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+  });
+}

@@ -1,0 +1,21 @@
+import type { Command } from 'commander';
+
+/** `osm serve` (alias `server`): the HTTP daemon. */
+export function registerServe(program: Command): void {
+  for (const name of ['serve', 'server']) {
+    program
+      .command(name, { hidden: name === 'server' })
+      .description('start the HTTP daemon (API, run queue, scheduler)')
+      .option('--host <host>', 'listen address (default server.host from settings)')
+      .option('--port <port>', 'listen port (default server.port from settings, 8002)')
+      .option('-A, --no-auth', 'disable authentication (every endpoint open)')
+      .option('--no-hot-reload', 'do not watch the settings file')
+      .option('--no-schedule', 'do not run cron/event/watch schedules')
+      .option('--master', 'distributed mode: act as master (needs Redis)')
+      .option('--redis-url <url>', 'Redis URL for distributed mode')
+      .action(async (_opts, command: Command) => {
+        const { serveAction } = await import('../actions/serve.js');
+        await serveAction(command);
+      });
+  }
+}

@@ -1,0 +1,37 @@
+import type { Step } from '../workflow/types.js';
+import { StepFailure, type DispatchResult, type Scope, type StepContext } from './types.js';
+import { executeBash } from './steps/bash.js';
+import { executeFunction } from './steps/function.js';
+import { executeForeach } from './steps/foreach.js';
+import { executeParallelSteps } from './steps/parallel.js';
+import { executeHttp } from './steps/http.js';
+import { executeLlm } from './steps/llm.js';
+import { executeRemoteBash } from './steps/remote-bash.js';
+
+/** Runs a step's type executor (no pre-condition, exports or decision: that is step-exec's job). */
+export async function dispatch(step: Step, scope: Scope, ctx: StepContext): Promise<DispatchResult> {
+  switch (step.type) {
+    case 'bash':
+      return scope.exec.input.runnerOverride && scope.runner.type === 'host'
+        ? executeBash(step, { ...scope, runner: scope.exec.input.runnerOverride }, ctx)
+        : executeBash(step, scope, ctx);
+    case 'function':
+      return executeFunction(step, scope);
+    case 'foreach':
+      return executeForeach(step, scope, ctx);
+    case 'parallel-steps':
+      return executeParallelSteps(step, scope, ctx);
+    case 'http':
+      return executeHttp(step, scope, ctx);
+    case 'llm':
+      return executeLlm(step, scope, ctx);
+    case 'remote-bash':
+      return executeRemoteBash(step, scope, ctx);
+    case 'agent':
+    case 'agent-acp':
+    case 'agent-sdk':
+      throw new StepFailure(`step type '${step.type}' is not supported by osm (it needs an external agent runtime)`);
+    default:
+      throw new StepFailure(`invalid step type: ${String((step as Step).type)}`);
+  }
+}

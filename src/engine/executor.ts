@@ -1,0 +1,239 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import type { Workflow } from '../workflow/types.js';
+import { analyzeTarget } from '../workflow/heuristics.js';
+import type { RunRecord } from '../store/index.js';
+import { messageOf } from '../errors.js';
+import { RunPrinter } from './printer.js';
+import { ExecutionLog } from './exec-log.js';
+import { RunRecorder, type RunSource } from './recorder.js';
+import { checkDependencies, DependencyError } from './deps-check.js';
+import { executeModuleBody, manualRunAllowed, prepareScope } from './module-exec.js';
+import { executeFlowBody, type ModuleSummary } from './flow-exec.js';
+import { printModuleHeader, printSummary } from './summary.js';
+import { clearCompletedMarker, registerArtifacts, writeRunState, writeWorkflowState, STATE_FILES } from './state-files.js';
+import type { StepSummary } from './step-exec.js';
+import type { DisplayOptions, EngineDeps, Execution, RunInput, Scope } from './types.js';
+
+export interface RunOutcome {
+  run: RunRecord;
+  status: 'completed' | 'failed' | 'cancelled';
+  error?: string;
+  durationMs: number;
+  steps: StepSummary[];
+  modules: ModuleSummary[];
+  artifacts: string[];
+}
+
+/** Abort controllers of runs executing in this process, so cancel can reach them. */
+const active = new Map<string, { controller: AbortController; reason?: string }>();
+
+/** Aborts a run executing in this process; false when it is not running here. */
+export function abortRun(runUuid: string, reason: 'cancelled' | 'timeout' | 'shutdown' = 'cancelled'): boolean {
+  const a = active.get(runUuid);
+  if (!a) return false;
+  a.reason ??= reason;
+  a.controller.abort(reason);
+  return true;
+}
+
+/** UUIDs of runs executing in this process. */
+export function activeRuns(): string[] {
+  return [...active.keys()];
+}
+
+/** Environment for child processes: binaries folder first on PATH, global_vars with as_env. */
+export function buildBaseEnv(binaries: string, globalVars: Record<string, { value?: unknown; as_env?: boolean }> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  env.PATH = [binaries, env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].filter(Boolean).join(delimiter);
+  for (const [k, v] of Object.entries(globalVars)) {
+    if (v && v.as_env !== false && v.value !== undefined && v.value !== '' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) env[k] = String(v.value);
+  }
+  return env;
+}
+
+/**
+ * Executes one run row end to end: workspace, logs, status transitions, the workflow (module or
+ * flow), state files, artifacts and the summary. Never throws for workflow failures: the outcome
+ * carries the status; the run row is always left in a terminal state.
+ */
+export async function executeRun(deps: EngineDeps, runId: number, input: RunInput, display: DisplayOptions, source: RunSource): Promise<RunOutcome> {
+  const started = Date.now();
+  const settings = deps.settings();
+  const run0 = deps.store.runs.get(runId);
+  if (!run0) throw new Error(`run ${runId} not found`);
+  const recorder = new RunRecorder(deps.store, run0, source);
+  const printer = new RunPrinter({ stdout: display.stdout, silent: display.silent, color: display.color, prefix: display.prefix });
+  const controller = new AbortController();
+  const entry: { controller: AbortController; reason?: string } = { controller };
+  active.set(run0.run_uuid, entry);
+  const steps: StepSummary[] = [];
+  let modules: ModuleSummary[] = [];
+  let wf: Workflow | undefined;
+  let output = '';
+  let tempDir = '';
+  let timer: NodeJS.Timeout | undefined;
+  let logIndex = 0;
+
+  const finish = async (status: 'completed' | 'failed' | 'cancelled', error: string | undefined, vars?: Record<string, unknown>): Promise<RunOutcome> => {
+    const durationMs = Date.now() - started;
+    let artifacts: string[] = [];
+    // State files are written only for completed runs (they mark a finished run).
+    if (status === 'completed' && wf && output && !input.emptyTarget) {
+      const latest = deps.store.runs.get(runId)!;
+      try {
+        writeRunState(output, { ...latest, status: 'completed', completed_at: new Date().toISOString() }, deps.store.workspaces.get(latest.workspace) as unknown as Record<string, unknown>);
+      } catch (err) {
+        printer.warn(`could not write run state: ${messageOf(err)}`);
+      }
+    }
+    const ws = deps.store.workspaces.get(recorder.run.workspace);
+    recorder.finished(status, { error, durationMs, assetsFound: ws?.total_assets ?? 0 });
+    if (wf && output && !input.emptyTarget) {
+      try {
+        artifacts = await registerArtifacts(deps.store, recorder.run, wf, output, vars ?? {});
+        for (const m of exec.completedModules) artifacts.push(...(await registerArtifacts(deps.store, recorder.run, m.workflow, output, m.vars, { reportsOnly: true })));
+      } catch (err) {
+        printer.warn(`could not register artifacts: ${messageOf(err)}`);
+      }
+    }
+    const finalRun = deps.store.runs.get(runId)!;
+    const shownStatus = finalRun.status === 'running' ? status : finalRun.status;
+    printSummary(
+      exec,
+      {
+        workflow: finalRun.workflow_name,
+        kind: finalRun.workflow_kind,
+        runUuid: finalRun.run_uuid,
+        target: finalRun.target,
+        status: shownStatus,
+        durationMs,
+        error: finalRun.error_message || error,
+        steps,
+        modules,
+        totalSteps: finalRun.total_steps,
+        artifacts,
+      },
+      display.color,
+      Boolean(display.verbose),
+    );
+    if (timer) clearTimeout(timer);
+    active.delete(finalRun.run_uuid);
+    await printer.detachConsoleLog();
+    exec.log.close();
+    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+    return { run: finalRun, status: shownStatus as RunOutcome['status'], error: finalRun.error_message || error, durationMs, steps, modules, artifacts };
+  };
+
+  const exec: Execution = {
+    deps,
+    settings,
+    input,
+    recorder,
+    printer,
+    log: new ExecutionLog(),
+    signal: controller.signal,
+    abortReason: () => entry.reason,
+    startedAt: started,
+    runUuid: run0.run_uuid,
+    baseEnv: buildBaseEnv(settings.paths.binaries, settings.settings.global_vars as Record<string, { value?: unknown; as_env?: boolean }>),
+    nextLogIndex: () => ++logIndex,
+    logDir: '',
+    completedModules: [],
+  };
+
+  try {
+    wf = deps.loader.load(String(run0.options?.workflow_path ?? '') || run0.workflow_name);
+  } catch (err) {
+    recorder.started();
+    return finish('failed', `failed to load workflow: ${messageOf(err)}`);
+  }
+
+  // Workspace and its files (reference §2.4, §3.13).
+  const info = analyzeTarget(input.target, { level: input.heuristics ?? 'basic', space: input.space });
+  const workspaces = input.workspacesOverride || settings.paths.workspaces;
+  const space = info.targetSpace;
+  output = join(workspaces, space);
+  if (input.emptyTarget) {
+    exec.logDir = mkdtempSync(join(tmpdir(), 'osm-logs-'));
+  } else {
+    mkdirSync(output, { recursive: true });
+    exec.logDir = join(output, 'logs', run0.run_uuid);
+    printer.attachConsoleLog(join(output, STATE_FILES.consoleLog), true);
+    exec.log = new ExecutionLog(join(output, STATE_FILES.executionLog));
+    clearCompletedMarker(output);
+    deps.store.workspaces.upsertRunInfo({
+      name: space,
+      local_path: output,
+      data_source: 'local',
+      state_execution_log: join(output, STATE_FILES.executionLog),
+      state_completed_file: join(output, STATE_FILES.completed),
+      state_workflow_file: join(output, STATE_FILES.workflow),
+      last_run: new Date().toISOString(),
+      run_workflow: wf.name,
+    });
+  }
+  mkdirSync(exec.logDir, { recursive: true });
+  recorder.update({ workspace: space, total_steps: deps.loader.stepCount(wf) });
+
+  if (!recorder.started()) {
+    // Cancelled (or otherwise finished) before it could start.
+    return finish('cancelled', 'run cancelled before it started');
+  }
+  if (input.timeoutMs && input.timeoutMs > 0) {
+    timer = setTimeout(() => abortRun(run0.run_uuid, 'timeout'), input.timeoutMs);
+    timer.unref();
+  }
+  exec.log.write('INFO', 'Run started', { run_uuid: run0.run_uuid, workflow: wf.name, kind: wf.kind, target: input.target });
+
+  tempDir = mkdtempSync(join(tmpdir(), 'osm-tmp-'));
+  let scope: Scope;
+  try {
+    scope = prepareScope(exec, wf, input.params, { moduleName: wf.name, tempDir });
+  } catch (err) {
+    printer.error(messageOf(err));
+    return finish('failed', messageOf(err));
+  }
+  if (wf.kind === 'module' && !manualRunAllowed(wf)) {
+    printer.warn('Manual trigger is disabled for this module');
+    return finish('completed', 'skipped: Manual trigger is disabled for this module', scope.vars);
+  }
+  try {
+    for (const w of checkDependencies(wf, scope, { skipValidation: input.skipValidation, emptyTarget: input.emptyTarget })) printer.warn(w);
+  } catch (err) {
+    if (err instanceof DependencyError && err.block) printer.error(err.block);
+    return finish('failed', messageOf(err), scope.vars);
+  }
+  if (!input.disableWorkflowState && !input.emptyTarget) writeWorkflowState(output, wf);
+  printModuleHeader(exec, wf, wf.name, recorder.run.total_steps);
+  printer.info(`Reserving target space folder at: ${space}`);
+
+  let status: 'completed' | 'failed' | 'cancelled';
+  let error: string | undefined;
+  try {
+    if (wf.kind === 'flow') {
+      const r = await executeFlowBody(wf, scope, steps);
+      modules = r.modules;
+      status = r.status;
+      error = r.error;
+    } else {
+      const r = await executeModuleBody(wf, scope, steps);
+      status = r.status === 'skipped' ? 'completed' : r.status;
+      error = r.status === 'skipped' ? `skipped: ${r.error}` : r.error;
+    }
+  } catch (err) {
+    status = 'failed';
+    error = messageOf(err);
+  }
+  if (controller.signal.aborted) {
+    status = entry.reason === 'timeout' ? 'failed' : 'cancelled';
+    error = entry.reason === 'timeout' ? `Run timed out after ${Math.round((input.timeoutMs ?? 0) / 1000)}s` : 'run cancelled';
+    // Make sure nothing of this run survives.
+    deps.registry.killRun(run0.run_uuid, 0);
+  }
+  if (status === 'failed' && error) printer.error(error);
+  return finish(status, error, scope.vars);
+}
+

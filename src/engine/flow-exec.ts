@@ -1,0 +1,130 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import type { ModuleRef, Workflow } from '../workflow/types.js';
+import { render, valueToString } from '../workflow/template.js';
+import { evaluateCondition } from './js-runtime.js';
+import { fnContext } from './scripts.js';
+import { runActions } from './actions.js';
+import { checkDependencies, DependencyError } from './deps-check.js';
+import { executeModuleBody, prepareScope, runHooks, PER_MODULE_KEYS, type ModuleResult } from './module-exec.js';
+import { printModuleHeader } from './summary.js';
+import { messageOf } from '../errors.js';
+import { orderModules } from '../workflow/plan.js';
+import { RunAborted, type Scope } from './types.js';
+import type { StepSummary } from './step-exec.js';
+
+export interface ModuleSummary {
+  name: string;
+  status: 'completed' | 'failed' | 'skipped' | 'cancelled';
+  durationMs: number;
+  error?: string;
+}
+
+export interface FlowResult {
+  status: 'completed' | 'failed' | 'cancelled';
+  error?: string;
+  modules: ModuleSummary[];
+}
+
+function isExcluded(name: string, scope: Scope): 'excluded' | 'fuzzy-excluded' | undefined {
+  const input = scope.exec.input;
+  if ((input.exclude ?? []).includes(name)) return 'excluded';
+  if ((input.fuzzyExclude ?? []).some((f) => f && name.includes(f))) return 'fuzzy-excluded';
+  return undefined;
+}
+
+/**
+ * A flow (reference §3.10): pre hooks, modules one at a time in dependency order, exports passed to
+ * later modules, post hooks. A failing module does not fail the flow unless an on_error `abort`
+ * action fires; the flow's error_message still lists failed modules.
+ */
+export async function executeFlowBody(flow: Workflow, scope: Scope, results: StepSummary[]): Promise<FlowResult> {
+  const exec = scope.exec;
+  const modules: ModuleSummary[] = [];
+  await runHooks(flow.hooks.pre_scan_steps, scope, 'pre-scan');
+  const { order, blocked: unmet } = orderModules(flow.modules);
+  const failed: string[] = [];
+
+  for (const ref of order) {
+    if (exec.signal.aborted) return { status: 'cancelled', error: 'run cancelled', modules };
+    const started = Date.now();
+    const excluded = isExcluded(ref.name, scope);
+    if (excluded) {
+      exec.printer.info(`Module ${ref.name} skipped (${excluded})`);
+      modules.push({ name: ref.name, status: 'skipped', durationMs: 0, error: excluded });
+      continue;
+    }
+    if (ref.condition && ref.condition.trim()) {
+      let ok = false;
+      try {
+        ok = evaluateCondition(ref.condition, scope.vars, { ctx: fnContext(scope), lazyBind: true });
+      } catch {
+        ok = false;
+      }
+      if (!ok) {
+        exec.printer.info(`Module ${ref.name} skipped (condition is false)`);
+        modules.push({ name: ref.name, status: 'skipped', durationMs: 0, error: 'condition is false' });
+        continue;
+      }
+    }
+    let result: ModuleResult;
+    try {
+      result = await runModule(flow, ref, scope, results);
+    } catch (err) {
+      if (err instanceof RunAborted) return { status: 'cancelled', error: err.message, modules };
+      result = { status: 'failed', error: messageOf(err), exports: {}, tainted: [] };
+    }
+    modules.push({ name: ref.name, status: result.status, durationMs: Date.now() - started, error: result.error });
+    if (result.status === 'cancelled') return { status: 'cancelled', error: result.error, modules };
+    if (result.status === 'completed' || result.status === 'skipped') {
+      for (const [k, v] of Object.entries(result.exports)) if (!PER_MODULE_KEYS.has(k)) scope.vars[k] = v;
+      for (const t of result.tainted) scope.tainted.add(t);
+      if (result.status === 'completed') await runActions(ref.on_success, scope, '');
+      continue;
+    }
+    failed.push(ref.name);
+    exec.printer.error(`Module ${ref.name} failed: ${result.error}`);
+    const act = await runActions(ref.on_error, scope, '');
+    if (act.abort || result.abort) return { status: 'failed', error: `module '${ref.name}' failed and the flow was aborted: ${result.error}`, modules };
+  }
+  if (unmet.length) {
+    for (const m of unmet) modules.push({ name: m.name, status: 'failed', durationMs: 0, error: 'unmet dependencies' });
+    return { status: 'failed', error: `circular dependency detected: module ${unmet[0]!.name} has unmet dependencies`, modules };
+  }
+  await runHooks(flow.hooks.post_scan_steps, scope, 'post-scan');
+  return { status: 'completed', error: failed.length ? `${failed.length} module(s) failed: ${failed.join(', ')}` : undefined, modules };
+}
+
+/** One module of a flow: its params (§3.10 step 5), dependency checks, header and body. */
+async function runModule(flow: Workflow, ref: ModuleRef, flowScope: Scope, results: StepSummary[]): Promise<ModuleResult> {
+  const exec = flowScope.exec;
+  const wf = exec.deps.loader.loadModuleRef(ref, flow);
+  const provided: Record<string, string> = {};
+  for (const [k, v] of Object.entries(flowScope.vars)) if (!PER_MODULE_KEYS.has(k)) provided[k] = valueToString(v);
+  Object.assign(provided, exec.input.params);
+  provided.flow_name = flow.name;
+  for (const [k, v] of Object.entries(ref.params ?? {})) provided[k] = render(String(v), flowScope.vars);
+  const tempDir = mkdtempSync(join(tmpdir(), 'osm-tmp-'));
+  try {
+    const scope = prepareScope(exec, wf, provided, {
+      moduleName: ref.name,
+      flowName: flow.name,
+      tempDir,
+      taintedProvided: Object.keys(provided).filter((k) => flowScope.tainted.has(k)),
+    });
+    if (ref.runner) scope.runner = { type: ref.runner, config: ref.runner_config ?? {} };
+    try {
+      for (const w of checkDependencies(wf, scope, { skipValidation: exec.input.skipValidation, emptyTarget: exec.input.emptyTarget })) exec.printer.warn(w);
+    } catch (err) {
+      if (err instanceof DependencyError && err.block) exec.printer.error(err.block);
+      return { status: 'failed', error: messageOf(err), exports: {}, tainted: [] };
+    }
+    printModuleHeader(exec, wf, ref.name, exec.deps.loader.stepCount(wf));
+    const result = await executeModuleBody(wf, scope, results);
+    if (result.status === 'completed') exec.completedModules.push({ workflow: wf, vars: scope.vars });
+    return result;
+  } finally {
+    rmSync(tempDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * Name → implementation for every utility function, under its snake_case name and its aliases
+ * (camelCase spellings from the catalogue). Built-in categories are loaded on first use, which
+ * keeps import order irrelevant (category modules may import this file).
+ *
+ * Registration hook for the data plane: `registerFunctions('database', { db_select: (ctx, sql, fmt) => … })`.
+ * Until a database function is registered it answers DATABASE_UNAVAILABLE (a value, not a throw).
+ */
+import type { FnContext } from '../js-runtime.js';
+import { FUNCTION_CATALOG, camelName } from './catalog.js';
+import { fileFunctions } from './file.js';
+import { stringFunctions } from './string.js';
+import { typeConversionFunctions } from './type-conversion.js';
+import { utilityFunctions } from './utility.js';
+import { loggingFunctions } from './logging.js';
+import { httpFunctions } from './http.js';
+import { generationFunctions } from './generation.js';
+import { encodingFunctions } from './encoding.js';
+import { unixCommandFunctions } from './unix-commands.js';
+import { archiveFunctions } from './archive.js';
+import { markdownFunctions } from './markdown.js';
+import { outputFunctions } from './output.js';
+import { urlProcessingFunctions } from './url-processing.js';
+import { typeDetectionFunctions } from './type-detection.js';
+import { environmentFunctions } from './environment.js';
+import { diffFunctions } from './diff.js';
+import { dataQueryFunctions } from './data-query.js';
+
+/** One utility function: the evaluation's context first, then the script's arguments as passed. */
+export type FnImpl = (ctx: FnContext, ...args: unknown[]) => unknown;
+
+/** What a database function answers before the data plane registered its implementation. */
+export const DATABASE_UNAVAILABLE = 'error: database functions are not available in this context';
+
+const impls = new Map<string, FnImpl>();
+const categoryOf = new Map<string, string>();
+const aliasOf = new Map<string, string>();
+let loaded = false;
+let namesCache: string[] | undefined;
+
+/** Adds `name` and its alias spellings without overriding a real name. */
+function put(category: string, name: string, fn: FnImpl): void {
+  namesCache = undefined;
+  impls.set(name, fn);
+  categoryOf.set(name, category);
+  const camel = camelName(name);
+  if (camel !== name && !aliasOf.has(camel)) aliasOf.set(camel, name);
+}
+
+function ensureLoaded(): void {
+  if (loaded) return;
+  loaded = true;
+  const builtins: Record<string, Record<string, FnImpl>> = {
+    file: fileFunctions,
+    string: stringFunctions,
+    type_conversion: typeConversionFunctions,
+    utility: utilityFunctions,
+    logging: loggingFunctions,
+    http: httpFunctions,
+    generation: generationFunctions,
+    encoding: encodingFunctions,
+    unix_commands: unixCommandFunctions,
+    archive: archiveFunctions,
+    markdown: markdownFunctions,
+    output: outputFunctions,
+    url_processing: urlProcessingFunctions,
+    type_detection: typeDetectionFunctions,
+    environment: environmentFunctions,
+    diff: diffFunctions,
+    data_query: dataQueryFunctions,
+  };
+  for (const [category, record] of Object.entries(builtins)) for (const [name, fn] of Object.entries(record)) put(category, name, fn);
+  for (const e of FUNCTION_CATALOG) {
+    if (e.category === 'database' && !impls.has(e.name)) put('database', e.name, () => DATABASE_UNAVAILABLE);
+    for (const a of e.aliases) if (!aliasOf.has(a)) aliasOf.set(a, e.name);
+  }
+  namesCache = undefined;
+}
+
+/** Registers (or replaces) the implementations of one category, e.g. the data plane's 'database'. */
+export function registerFunctions(category: string, record: Record<string, FnImpl>): void {
+  ensureLoaded();
+  for (const [name, fn] of Object.entries(record)) {
+    if (typeof fn !== 'function') throw new TypeError(`function ${name} of ${category} is not callable`);
+    put(category, name, fn);
+  }
+}
+
+/** The implementation for a snake_case name or one of its aliases. */
+export function getFunction(name: string): FnImpl | undefined {
+  ensureLoaded();
+  return impls.get(name) ?? impls.get(aliasOf.get(name) ?? '');
+}
+
+/** The snake_case name a spelling resolves to, or undefined. */
+export function canonicalName(name: string): string | undefined {
+  ensureLoaded();
+  if (impls.has(name)) return name;
+  const target = aliasOf.get(name);
+  return target !== undefined && impls.has(target) ? target : undefined;
+}
+
+/** The category of a function (by any spelling). */
+export function categoryOfFunction(name: string): string | undefined {
+  const canonical = canonicalName(name);
+  return canonical === undefined ? undefined : categoryOf.get(canonical);
+}
+
+/** Every callable spelling: snake_case names and aliases, sorted. */
+export function functionNames(): string[] {
+  ensureLoaded();
+  if (!namesCache) {
+    const names = new Set(impls.keys());
+    for (const [alias, target] of aliasOf) if (impls.has(target)) names.add(alias);
+    namesCache = [...names].sort();
+  }
+  return [...namesCache];
+}

@@ -1,0 +1,172 @@
+import type { AppContext } from '../services/context.js';
+import type { RunRecord } from '../store/index.js';
+import { executeStoredRun } from '../services/runs.js';
+import { abortRun } from './executor.js';
+import { isAlive, killGroup } from './process-registry.js';
+import type { RunSource } from './recorder.js';
+
+export interface QueueOptions {
+  /** Global limit of concurrently executing runs (read live so a settings reload applies). */
+  limit: () => number;
+  /** How often to look for runs queued by other processes. */
+  pollMs?: number;
+  log?: (msg: string, fields?: Record<string, unknown>) => void;
+}
+
+export interface ReconcileReport {
+  failed: string[];
+  killedPids: number[];
+  requeued: number;
+}
+
+/** Source recorded in run events for a run's trigger. */
+function sourceOf(run: RunRecord): RunSource {
+  if (run.trigger_type === 'cli') return 'cli';
+  if (run.trigger_type === 'cron' || run.trigger_type === 'event' || run.trigger_type === 'watch' || run.trigger_type === 'schedule') return 'scheduler';
+  return 'api';
+}
+
+/**
+ * The daemon's run scheduler. The queue IS the database: runs are rows in status `queued`; a run
+ * waiting for a slot holds nothing. Runs are claimed by priority (critical > high > normal > low,
+ * then FIFO) under a global limit and each job's own `concurrency`; a claim is a conditional
+ * status update, so two schedulers can never start the same run.
+ */
+export class RunQueue {
+  private readonly running = new Map<string, { run: RunRecord; done: Promise<void> }>();
+  private readonly groupRunning = new Map<string, number>();
+  private timer?: NodeJS.Timeout;
+  private stopping = false;
+  private kicking = false;
+
+  constructor(
+    private readonly app: AppContext,
+    private readonly opts: QueueOptions,
+  ) {}
+
+  /** Reconciles what a previous daemon left behind, then starts scheduling. */
+  start(): ReconcileReport {
+    const report = this.reconcile();
+    this.timer = setInterval(() => this.kick(), this.opts.pollMs ?? 2000);
+    this.timer.unref();
+    this.kick();
+    return report;
+  }
+
+  /** The current global limit. */
+  limit(): number {
+    return Math.max(1, this.opts.limit());
+  }
+
+  /** Runs executing now. */
+  active(): RunRecord[] {
+    return [...this.running.values()].map((r) => r.run);
+  }
+
+  /** Number of runs waiting. */
+  depth(): number {
+    return this.app.store.runs.countByStatus().queued ?? 0;
+  }
+
+  /**
+   * Marks runs that were running when their owner died as failed (killing any process group still
+   * alive) and leaves queued runs to run. A CLI process still alive keeps its runs.
+   */
+  reconcile(): ReconcileReport {
+    const report: ReconcileReport = { failed: [], killedPids: [], requeued: 0 };
+    const store = this.app.store;
+    for (const run of store.runs.listActive()) {
+      if (run.status !== 'running' && run.status !== 'pending' && run.current_pid === 0) continue;
+      if (run.owner_pid && run.owner_pid !== process.pid && isAlive(run.owner_pid)) continue;
+      if (run.status === 'pending' && !run.owner_pid) continue;
+      if (run.current_pid && (isAlive(-run.current_pid) || isAlive(run.current_pid))) {
+        killGroup(run.current_pid, 0);
+        report.killedPids.push(run.current_pid);
+      }
+      const owner = run.trigger_type === 'cli' ? `the osm process (pid ${run.owner_pid})` : 'the daemon';
+      const message = `${owner} stopped while the run was ${run.status}; the run was marked failed at daemon start`;
+      store.tx(() => {
+        store.steps.failUnfinished(run.id, 'the process executing this step stopped');
+        store.runs.transition(run.id, 'failed', { error_message: message });
+        store.runs.update(run.id, { current_pid: 0 });
+        store.events.insert({
+          topic: 'run.failed', name: 'run.failed', source: 'executor', source_type: 'run', data_type: 'scan',
+          data: { scan_id: run.run_uuid, target: run.target, error: message }, workspace: run.workspace, run_id: run.run_uuid, workflow_name: run.workflow_name, processed: true,
+        });
+      });
+      report.failed.push(run.run_uuid);
+    }
+    report.requeued = store.runs.countByStatus().queued ?? 0;
+    return report;
+  }
+
+  /** Starts as many queued runs as the limits allow. Safe to call any time. */
+  kick(): void {
+    if (this.stopping || this.kicking) return;
+    this.kicking = true;
+    try {
+      const limit = this.limit();
+      while (this.running.size < limit) {
+        const saturated = [...this.groupRunning.entries()].filter(([g, n]) => n >= this.groupLimitOf(g)).map(([g]) => g);
+        const candidates = this.app.store.runs.listQueued(50, saturated);
+        let started = false;
+        for (const cand of candidates) {
+          if (cand.run_group_id && (this.groupRunning.get(cand.run_group_id) ?? 0) >= this.groupLimit(cand)) continue;
+          const claimed = this.app.store.runs.transition(cand.id, 'running');
+          if (!claimed) continue; // someone else took it, or it was cancelled
+          this.app.store.runs.update(cand.id, { owner_pid: process.pid });
+          this.launch(claimed);
+          started = true;
+          break;
+        }
+        if (!started) break;
+      }
+    } finally {
+      this.kicking = false;
+    }
+  }
+
+  private readonly groupLimits = new Map<string, number>();
+
+  private groupLimit(run: RunRecord): number {
+    const n = Number((run.options as { concurrency?: unknown })?.concurrency ?? 1);
+    const limit = Number.isInteger(n) && n > 0 ? n : 1;
+    if (run.run_group_id) this.groupLimits.set(run.run_group_id, limit);
+    return limit;
+  }
+
+  private groupLimitOf(group: string): number {
+    return this.groupLimits.get(group) ?? 1;
+  }
+
+  private launch(run: RunRecord): void {
+    const g = run.run_group_id;
+    if (g) this.groupRunning.set(g, (this.groupRunning.get(g) ?? 0) + 1);
+    this.opts.log?.('run started', { run_uuid: run.run_uuid, workflow: run.workflow_name, target: run.target, priority: run.priority });
+    const done = executeStoredRun(this.app, run, { stdout: false, silent: true, color: false }, sourceOf(run))
+      .then((out) => this.opts.log?.('run finished', { run_uuid: run.run_uuid, status: out.status, ms: out.durationMs }))
+      .catch((err: unknown) => {
+        this.opts.log?.('run crashed', { run_uuid: run.run_uuid, error: (err as Error).message });
+        this.app.store.runs.transition(run.id, 'failed', { error_message: `internal error: ${(err as Error).message}` });
+      })
+      .finally(() => {
+        this.running.delete(run.run_uuid);
+        if (g) {
+          const n = (this.groupRunning.get(g) ?? 1) - 1;
+          if (n <= 0) this.groupRunning.delete(g);
+          else this.groupRunning.set(g, n);
+        }
+        setImmediate(() => this.kick());
+      });
+    this.running.set(run.run_uuid, { run, done });
+  }
+
+  /** Stops scheduling, cancels running runs (children killed, recorded cancelled) and waits for them. */
+  async stop(timeoutMs = 8000): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    for (const uuid of this.running.keys()) abortRun(uuid, 'cancelled');
+    const all = Promise.all([...this.running.values()].map((r) => r.done));
+    await Promise.race([all, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+  }
+}

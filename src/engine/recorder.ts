@@ -1,0 +1,203 @@
+import type { Store, RunRecord, RunStatus, StepStatus } from '../store/index.js';
+
+export type RunSource = 'cli' | 'api' | 'scheduler' | 'executor';
+
+export interface StepStartInfo {
+  moduleName: string;
+  stepName: string;
+  stepType: string;
+  stepIndex: number;
+  command: string;
+  logFile: string;
+}
+
+export interface StepFinishInfo {
+  output: string;
+  error?: string;
+  exports?: Record<string, unknown>;
+  durationMs: number;
+  outputLines: number;
+  command?: string;
+}
+
+const OUTPUT_LIMIT = 64 * 1024;
+
+/** Keeps the stored step output bounded (the log file has everything). */
+export function trimOutput(output: string): string {
+  const t = output.trim();
+  return t.length > OUTPUT_LIMIT ? `${t.slice(0, OUTPUT_LIMIT)}\n[output truncated; full output in the step log file]` : t;
+}
+
+/**
+ * The one place where a run's and its steps' state changes are written, each together with its
+ * event in one transaction. Every change is written before the engine acts on it.
+ */
+export class RunRecorder {
+  private readonly counted = new Set<string>();
+  run: RunRecord;
+
+  constructor(
+    private readonly store: Store,
+    run: RunRecord,
+    private readonly source: RunSource,
+  ) {
+    this.run = run;
+  }
+
+  private refresh(): RunRecord {
+    this.run = this.store.runs.get(this.run.id) ?? this.run;
+    return this.run;
+  }
+
+  /** queued|pending → running, with the run.started event. False when the run was cancelled meanwhile. */
+  started(): boolean {
+    const ok = this.store.tx(() => {
+      const cur = this.store.runs.get(this.run.id);
+      if (!cur) return false;
+      if (cur.status !== 'running') {
+        const next = this.store.runs.transition(this.run.id, 'running');
+        if (!next) return false;
+      }
+      // The process executing the run: reconciliation at daemon start checks it is still alive.
+      this.store.runs.update(this.run.id, { owner_pid: process.pid });
+      this.store.events.insert({
+        topic: 'run.started',
+        name: 'run.started',
+        source: this.source,
+        source_type: 'run',
+        data_type: 'scan',
+        data: { scan_id: this.run.run_uuid, run_uuid: this.run.run_uuid, target: this.run.target, params: this.run.params, workflow: this.run.workflow_name },
+        workspace: this.run.workspace,
+        run_id: this.run.run_uuid,
+        workflow_name: this.run.workflow_name,
+        processed: true,
+      });
+      return true;
+    });
+    this.refresh();
+    return ok;
+  }
+
+  /** Updates non-status run fields (workspace, total_steps …). */
+  update(patch: Parameters<Store['runs']['update']>[1]): void {
+    this.store.runs.update(this.run.id, patch);
+    this.refresh();
+  }
+
+  /** Writes the live PID (0 clears it). */
+  setPid(pid: number): void {
+    this.store.runs.update(this.run.id, { current_pid: pid });
+  }
+
+  /** Current status in the database (another process may have cancelled the run). */
+  currentStatus(): RunStatus {
+    return (this.store.runs.get(this.run.id)?.status ?? this.run.status) as RunStatus;
+  }
+
+  /** Records a step as running; returns its id. */
+  stepStarted(info: StepStartInfo): number {
+    const row = this.store.steps.create({
+      run_id: this.run.id,
+      run_uuid: this.run.run_uuid,
+      workspace: this.run.workspace,
+      module_name: info.moduleName,
+      step_name: info.stepName,
+      step_type: info.stepType,
+      step_index: info.stepIndex,
+      status: 'running',
+      command: info.command,
+      log_file: info.logFile,
+    });
+    return row.id;
+  }
+
+  /** Records a skipped step (no process ran). */
+  stepSkipped(info: Omit<StepStartInfo, 'logFile'>, reason: string, countKey?: string): void {
+    this.store.tx(() => {
+      this.store.steps.create({
+        run_id: this.run.id,
+        run_uuid: this.run.run_uuid,
+        workspace: this.run.workspace,
+        module_name: info.moduleName,
+        step_name: info.stepName,
+        step_type: info.stepType,
+        step_index: info.stepIndex,
+        status: 'skipped',
+        command: info.command,
+        output: '',
+        error_message: reason,
+      });
+      if (countKey) this.countOnce(countKey);
+    });
+  }
+
+  /** Finishes a step with its event; counts it once toward completed_steps when `countKey` is new. */
+  stepFinished(stepId: number, stepName: string, status: Extract<StepStatus, 'completed' | 'failed'>, info: StepFinishInfo, countKey?: string): void {
+    this.store.tx(() => {
+      this.store.steps.transition(stepId, status, {
+        output: trimOutput(info.output),
+        error_message: info.error ?? '',
+        exports: info.exports ?? {},
+        duration_ms: Math.round(info.durationMs),
+        ...(info.command !== undefined ? { command: info.command } : {}),
+      });
+      this.store.events.insert({
+        topic: status === 'completed' ? 'step.completed' : 'step.failed',
+        name: stepName,
+        source: 'executor',
+        source_type: 'run',
+        data_type: 'step',
+        data: {
+          scan_id: this.run.run_uuid,
+          step_name: stepName,
+          duration_ms: Math.round(info.durationMs),
+          output_lines: info.outputLines,
+          ...(info.error ? { error: info.error } : {}),
+        },
+        workspace: this.run.workspace,
+        run_id: this.run.run_uuid,
+        workflow_name: this.run.workflow_name,
+        processed: true,
+      });
+      if (countKey && status === 'completed') this.countOnce(countKey);
+    });
+  }
+
+  private countOnce(key: string): void {
+    if (this.counted.has(key)) return;
+    this.counted.add(key);
+    this.store.runs.incrementCompletedSteps(this.run.id);
+  }
+
+  /** Terminal transition with run.completed / run.failed event. Returns false when already terminal. */
+  finished(status: 'completed' | 'failed' | 'cancelled', info: { error?: string; durationMs: number; assetsFound?: number }): boolean {
+    const ok = this.store.tx(() => {
+      const next = this.store.runs.transition(this.run.id, status, info.error ? { error_message: info.error } : undefined);
+      if (!next) return false;
+      if (status === 'completed') this.store.runs.update(this.run.id, { completed_steps: Math.max(next.completed_steps, 0) });
+      const topic = status === 'completed' ? 'run.completed' : status === 'failed' ? 'run.failed' : 'run.cancelled';
+      this.store.events.insert({
+        topic,
+        name: topic,
+        source: 'executor',
+        source_type: 'run',
+        data_type: 'scan',
+        data: {
+          scan_id: this.run.run_uuid,
+          target: this.run.target,
+          duration_ms: Math.round(info.durationMs),
+          steps_completed: next.completed_steps,
+          assets_found: info.assetsFound ?? 0,
+          ...(info.error ? { error: info.error } : {}),
+        },
+        workspace: this.run.workspace,
+        run_id: this.run.run_uuid,
+        workflow_name: this.run.workflow_name,
+        processed: true,
+      });
+      return true;
+    });
+    this.refresh();
+    return ok;
+  }
+}

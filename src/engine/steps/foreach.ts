@@ -1,0 +1,139 @@
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Step } from '../../workflow/types.js';
+import { render, valueToString } from '../../workflow/template.js';
+import { pathSafe } from '../../workflow/heuristics.js';
+import { StepFailure, ModuleSkip, type DispatchResult, type Scope, type StepContext } from '../types.js';
+import { runScript } from '../scripts.js';
+import { dispatch } from '../dispatch.js';
+import { OrderedOutput } from './ordered-output.js';
+
+/** `[[ name ]]` → `{{ name }}` for identifiers only (so JS array literals like `[[1,2]]` survive). */
+export function convertLoopSyntax<T>(value: T): T {
+  if (typeof value === 'string') return value.replace(/\[\[\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\]\]/g, '{{$1}}') as T;
+  if (Array.isArray(value)) return value.map((v) => convertLoopSyntax(v)) as T;
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = k === 'step' || k === 'parallel_steps' ? v : convertLoopSyntax(v);
+    return out as T;
+  }
+  return value;
+}
+
+/** Parses a concurrency value (int, float-int or rendered text); empty/≤0 → 1. */
+export function parseThreads(value: unknown, vars: Record<string, unknown>): number {
+  if (value === undefined || value === null || value === '') return 1;
+  const text = typeof value === 'string' ? render(value, vars) : String(value);
+  const n = Math.floor(Number(text));
+  return Number.isFinite(n) && n > 0 ? Math.min(n, 1024) : 1;
+}
+
+/** Items of a foreach: a rendered file path (streamed line by line) or an inline array. */
+async function* foreachItems(step: Step, scope: Scope): AsyncGenerator<string> {
+  const input = step.input;
+  if (Array.isArray(input)) {
+    for (const raw of input) {
+      const v = render(String(raw), scope.vars).trim();
+      if (v) yield v;
+    }
+    return;
+  }
+  const path = render(String(input ?? ''), scope.vars).trim();
+  if (!path) throw new StepFailure('foreach step must have input');
+  if (!existsSync(path) || !statSync(path).isFile()) throw new StepFailure(`failed to count input lines: open ${path}: no such file`);
+  const rl = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  for await (const line of rl) {
+    const v = line.trim();
+    if (v) yield v;
+  }
+}
+
+/**
+ * foreach (reference §3.7): each item runs the inner step with `<variable>`, `_<variable>_` and
+ * `_id_` bound; items stream from the input file through a pool of `parallel`/`threads` workers;
+ * outputs are reassembled in input order. All items are attempted; the first failure fails the
+ * step. Loop values are tainted: they come from tool output.
+ */
+export async function executeForeach(step: Step, scope: Scope, ctx: StepContext): Promise<DispatchResult> {
+  if (!step.variable) throw new StepFailure('foreach step must have variable');
+  if (!step.step) throw new StepFailure('foreach step must have step');
+  const variable = step.variable;
+  const threads = parseThreads(step.parallel ?? step.threads, scope.vars);
+  const inner = convertLoopSyntax(step.step);
+  const tainted = new Set([...scope.tainted, variable, `_${variable}_`]);
+  const out = new OrderedOutput();
+  let firstError: StepFailure | undefined;
+  let firstErrorItem = '';
+  let lines = 0;
+  let skip: ModuleSkip | undefined;
+
+  const iterator = foreachItems(step, scope);
+  let index = 0;
+  let exhausted = false;
+  const next = async (): Promise<{ item: string; i: number } | undefined> => {
+    if (exhausted) return undefined;
+    const r = await iterator.next();
+    if (r.done) {
+      exhausted = true;
+      return undefined;
+    }
+    return { item: r.value, i: index++ };
+  };
+
+  const worker = async () => {
+    for (;;) {
+      if (scope.exec.signal.aborted || skip) return;
+      const got = await next();
+      if (!got) return;
+      let value = got.item;
+      if (step.variable_pre_process) {
+        try {
+          const script = step.variable_pre_process.replace(/\[\[\s*[A-Za-z_][A-Za-z0-9_]*\s*\]\]/g, `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`);
+          value = valueToString(runScript(script, scope).value);
+        } catch (err) {
+          scope.exec.printer.warn(`variable_pre_process failed for ${JSON.stringify(got.item)}: ${(err as Error).message}`);
+        }
+      }
+      const child: Scope = {
+        ...scope,
+        vars: { ...scope.vars, [variable]: value, [`_${variable}_`]: pathSafe(value), _id_: got.i + 1 },
+        tainted,
+      };
+      try {
+        const r = await dispatch({ ...inner, name: inner.name || `${step.name}-item` }, child, ctx);
+        out.set(got.i, r.output);
+        lines += r.lines;
+      } catch (err) {
+        if (err instanceof ModuleSkip) {
+          skip = err;
+          return;
+        }
+        const f = err instanceof StepFailure ? err : new StepFailure((err as Error).message);
+        out.set(got.i, f.output);
+        if (!firstError) {
+          firstError = f;
+          firstErrorItem = got.item;
+        }
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: threads }, worker));
+  } catch (err) {
+    // errors reading the input file surface here
+    throw err instanceof StepFailure ? err : new StepFailure((err as Error).message);
+  } finally {
+    await out.close();
+  }
+  if (skip) throw skip;
+  const output = out.text();
+  const header = `foreach [[${variable}]] in ${Array.isArray(step.input) ? `[${step.input.length} items]` : render(String(step.input ?? ''), scope.vars)} | threads: ${threads}`;
+  if (firstError) {
+    throw new StepFailure(
+      `${firstError.message}\nfailed on input: ${firstErrorItem}${firstError.commands.length ? `\nfailed command: ${firstError.commands[0]}` : ''}`,
+      output,
+      [header],
+    );
+  }
+  return { output, lines, commands: [header] };
+}

@@ -1,0 +1,132 @@
+import type { Store } from '../store/index.js';
+import type { LoadedSettings } from '../settings/index.js';
+import type { WorkflowLoader } from '../workflow/loader.js';
+import type { RunnerConfig, RunnerType, Step, Workflow } from '../workflow/types.js';
+import type { ProcessRegistry } from './process-registry.js';
+import type { RunPrinter } from './printer.js';
+import type { ExecutionLog } from './exec-log.js';
+import type { RunRecorder } from './recorder.js';
+
+/** What the engine needs from its host (CLI process or daemon). */
+export interface EngineDeps {
+  store: Store;
+  /** Read at each run start so a settings reload applies to the next run. */
+  settings: () => LoadedSettings;
+  loader: WorkflowLoader;
+  registry: ProcessRegistry;
+}
+
+/** Inputs of one run besides the workflow (CLI flags or API fields). */
+export interface RunInput {
+  target: string;
+  /** Provided params (CLI -p over -P file, or the API's params), already validated. */
+  params: Record<string, string>;
+  targetFile?: string;
+  tactic?: string;
+  threadsHold?: number;
+  heuristics?: 'none' | 'basic' | 'advanced';
+  space?: string;
+  workspacesOverride?: string;
+  exclude?: string[];
+  fuzzyExclude?: string[];
+  /** Whole-run timeout. */
+  timeoutMs?: number;
+  skipValidation?: boolean;
+  emptyTarget?: boolean;
+  disableWorkflowState?: boolean;
+  /** API runner_type override for bash steps. */
+  runnerOverride?: { type: RunnerType; config: RunnerConfig };
+}
+
+/** Options of how a run is shown. */
+export interface DisplayOptions {
+  stdout: boolean;
+  silent: boolean;
+  color: boolean;
+  verbose?: boolean;
+  prefix?: string;
+}
+
+/** State shared by everything that executes within one run. */
+export interface Execution {
+  deps: EngineDeps;
+  settings: LoadedSettings;
+  input: RunInput;
+  recorder: RunRecorder;
+  printer: RunPrinter;
+  log: ExecutionLog;
+  signal: AbortSignal;
+  /** Why the run was aborted ('cancelled' | 'timeout'), once it was. */
+  abortReason(): string | undefined;
+  startedAt: number;
+  runUuid: string;
+  /** Environment for child processes (process env + binaries on PATH + global_vars). */
+  baseEnv: Record<string, string>;
+  /** Per-run counter to name step log files. */
+  nextLogIndex(): number;
+  logDir: string;
+  /** Modules of a flow that completed, with their variables (their reports become artifacts). */
+  completedModules: { workflow: Workflow; vars: Record<string, unknown> }[];
+}
+
+/** The variables and settings of the module (or flow) currently executing. */
+export interface Scope {
+  exec: Execution;
+  workflow: Workflow;
+  moduleName: string;
+  vars: Record<string, unknown>;
+  /** Variables whose values came from untrusted data (tool output, script results, responses). */
+  tainted: Set<string>;
+  runner: { type: RunnerType; config: RunnerConfig };
+  /** User param keys (for OSM_PARAM_* env vars). */
+  userParamKeys: string[];
+}
+
+/** What a step type executor returns on success. */
+export interface DispatchResult {
+  output: string;
+  lines: number;
+  /** Automatic exports (http/llm responses …); always tainted. */
+  autoExports?: Record<string, unknown>;
+  /** Exports gathered from children (parallel-steps). */
+  childExports?: Record<string, unknown>;
+  childTainted?: string[];
+  /** Rendered commands/scripts, for the step record. */
+  commands: string[];
+}
+
+/** A failed step: message plus what was rendered and printed. */
+export class StepFailure extends Error {
+  constructor(
+    message: string,
+    readonly output = '',
+    readonly commands: string[] = [],
+  ) {
+    super(message);
+    this.name = 'StepFailure';
+  }
+}
+
+/** `skip()` was called: the step is skipped and the module ends as skipped. */
+export class ModuleSkip extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ModuleSkip';
+  }
+}
+
+/** The run was cancelled or timed out. */
+export class RunAborted extends Error {
+  constructor(readonly reason: string) {
+    super(reason === 'timeout' ? 'run timed out' : 'run cancelled');
+    this.name = 'RunAborted';
+  }
+}
+
+export type StepExecutor = (step: Step, scope: Scope, ctx: StepContext) => Promise<DispatchResult>;
+
+/** Per-dispatch information. */
+export interface StepContext {
+  logFile: string;
+  timeoutMs?: number;
+}

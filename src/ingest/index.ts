@@ -1,0 +1,8 @@
+/** Streaming importers of tool output (httpx, nuclei, generic JSONL) and the asset/vulnerability diffs. */
+export { importAssetsJsonl, importVulnsJsonl, importCustomAssetsJsonl, runSync, httpxKind, nucleiKind, customKind, type FileImportOptions } from './jsonl.js';
+export { RecordImporter, type ImportStats, type ImportOptions, type ImportKind } from './importer.js';
+export { httpxToAsset, assetRecordToInput, looksLikeHttpx } from './httpx.js';
+export { nucleiToVuln, vulnRecordToInput, isNucleiRecord } from './nuclei.js';
+export { customToAsset } from './custom.js';
+export { classifyAsset } from './classify.js';
+export { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff } from './diff.js';

@@ -1,0 +1,29 @@
+/**
+ * The scheduler running in this process for an app context, so routes and services can
+ * re-register a schedule after a change or hand over an emitted event. Absent when the daemon runs
+ * with `--no-schedule` and in plain CLI commands.
+ */
+import type { AppContext } from '../services/context.js';
+
+/** What services may ask of the live scheduler. */
+export interface LiveScheduler {
+  /** Re-reads one schedule row and (re-)registers or drops its trigger. */
+  syncSchedule(id: string): void;
+  /** Looks at new events now instead of at the next poll. */
+  poke(): void;
+  status(): { enabled: boolean; running: boolean; workflow_count: number; trigger_count: number };
+  workflows(): { workflows: unknown[]; triggers: unknown[] };
+}
+
+const live = new WeakMap<AppContext, LiveScheduler>();
+
+/** Records (or, with undefined, forgets) the scheduler of `app`. */
+export function setLiveScheduler(app: AppContext, scheduler: LiveScheduler | undefined): void {
+  if (scheduler) live.set(app, scheduler);
+  else live.delete(app);
+}
+
+/** The scheduler running for `app`, if any. */
+export function liveScheduler(app: AppContext): LiveScheduler | undefined {
+  return live.get(app);
+}

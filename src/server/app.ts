@@ -1,0 +1,65 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { AppContext } from '../services/context.js';
+import { registerErrorHandling } from './plugins/errors.js';
+import { registerAuth } from './plugins/auth.js';
+import { registerMetrics } from './plugins/metrics.js';
+import { registerOpenApi } from './plugins/openapi.js';
+import { registerCors } from './plugins/cors.js';
+import { ROUTE_MODULES } from './routes/index.js';
+import type { RunQueue } from '../engine/queue.js';
+
+export interface ServerOptions {
+  noAuth?: boolean;
+  /** pino logger options, or false for none (tests). */
+  logger?: boolean | Record<string, unknown>;
+  /** The run scheduler; absent in route tests that do not execute runs. */
+  queue?: RunQueue;
+}
+
+/** What route modules receive. */
+export interface ServerDeps {
+  app: AppContext;
+  noAuth: boolean;
+  queue?: RunQueue;
+  startedAt: number;
+}
+
+export type RegisterRoutes = (server: FastifyInstance, deps: ServerDeps) => void;
+
+/**
+ * Builds the fastify server: limits, parsers, CORS, auth, errors, metrics, OpenAPI and every route
+ * module. Nothing listens until the caller calls `listen`.
+ */
+export async function buildServer(app: AppContext, opts: ServerOptions = {}): Promise<FastifyInstance> {
+  const cfg = app.settings().settings.server as { max_body_mb?: number; max_upload_mb?: number };
+  const bodyLimit = Math.max(1, Number(cfg.max_body_mb ?? 4)) * 1024 * 1024;
+  const uploadLimit = Math.max(1, Number(cfg.max_upload_mb ?? 512)) * 1024 * 1024;
+  const server = Fastify({
+    logger: opts.logger === undefined ? false : opts.logger,
+    disableRequestLogging: true,
+    bodyLimit,
+    trustProxy: false,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+  });
+
+  // Raw YAML bodies (PUT /settings/yaml) and plain text are read as strings.
+  server.addContentTypeParser(['text/yaml', 'application/yaml', 'application/x-yaml', 'text/plain'], { parseAs: 'string', bodyLimit }, (_req, body, done) => done(null, body));
+  await server.register(multipart, { limits: { fileSize: uploadLimit, files: 1, fields: 20, parts: 25, fieldSize: 1024 * 1024 } });
+
+  registerErrorHandling(server, { bodyLimit });
+  registerCors(server, app);
+  registerAuth(server, app, { noAuth: Boolean(opts.noAuth) });
+  registerMetrics(server, app);
+
+  // One log line per request (no secrets: headers are not logged).
+  server.addHook('onResponse', async (req, reply) => {
+    req.log.info({ method: req.method, url: req.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+
+  const deps: ServerDeps = { app, noAuth: Boolean(opts.noAuth), queue: opts.queue, startedAt: Date.now() };
+  for (const register of ROUTE_MODULES) register(server, deps);
+  registerOpenApi(server);
+  return server;
+}

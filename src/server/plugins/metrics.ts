@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { AppContext } from '../../services/context.js';
+
+/**
+ * Prometheus metrics at `/metrics`: request counts and durations per route pattern, runs by
+ * status and queue depth (read from the store's indexed status counts at scrape time).
+ */
+export function registerMetrics(server: FastifyInstance, app: AppContext): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'osm_' });
+  const requests = new Counter({ name: 'osm_http_requests_total', help: 'HTTP requests', labelNames: ['method', 'route', 'status'], registers: [registry] });
+  const duration = new Histogram({
+    name: 'osm_http_request_duration_seconds',
+    help: 'HTTP request duration',
+    labelNames: ['method', 'route'],
+    buckets: [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'osm_runs',
+    help: 'Runs by status',
+    labelNames: ['status'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const counts = app.store.runs.countByStatus();
+      for (const s of ['pending', 'queued', 'running', 'completed', 'failed', 'cancelled']) this.set({ status: s }, counts[s] ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'osm_queue_depth',
+    help: 'Runs waiting in the queue',
+    registers: [registry],
+    collect() {
+      this.set(app.store.runs.countByStatus().queued ?? 0);
+    },
+  });
+  server.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions?.url ?? 'unmatched';
+    requests.inc({ method: req.method, route, status: String(reply.statusCode) });
+    duration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+  });
+  server.get('/metrics', { config: { public: true } }, async (_req, reply) => {
+    reply.type(registry.contentType);
+    return registry.metrics();
+  });
+  return registry;
+}

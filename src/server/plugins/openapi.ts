@@ -1,0 +1,118 @@
+import { readFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { VERSION } from '../../version.js';
+import { routesOf, type RouteSpec } from '../route.js';
+
+function jsonSchema(schema: z.ZodType | undefined): Record<string, unknown> | undefined {
+  if (!schema) return undefined;
+  try {
+    const s = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    delete s.$schema;
+    return s;
+  } catch {
+    return {};
+  }
+}
+
+const ENVELOPE = {
+  type: 'object',
+  properties: { error: { type: 'boolean', const: true }, message: { type: 'string' } },
+  required: ['error', 'message'],
+};
+
+function operation(spec: RouteSpec<any, any, any>): Record<string, unknown> {
+  const parameters: Record<string, unknown>[] = [];
+  const paramNames = [...spec.url.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!);
+  for (const name of paramNames) parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } });
+  const q = jsonSchema(spec.query) as { properties?: Record<string, unknown>; required?: string[] } | undefined;
+  for (const [name, schema] of Object.entries(q?.properties ?? {})) {
+    parameters.push({ name, in: 'query', required: (q?.required ?? []).includes(name), schema });
+  }
+  const op: Record<string, unknown> = {
+    summary: spec.summary,
+    tags: spec.tags,
+    operationId: `${spec.method.toLowerCase()}_${spec.url.replace(/[^A-Za-z0-9]+/g, '_')}`,
+    'x-side-effects': spec.sideEffects,
+    parameters,
+    responses: {} as Record<string, unknown>,
+  };
+  if (!spec.public) op.security = [{ apiKey: [] }, { bearer: [] }];
+  if (spec.body && (spec.bodyKind ?? 'json') === 'json') {
+    op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(spec.body) } } };
+  } else if (spec.bodyKind === 'text') {
+    op.requestBody = { required: true, content: { 'text/yaml': { schema: { type: 'string' } }, 'application/yaml': { schema: { type: 'string' } } } };
+  } else if (spec.bodyKind === 'multipart') {
+    op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary' } } } } } };
+  }
+  const responses = op.responses as Record<string, unknown>;
+  for (const [status, r] of Object.entries(spec.responses ?? { 200: { description: 'Success' } })) {
+    responses[status] = { description: r.description, ...(r.schema ? { content: { 'application/json': { schema: jsonSchema(r.schema) } } } : {}) };
+  }
+  responses['400'] ??= { description: 'Bad request', content: { 'application/json': { schema: ENVELOPE } } };
+  if (!spec.public) responses['401'] ??= { description: 'Missing or invalid credentials', content: { 'application/json': { schema: ENVELOPE } } };
+  return op;
+}
+
+/** The OpenAPI 3 document, generated from the same zod schemas the routes parse with. */
+export function buildOpenApi(server: FastifyInstance): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const spec of routesOf(server)) {
+    const path = spec.url.replace(/:([A-Za-z_]+)/g, '{$1}');
+    paths[path] ??= {};
+    paths[path][spec.method.toLowerCase()] = operation(spec);
+  }
+  return {
+    openapi: '3.0.3',
+    info: { title: 'osm API', version: VERSION, description: 'Osmedeus-compatible workflow automation API' },
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-osm-api-key' },
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      },
+      schemas: { Error: ENVELOPE },
+    },
+    paths,
+  };
+}
+
+function swaggerDir(): string | undefined {
+  try {
+    const require = createRequire(import.meta.url);
+    return dirname(require.resolve('swagger-ui-dist/package.json'));
+  } catch {
+    return undefined;
+  }
+}
+
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+  'swagger-ui-standalone-preset.js': 'application/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+};
+
+/** `/openapi.json` and a Swagger UI page at `/swagger` (assets served from swagger-ui-dist). */
+export function registerOpenApi(server: FastifyInstance): void {
+  let cached: Record<string, unknown> | undefined;
+  server.get('/openapi.json', { config: { public: true } }, async () => (cached ??= buildOpenApi(server)));
+  const dir = swaggerDir();
+  server.get('/swagger', { config: { public: true } }, async (_req, reply) => {
+    reply.type('text/html; charset=utf-8');
+    return `<!doctype html><html><head><meta charset="utf-8"><title>osm API</title>
+<link rel="stylesheet" href="/swagger/assets/swagger-ui.css"></head><body><div id="swagger-ui"></div>
+<script src="/swagger/assets/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui' });</script></body></html>`;
+  });
+  server.get('/swagger/assets/:file', { config: { public: true } }, async (req, reply) => {
+    const file = (req.params as { file: string }).file;
+    const type = ASSETS[file];
+    if (!dir || !type || !existsSync(join(dir, file))) {
+      return reply.status(404).send({ error: true, message: `Route GET /swagger/assets/${file} not found` });
+    }
+    reply.type(type).header('cache-control', 'public, max-age=86400');
+    return readFileSync(join(dir, file));
+  });
+}

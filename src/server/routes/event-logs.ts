@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { boolParam, defineRoute, listEnvelope, paginationShape } from '../route.js';
+import type { RegisterRoutes } from '../app.js';
+import { listEventLogs } from '../../services/run-control.js';
+
+const query = z.object({
+  topic: z.string().optional(),
+  name: z.string().optional(),
+  source: z.string().optional(),
+  workspace: z.string().optional(),
+  run_id: z.string().optional(),
+  workflow_name: z.string().optional(),
+  processed: boolParam('processed'),
+  ...paginationShape(20),
+});
+
+/** GET /event-logs: the event log, newest first. */
+export const registerEventLogRoutes: RegisterRoutes = (server, deps) => {
+  defineRoute(server, deps.app, {
+    method: 'GET', url: '/osm/api/event-logs', summary: 'List event log records', tags: ['events'], sideEffects: 'none',
+    query,
+    handler: ({ query: q }) => {
+      const blank = (v: string | undefined) => (v === '' ? undefined : v);
+      const r = listEventLogs(
+        deps.app,
+        {
+          topic: blank(q.topic), name: blank(q.name), source: blank(q.source), workspace: blank(q.workspace),
+          run_id: blank(q.run_id), workflow_name: blank(q.workflow_name), processed: q.processed,
+        },
+        { offset: q.offset, limit: q.limit },
+      );
+      return listEnvelope(r.data, r.total, q.offset, q.limit);
+    },
+  });
+};

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { VERSION, REFERENCE_VERSION } from '../../version.js';
+import { defineRoute } from '../route.js';
+import type { RegisterRoutes } from '../app.js';
+
+/** Liveness, readiness (really checks the database), server info and the API health summary. */
+export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
+  const { app } = deps;
+  defineRoute(server, app, {
+    method: 'GET', url: '/health', summary: 'Liveness', tags: ['health'], public: true, sideEffects: 'none',
+    handler: () => ({ status: 'ok' }),
+  });
+  defineRoute(server, app, {
+    method: 'GET', url: '/health/ready', summary: 'Readiness: the database answers', tags: ['health'], public: true, sideEffects: 'none',
+    handler: ({ reply }) => {
+      try {
+        app.store.db.prepare('SELECT 1').get();
+        return { status: 'ready', database: 'ok' };
+      } catch (err) {
+        return reply.status(503).send({ error: true, message: `Database not ready: ${(err as Error).message}` });
+      }
+    },
+  });
+  const info = () => ({
+    message: 'osm is running',
+    name: 'osm',
+    version: VERSION,
+    compatible_with: `osmedeus ${REFERENCE_VERSION}`,
+    repo: 'https://github.com/osm/osm',
+    license: String((app.settings().settings.server as { license?: string }).license ?? 'open-source'),
+    uptime_seconds: Math.round((Date.now() - deps.startedAt) / 1000),
+  });
+  for (const url of ['/server-info', '/status', '/api/info']) {
+    defineRoute(server, app, { method: 'GET', url, summary: 'Server information', tags: ['health'], public: true, sideEffects: 'none', handler: info });
+  }
+  defineRoute(server, app, {
+    method: 'GET', url: '/osm/api/health', summary: 'API health with database state and workflow count', tags: ['health'], sideEffects: 'none',
+    responses: { 200: { description: 'Health', schema: z.object({ status: z.string(), version: z.string(), database: z.string(), workflows_loaded: z.number() }) } },
+    handler: () => {
+      let database = 'connected';
+      let workflows = 0;
+      try {
+        const c = app.store.workflows.countByKind();
+        workflows = c.flows + c.modules;
+      } catch {
+        database = 'error';
+      }
+      return { status: database === 'connected' ? 'healthy' : 'degraded', version: VERSION, database, workflows_loaded: workflows };
+    },
+  });
+};

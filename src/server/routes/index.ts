@@ -1,0 +1,19 @@
+import type { RegisterRoutes } from '../app.js';
+import { registerHealthRoutes } from './health.js';
+import { registerAuthRoutes } from './auth.js';
+
+/** Every route module of the API. */
+export const ROUTE_MODULES: RegisterRoutes[] = [registerHealthRoutes, registerAuthRoutes];
+import { registerWorkflowRoutes } from './workflows.js'; ROUTE_MODULES.push(registerWorkflowRoutes);
+import { registerRunRoutes } from './runs.js'; ROUTE_MODULES.push(registerRunRoutes);
+import { registerJobRoutes } from './jobs.js'; ROUTE_MODULES.push(registerJobRoutes);
+import { registerStepResultRoutes } from './step-results.js'; ROUTE_MODULES.push(registerStepResultRoutes);
+import { registerEventLogRoutes } from './event-logs.js'; ROUTE_MODULES.push(registerEventLogRoutes);
+import { registerStatsRoutes } from './stats.js'; ROUTE_MODULES.push(registerStatsRoutes);
+import { registerUploadRoutes } from './uploads.js'; ROUTE_MODULES.push(registerUploadRoutes);
+import { registerSettingsRoutes } from './settings.js'; ROUTE_MODULES.push(registerSettingsRoutes);
+import { registerWorkspaceRoutes } from './workspaces.js'; ROUTE_MODULES.push(registerWorkspaceRoutes);
+import { registerFunctionRoutes } from './functions.js'; ROUTE_MODULES.push(registerFunctionRoutes);
+import { registerLlmRoutes } from './llm.js'; ROUTE_MODULES.push(registerLlmRoutes);
+import { registerScheduleRoutes } from './schedules.js'; ROUTE_MODULES.push(registerScheduleRoutes);
+import { registerEventRoutes } from './events.js'; ROUTE_MODULES.push(registerEventRoutes);

@@ -1,0 +1,43 @@
+import { loadSettings, type LoadedSettings, type LoadOptions, SettingsManager } from '../settings/index.js';
+import { openStore, type Store } from '../store/index.js';
+import { WorkflowLoader } from '../workflow/loader.js';
+import { ProcessRegistry } from '../engine/process-registry.js';
+import type { EngineDeps } from '../engine/types.js';
+
+/**
+ * Everything a use case needs: live settings, the store, the workflow loader and the process
+ * registry. The CLI builds one per command; the daemon builds one for its lifetime.
+ */
+export interface AppContext extends EngineDeps {
+  manager: SettingsManager;
+  close(): void;
+}
+
+/** Opens settings (creating the base folder on first use), the database and the loader. */
+export function createAppContext(opts: LoadOptions = {}): AppContext {
+  const loaded: LoadedSettings = loadSettings(opts);
+  const manager = new SettingsManager(loaded, opts);
+  const store: Store = openStore(loaded.paths.db);
+  let loader = new WorkflowLoader(loaded.paths.workflows);
+  let loaderDir = loaded.paths.workflows;
+  const ctx: AppContext = {
+    manager,
+    settings: () => manager.current,
+    store,
+    get loader() {
+      // A settings reload may move the workflows folder.
+      const dir = manager.current.paths.workflows;
+      if (dir !== loaderDir) {
+        loader = new WorkflowLoader(dir);
+        loaderDir = dir;
+      }
+      return loader;
+    },
+    registry: new ProcessRegistry(),
+    close() {
+      manager.close();
+      store.close();
+    },
+  };
+  return ctx;
+}

@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import { builtinVariables } from '../workflow/builtin-vars.js';
+import { resolveParams } from '../workflow/params.js';
+import { buildPlan, formatPlan, type Plan } from '../workflow/plan.js';
+import { validateRunInputs } from './runs.js';
+import type { RunOptions } from './runs.js';
+import type { AppContext } from './context.js';
+
+/** Builds the plan of a run without executing anything (used by --dry-run and `workflow show`). */
+export function buildRunPlan(app: AppContext, workflowName: string, target: string, params: Record<string, string>, options: RunOptions = {}): Plan {
+  if (!options.emptyTarget) validateRunInputs([target], params);
+  const wf = app.loader.load(workflowName);
+  const s = app.settings();
+  const builtins = builtinVariables({
+    target,
+    targetFile: options.targetFile,
+    paths: {
+      base: s.paths.base,
+      binaries: s.paths.binaries,
+      data: s.paths.data,
+      configs: s.paths.configs,
+      agentConfigs: s.paths.agentConfigs,
+      scripts: s.paths.scripts,
+      workflows: s.paths.workflows,
+      markdownTemplates: s.paths.markdownTemplates,
+      snapshot: s.paths.snapshot,
+      workspaces: s.paths.workspaces,
+    },
+    tactic: options.tactic,
+    scanTactic: s.settings.scan_tactic,
+    threadsHold: options.threadsHold,
+    heuristics: options.heuristics,
+    space: options.space,
+    workspacesOverride: options.workspacesOverride,
+    runUuid: randomUUID(),
+    moduleName: wf.name,
+  });
+  const vars = resolveParams(wf.params, params, builtins);
+  return buildPlan(wf, { target, vars, exclude: options.exclude, fuzzyExclude: options.fuzzyExclude }, (ref) => app.loader.loadModuleRef(ref, wf));
+}
+
+/** The human dry-run text of a plan. */
+export function planRun(app: AppContext, workflowName: string, target: string, params: Record<string, string>, options: RunOptions = {}): string {
+  return formatPlan(buildRunPlan(app, workflowName, target, params, options));
+}

@@ -1,0 +1,207 @@
+/**
+ * Schedule use cases shared by the API and `osm schedule`: create, list, get, update, delete,
+ * enable/disable and trigger now. Everything is validated before it is stored — the cron
+ * expression, the workflow, the target and params (untrusted), and a watch path (which must stay
+ * inside the base or data folder) — and every change is handed to the live scheduler at once.
+ */
+import { z } from 'zod';
+import { errors, isOsmError } from '../errors.js';
+import type { RunQueue } from '../engine/queue.js';
+import type { ListResult, Page, RunRecord, ScheduleRecord } from '../store/index.js';
+import type { Workflow } from '../workflow/types.js';
+import { validateParamValue, validateTarget } from '../workflow/target.js';
+import { isSafeName } from '../util/fs-safe.js';
+import { nextCronRun, normaliseCron } from '../scheduler/cron.js';
+import { fireTrigger } from '../scheduler/fire.js';
+import { liveScheduler } from '../scheduler/live.js';
+import { specFromSchedule, TRIGGER_TYPES, type ScheduleInputConfig, type TriggerType } from '../scheduler/triggers.js';
+import { checkWatchPath } from '../scheduler/watch.js';
+import type { AppContext } from './context.js';
+
+const paramsShape = z.record(z.string(), z.string({ error: 'must be a string' }));
+const runnerShape = z.enum(['host', 'docker', 'ssh']);
+
+const inputConfigShape = z
+  .object({
+    target: z.string().optional(),
+    params: paramsShape.optional(),
+    workspace: z.string().optional(),
+    runner_type: runnerShape.optional(),
+  })
+  .loose();
+
+/** Fields a schedule can be created or updated with (API body and CLI flags). */
+export const scheduleFieldsShape = z.object({
+  name: z.string().trim().min(1, 'must not be empty').max(200).optional(),
+  workflow_name: z.string().trim().min(1, 'must not be empty').max(200).optional(),
+  workflow: z.string().trim().min(1, 'must not be empty').max(200).optional(),
+  workflow_kind: z.enum(['flow', 'module']).optional(),
+  target: z.string().max(2048).optional(),
+  trigger_type: z.enum(TRIGGER_TYPES as [TriggerType, ...TriggerType[]]).optional(),
+  schedule: z.string().max(200).optional(),
+  event_topic: z.string().max(200).optional(),
+  watch_path: z.string().max(4096).optional(),
+  enabled: z.boolean().optional(),
+  is_enabled: z.boolean().optional(),
+  params: paramsShape.optional(),
+  input_config: inputConfigShape.optional(),
+  runner_type: runnerShape.optional(),
+  workspace: z.string().optional(),
+});
+export type ScheduleFields = z.infer<typeof scheduleFieldsShape>;
+
+/** The public shape of a schedule (the table row). */
+export type Schedule = ScheduleRecord;
+
+function loadWorkflow(app: AppContext, name: string): Workflow {
+  try {
+    return app.loader.load(name);
+  } catch (err) {
+    if (isOsmError(err) && err.code === 'OSM_ERR_WORKFLOW_NOT_FOUND') throw errors.apiWorkflowNotFound();
+    throw err;
+  }
+}
+
+interface Resolved {
+  name: string;
+  workflow: Workflow;
+  triggerType: TriggerType;
+  schedule: string;
+  eventTopic: string;
+  watchPath: string;
+  inputConfig: ScheduleInputConfig;
+  enabled: boolean;
+}
+
+/** Checks a complete schedule definition; every problem is an error of the catalogue. */
+function resolveDefinition(app: AppContext, f: ScheduleFields, base?: ScheduleRecord): Resolved {
+  const name = f.name ?? base?.name;
+  if (!name) throw errors.scheduleInvalid('name is required');
+  const workflowName = f.workflow_name ?? f.workflow ?? base?.workflow_name;
+  if (!workflowName) throw errors.scheduleInvalid('workflow_name is required');
+  const triggerType: TriggerType = f.trigger_type ?? ((base?.trigger_type as TriggerType | undefined) && (TRIGGER_TYPES as readonly string[]).includes(base!.trigger_type) ? (base!.trigger_type as TriggerType) : 'cron');
+  let schedule = (f.schedule ?? base?.schedule ?? '').trim();
+  const eventTopic = (f.event_topic ?? base?.event_topic ?? '').trim();
+  let watchPath = (f.watch_path ?? base?.watch_path ?? '').trim();
+
+  if (triggerType === 'cron' && schedule === '') throw errors.invalidCron('schedule is required for cron triggers');
+  if (schedule !== '') schedule = normaliseCron(schedule);
+  if (triggerType === 'event' && eventTopic === '') throw errors.scheduleInvalid('event_topic is required for event triggers');
+  if (eventTopic !== '' && /[\u0000-\u001f\u007f]/.test(eventTopic)) throw errors.scheduleInvalid('event_topic must not contain control characters');
+  if (triggerType === 'watch' && watchPath === '') throw errors.scheduleInvalid('watch_path is required for watch triggers');
+  if (watchPath !== '') watchPath = checkWatchPath(app, watchPath);
+
+  const prev = (base?.input_config ?? {}) as ScheduleInputConfig;
+  const given = f.input_config ?? {};
+  const inputConfig: ScheduleInputConfig = { ...prev, ...given };
+  if (f.input_config?.params === undefined && prev.params) inputConfig.params = prev.params;
+  if (f.params !== undefined) inputConfig.params = { ...(f.input_config?.params ?? {}), ...f.params };
+  if (f.target !== undefined) inputConfig.target = f.target;
+  if (f.runner_type !== undefined) inputConfig.runner_type = f.runner_type;
+  if (f.workspace !== undefined) inputConfig.workspace = f.workspace;
+  if (typeof inputConfig.target === 'string') {
+    inputConfig.target = inputConfig.target.trim();
+    if (inputConfig.target === '') delete inputConfig.target;
+    else validateTarget(inputConfig.target);
+  }
+  for (const [k, v] of Object.entries(inputConfig.params ?? {})) validateParamValue(k, v);
+  if (inputConfig.workspace !== undefined && inputConfig.workspace !== '' && !isSafeName(inputConfig.workspace)) throw errors.invalidWorkspaceName();
+
+  const workflow = loadWorkflow(app, workflowName);
+  if (f.workflow_kind && f.workflow_kind !== workflow.kind) {
+    throw errors.scheduleInvalid(`workflow_kind is ${f.workflow_kind} but ${workflow.name} is a ${workflow.kind}`);
+  }
+  const enabled = f.enabled ?? f.is_enabled ?? base?.is_enabled ?? true;
+  return { name, workflow, triggerType, schedule, eventTopic, watchPath, inputConfig, enabled };
+}
+
+/** Parses schedule fields from untrusted input; every issue as `path: message`. */
+export function parseScheduleFields(value: unknown): ScheduleFields {
+  const r = scheduleFieldsShape.safeParse(value ?? {});
+  if (!r.success) {
+    throw errors.invalidBody(r.error.issues.map((i) => `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; '));
+  }
+  return r.data;
+}
+
+/** Creates a schedule (enabled unless told otherwise) and registers it with the live scheduler. */
+export function createSchedule(app: AppContext, fields: ScheduleFields): ScheduleRecord {
+  const d = resolveDefinition(app, fields);
+  const row = app.store.schedules.create({
+    name: d.name,
+    workflow_name: d.workflow.name,
+    workflow_kind: d.workflow.kind,
+    workflow_path: d.workflow.file_path,
+    trigger_name: d.name,
+    trigger_type: d.triggerType,
+    schedule: d.schedule,
+    event_topic: d.eventTopic,
+    watch_path: d.watchPath,
+    input_config: d.inputConfig,
+    is_enabled: d.enabled,
+    next_run: d.enabled && d.triggerType === 'cron' ? nextCronRun(d.schedule) : null,
+  });
+  liveScheduler(app)?.syncSchedule(row.id);
+  return app.store.schedules.get(row.id) ?? row;
+}
+
+/** A page of schedules, newest first. */
+export function listSchedules(app: AppContext, page: Page): ListResult<ScheduleRecord> {
+  return app.store.schedules.list(page);
+}
+
+/** One schedule; 404 `Schedule not found`. */
+export function getSchedule(app: AppContext, id: string): ScheduleRecord {
+  const row = app.store.schedules.get(id);
+  if (!row) throw errors.scheduleNotFound();
+  return row;
+}
+
+/** Applies a partial change (validated as a whole) and re-registers the schedule. */
+export function updateSchedule(app: AppContext, id: string, fields: ScheduleFields): ScheduleRecord {
+  const base = getSchedule(app, id);
+  const d = resolveDefinition(app, fields, base);
+  const row = app.store.schedules.update(id, {
+    name: d.name,
+    trigger_name: d.name,
+    workflow_name: d.workflow.name,
+    workflow_kind: d.workflow.kind,
+    workflow_path: d.workflow.file_path,
+    trigger_type: d.triggerType,
+    schedule: d.schedule,
+    event_topic: d.eventTopic,
+    watch_path: d.watchPath,
+    input_config: d.inputConfig,
+    is_enabled: d.enabled,
+  });
+  if (!row) throw errors.scheduleNotFound();
+  app.store.schedules.setNextRun(id, d.enabled && d.triggerType === 'cron' ? nextCronRun(d.schedule) : null);
+  liveScheduler(app)?.syncSchedule(id);
+  return app.store.schedules.get(id) ?? row;
+}
+
+/** Deletes a schedule and drops its live trigger. */
+export function deleteSchedule(app: AppContext, id: string): void {
+  if (!app.store.schedules.delete(id)) throw errors.scheduleNotFound();
+  liveScheduler(app)?.syncSchedule(id);
+}
+
+/** Enables or disables a schedule (next_run recomputed or cleared) and re-registers it. */
+export function setScheduleEnabled(app: AppContext, id: string, enabled: boolean): ScheduleRecord {
+  const row = getSchedule(app, id);
+  if (enabled && row.trigger_type === 'cron') {
+    // A row written by an older version or by hand must still be valid to be switched on.
+    normaliseCron(row.schedule);
+  }
+  app.store.schedules.setEnabled(id, enabled);
+  app.store.schedules.setNextRun(id, enabled && row.trigger_type === 'cron' ? nextCronRun(row.schedule) : null);
+  liveScheduler(app)?.syncSchedule(id);
+  return getSchedule(app, id);
+}
+
+/** Fires a schedule now (trigger_type manual), whatever its type or enabled state. */
+export function triggerSchedule(app: AppContext, id: string, queue?: RunQueue): { schedule: ScheduleRecord; run: RunRecord } {
+  const row = getSchedule(app, id);
+  const run = fireTrigger(app, specFromSchedule(row), { triggerType: 'manual', queue });
+  return { schedule: row, run };
+}

@@ -1,0 +1,111 @@
+/**
+ * Settings use cases of the API: the redacted file, replacing it, reloading it and the hot-reload
+ * status. Validation, backup, atomic write and the live swap belong to the SettingsManager.
+ */
+import { readFileSync } from 'node:fs';
+import { isAlias, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
+import { errors, messageOf } from '../errors.js';
+import { REDACTED, redactYamlText } from '../settings/index.js';
+import type { AppContext } from './context.js';
+
+/** The settings file as text with every secret replaced by `[REDACTED]`. */
+export function readRedactedSettings(app: AppContext): string {
+  let text: string;
+  try {
+    text = readFileSync(app.manager.path, 'utf8');
+  } catch (err) {
+    throw errors.internal(`Failed to read config file: ${messageOf(err)}`);
+  }
+  return redactYamlText(text);
+}
+
+function pathText(path: (string | number)[]): string {
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[');
+}
+
+/** The value at `path` of a plain object, or undefined. */
+function valueAt(obj: unknown, path: (string | number)[]): unknown {
+  let cur = obj;
+  for (const p of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string | number, unknown>)[p];
+  }
+  return cur;
+}
+
+/** The YAML text of a scalar value put back in place of `"[REDACTED]"` (a JSON string is valid YAML). */
+function scalarText(value: unknown): string {
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(String(value));
+}
+
+/**
+ * Puts the current secrets back where `text` still says `[REDACTED]` (a client edited the text
+ * `GET /settings/yaml` returned). A `[REDACTED]` with no current value to restore is refused, so
+ * the literal placeholder is never written as a password or key.
+ */
+export function mergeRedactedSecrets(text: string, currentText: string): string {
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) return text; // replaceText reports the syntax errors
+  const spans: { start: number; end: number; path: (string | number)[] }[] = [];
+  const walk = (node: Node | null | undefined, path: (string | number)[]) => {
+    if (!node) return;
+    if (isMap(node)) {
+      for (const pair of node.items) walk(pair.value as Node | null, [...path, isScalar(pair.key) ? String(pair.key.value) : String(pair.key)]);
+    } else if (isSeq(node)) {
+      node.items.forEach((item, i) => walk(item as Node | null, [...path, i]));
+    } else if (isScalar(node) && !isAlias(node) && node.value === REDACTED && node.range) {
+      spans.push({ start: node.range[0], end: node.range[1], path });
+    }
+  };
+  walk(doc.contents as Node | null, []);
+  if (spans.length === 0) return text;
+  let current: unknown;
+  try {
+    current = parseDocument(currentText).toJS({ maxAliasCount: 100 });
+  } catch {
+    current = undefined;
+  }
+  const missing: string[] = [];
+  const replacements = spans.map((s) => {
+    const v = valueAt(current, s.path);
+    if (v === undefined || v === null || typeof v === 'object' || v === REDACTED) missing.push(pathText(s.path));
+    return { ...s, value: v };
+  });
+  if (missing.length > 0) {
+    throw errors.settingsInvalid(`${missing.join(', ')}: "${REDACTED}" can only keep an existing secret, and the current settings have no value there; send the real value`);
+  }
+  let out = text;
+  for (const r of replacements.sort((a, b) => b.start - a.start)) {
+    const old = out.slice(r.start, r.end);
+    out = out.slice(0, r.start) + scalarText(r.value) + (old.endsWith('\n') ? '\n' : '') + out.slice(r.end);
+  }
+  return out;
+}
+
+/** PUT /settings/yaml: validate, back up, write atomically, reload (secrets left redacted are kept). */
+export function replaceSettings(app: AppContext, yamlText: string): { message: string; path: string; backup: string } {
+  if (typeof yamlText !== 'string' || yamlText.trim() === '') {
+    throw errors.settingsInvalid('the body is empty (an empty file would reset every setting, including the API key)');
+  }
+  let currentText = '';
+  try {
+    currentText = readFileSync(app.manager.path, 'utf8');
+  } catch {
+    // No current file: nothing to merge; [REDACTED] values are then refused.
+  }
+  const merged = mergeRedactedSecrets(yamlText, currentText);
+  const res = app.manager.replaceText(merged);
+  return { message: 'Configuration updated successfully', path: res.path, backup: res.backup };
+}
+
+/** POST /settings/reload: re-reads the file; a bad file keeps the old settings (500 with the reason). */
+export function reloadSettings(app: AppContext): { message: string; path: string; version: number } {
+  app.manager.reload();
+  return { message: 'Configuration reloaded successfully', path: app.manager.path, version: app.manager.version };
+}
+
+/** GET /settings/status. */
+export function settingsStatus(app: AppContext): { path: string; last_reload: string; is_watching: boolean; error: string; version: number } {
+  return app.manager.status();
+}

@@ -1,0 +1,88 @@
+/**
+ * First use of a base folder: the settings file (random secrets, mode 0600), the standard folders
+ * and the bundled sample workflows. Everything here is idempotent and never overwrites.
+ */
+import { closeSync, cpSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import type { ResolvedPaths } from './paths.js';
+import { generateSettingsText } from './template.js';
+
+/**
+ * Writes a fresh settings file for `base` at `file` unless one exists. Returns true when this call
+ * created it. The temp-file + link dance makes creation atomic and exclusive: two processes
+ * starting at once never see a half-written file nor overwrite each other's secrets.
+ */
+export function ensureSettingsFile(file: string, base: string): boolean {
+  if (existsSync(file)) return false;
+  mkdirSync(base, { recursive: true });
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'wx', 0o600);
+  try {
+    writeSync(fd, generateSettingsText(base));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(tmp, file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    unlinkSync(tmp);
+  }
+}
+
+/** The package's bundled sample workflows (same relative location from src/settings and dist/settings). */
+export function bundledWorkflowsDir(): string {
+  return fileURLToPath(new URL('../../workflows/', import.meta.url));
+}
+
+/**
+ * Creates the standard folders and, when `copySamples`, copies the bundled workflows into an
+ * empty or missing workflows folder. Returns warnings instead of failing: a folder that cannot be
+ * created (read-only mount, odd path in the file) should not stop `osm config` from working.
+ */
+export function ensureStandardFolders(paths: ResolvedPaths, opts: { copySamples?: boolean } = {}): string[] {
+  const warnings: string[] = [];
+  const workflowsWasEmpty = isMissingOrEmpty(paths.workflows);
+  for (const dir of [paths.base, paths.workspaces, paths.workflows, paths.data, paths.uploads, paths.binaries, paths.configs, paths.scripts, paths.snapshot]) {
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (err) {
+      warnings.push(`cannot create folder ${dir}: ${(err as Error).message}`);
+    }
+  }
+  if (opts.copySamples && workflowsWasEmpty) {
+    try {
+      copySampleWorkflows(paths.workflows);
+    } catch (err) {
+      warnings.push(`cannot copy sample workflows into ${paths.workflows}: ${(err as Error).message}`);
+    }
+  }
+  return warnings;
+}
+
+/** Copies the bundled sample workflows into `dest` without overwriting; returns the number of top-level entries copied. */
+export function copySampleWorkflows(dest: string, source = bundledWorkflowsDir()): number {
+  if (!existsSync(source)) return 0;
+  mkdirSync(dest, { recursive: true });
+  let count = 0;
+  for (const entry of readdirSync(source)) {
+    cpSync(join(source, entry), join(dest, entry), { recursive: true, force: false, errorOnExist: false });
+    count++;
+  }
+  return count;
+}
+
+function isMissingOrEmpty(dir: string): boolean {
+  try {
+    return readdirSync(dir).length === 0;
+  } catch {
+    return true;
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The one secret redactor for settings: objects (`config list`, API JSON), YAML text
+ * (`GET /settings/yaml`) and single key paths (`isSecretPath`, for anyone else showing settings).
+ *
+ * Rule (server-api §9.2, widened): a key containing `_key`, `apikey`, `secret`, `password`,
+ * `passwd`, `username`, `credential` or `token` (but not `tokens`, so `max_tokens` stays
+ * visible), or named exactly `key`; plus what the reference misses: the user passwords under
+ * `server.simple_user_map_key`, every `global_vars.*.value`, `llm_config.custom_headers`, and
+ * `headers` entries whose name looks like a credential. Empty values stay as they are so users
+ * can see what is unset.
+ */
+import { isAlias, isMap, isScalar, isSeq, parseAllDocuments, type Node } from 'yaml';
+
+export const REDACTED = '[REDACTED]';
+
+const SECRET_KEY_RE = /_key|apikey|secret|password|passwd|username|credential|token(?!s)/i;
+const SECRET_HEADER_RE = /auth|token|key|secret|cookie|session|signature|password|credential/i;
+
+/** True when a single key name looks like it holds a secret. */
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEY_RE.test(key) || key.toLowerCase() === 'key';
+}
+
+/** True when the value at `path` (e.g. `['server','auth_api_key']`) must be redacted. */
+export function isSecretPath(path: readonly (string | number)[]): boolean {
+  const p = path.map((s) => (typeof s === 'number' ? s : String(s)));
+  if (p[0] === 'server' && p[1] === 'simple_user_map_key' && p.length >= 3) return true;
+  if (p[0] === 'global_vars' && p.length >= 2) return p[2] !== 'as_env';
+  if (p[0] === 'llm_config' && p[1] === 'custom_headers') return true;
+  // Numeric strings are list indexes too (paths split from `a.0.b` keys).
+  const keys = p.filter((s): s is string => typeof s === 'string' && !/^\d+$/.test(s));
+  const last = keys[keys.length - 1];
+  if (last === undefined) return false;
+  if (keys.length >= 2 && keys[keys.length - 2]!.toLowerCase() === 'headers' && SECRET_HEADER_RE.test(last)) return true;
+  return isSecretKey(last);
+}
+
+function isEmptyValue(v: unknown): boolean {
+  return v === null || v === undefined || v === '';
+}
+
+/** A deep copy of `obj` with every non-empty secret scalar replaced by `[REDACTED]`. */
+export function redactSettings<T>(obj: T): T {
+  return redactValue(obj, []) as T;
+}
+
+function redactValue(value: unknown, path: (string | number)[]): unknown {
+  if (Array.isArray(value)) return value.map((v, i) => redactValue(v, [...path, i]));
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = redactValue(v, [...path, k]);
+    return out;
+  }
+  if (value !== null && typeof value === 'object') return value;
+  if (path.length > 0 && !isEmptyValue(value) && isSecretPath(path)) return REDACTED;
+  return value;
+}
+
+/**
+ * Redacts YAML text keeping its layout and comments: each secret value's source span is replaced
+ * by `"[REDACTED]"`, whatever its style (plain, quoted, flow map entry, list item, block scalar,
+ * alias). Text that does not parse falls back to a conservative line-based pass.
+ */
+export function redactYamlText(text: string): string {
+  const docs = parseAllDocuments(text);
+  const list = Array.isArray(docs) ? docs : [docs];
+  if (!Array.isArray(docs) || list.some((d) => d.errors.length > 0)) return redactYamlLines(text);
+  const spans: [number, number][] = [];
+  for (const doc of list) collectSpans(doc.contents as Node | null, [], spans);
+  spans.sort((a, b) => b[0] - a[0]);
+  let out = text;
+  for (const [start, end] of spans) {
+    const old = out.slice(start, end);
+    out = out.slice(0, start) + `"${REDACTED}"` + (old.endsWith('\n') ? '\n' : '') + out.slice(end);
+  }
+  return out;
+}
+
+function collectSpans(node: Node | null | undefined, path: (string | number)[], spans: [number, number][]): void {
+  if (!node) return;
+  if (isMap(node)) {
+    for (const pair of node.items) {
+      const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+      collectSpans(pair.value as Node | null, [...path, key], spans);
+    }
+  } else if (isSeq(node)) {
+    node.items.forEach((item, i) => collectSpans(item as Node | null, [...path, i], spans));
+  } else if ((isScalar(node) || isAlias(node)) && node.range && path.length > 0 && isSecretPath(path)) {
+    if (isScalar(node) && isEmptyValue(node.value)) return;
+    spans.push([node.range[0], node.range[1]]);
+  }
+}
+
+/**
+ * Line-based redaction for text that is not valid YAML (the reference's rule plus our context
+ * rules). Over-redacts rather than leaks: nested block contents of a secret key are dropped.
+ */
+export function redactYamlLines(text: string): string {
+  const lines = text.split('\n');
+  const out: string[] = [];
+  const stack: { indent: number; key: string }[] = [];
+  let skipDeeperThan = -1;
+  for (const line of lines) {
+    const indent = line.length - line.trimStart().length;
+    const trimmed = line.trim();
+    if (skipDeeperThan >= 0) {
+      if (trimmed === '' || indent > skipDeeperThan) continue;
+      skipDeeperThan = -1;
+    }
+    if (trimmed === '' || trimmed.startsWith('#')) {
+      out.push(line);
+      continue;
+    }
+    const m = /^(\s*(?:-\s+)*)(["']?)([\w.-]+)\2(\s*):(\s*)(.*)$/.exec(line);
+    if (!m) {
+      out.push(redactFlowPairs(line, stack.map((s) => s.key)));
+      continue;
+    }
+    const [, lead, quote, key, spaceBefore, spaceAfter, value] = m as unknown as string[];
+    const column = lead!.length;
+    while (stack.length && stack[stack.length - 1]!.indent >= column) stack.pop();
+    const path = [...stack.map((s) => s.key), key!];
+    stack.push({ indent: column, key: key! });
+    const v = value!.trim();
+    const empty = v === '' || v === '""' || v === "''" || v.startsWith('#');
+    if (!empty && isSecretPath(path)) {
+      out.push(`${lead}${quote}${key}${quote}${spaceBefore}:${spaceAfter || ' '}"${REDACTED}"`);
+      // Whatever is nested below a redacted scalar (block scalar body, continuation) is part of it.
+      skipDeeperThan = column;
+      continue;
+    }
+    out.push(v.startsWith('{') ? `${lead}${quote}${key}${quote}${spaceBefore}:${spaceAfter}${redactFlowPairs(value!, path)}` : line);
+  }
+  return out.join('\n');
+}
+
+/** Redacts `key: value` pairs written inline (flow maps) within one line. */
+function redactFlowPairs(fragment: string, parent: string[]): string {
+  return fragment.replace(/([\w.-]+)(["']?)(\s*):(\s*)("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,}\]\s][^,}\]]*)/g, (all, key: string, q: string, s1: string, s2: string, val: string) => {
+    const v = val.trim();
+    if (v === '' || v === '""' || v === "''" || v.startsWith('{') || v.startsWith('[')) return all;
+    return isSecretPath([...parent, key]) ? `${key}${q}${s1}:${s2}"${REDACTED}"` : all;
+  });
+}

@@ -1,0 +1,238 @@
+/**
+ * The settings file (`osm-settings.yaml`) as a zod schema. Structure and defaults follow the
+ * reference (server-api §9.1); every default is declared here, once, and every field is optional
+ * in the file so a minimal `base_folder: x` validates. Objects use `.prefault({})` so their
+ * children's defaults are filled in when a whole section is absent (zod 4's `.default()` would
+ * return the default object unparsed).
+ */
+import { availableParallelism } from 'node:os';
+import { z } from 'zod';
+import { parseDuration } from '../util/duration.js';
+
+/**
+ * A string field that also accepts YAML numbers/booleans: `password: 123456` is a string to the
+ * user, and rejecting it because YAML typed it would only confuse.
+ */
+const text = (def: string) =>
+  z
+    .union([z.string(), z.number(), z.boolean()])
+    .transform((v) => String(v))
+    .default(def);
+
+const bool = (def: boolean) => z.boolean().default(def);
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max).default(def);
+const port = (def: number) => z.number().int().min(1).max(65535).default(def);
+
+/** Duration text such as `120s`, `1h` (or plain seconds); checked with the shared duration parser. */
+const duration = (def: string) =>
+  z
+    .union([z.string(), z.number()])
+    .transform((v) => String(v))
+    .refine((v) => {
+      try {
+        parseDuration(v);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'invalid duration (use seconds, 30s, 5m, 1h30m or 2d)')
+    .default(def);
+
+export const environmentsSchema = z
+  .object({
+    external_binaries_path: text('{{base_folder}}/external-binaries'),
+    external_data: text('{{base_folder}}/external-data'),
+    external_configs: text('{{base_folder}}/external-configs'),
+    // The reference defaults to `$HOME/workspaces-osmedeus`; we keep everything under the base
+    // folder so a temporary base folder (tests, CI) is fully hermetic.
+    workspaces: text('{{base_folder}}/workspaces'),
+    workflows: text('{{base_folder}}/workflows'),
+    snapshot: text('{{base_folder}}/snapshot'),
+    markdown_report_templates: text('{{base_folder}}/markdown-report-templates'),
+    external_agent_configs: text('{{base_folder}}/external-agent-configs'),
+    external_scripts: text('{{base_folder}}/external-scripts'),
+  })
+  .prefault({});
+
+export const databaseSchema = z
+  .object({
+    db_engine: z.enum(['sqlite', 'postgresql', 'postgres']).default('sqlite'),
+    db_path: text('{{base_folder}}/database-osm.sqlite'),
+    host: text('localhost'),
+    port: port(5432),
+    username: text('osmedeus'),
+    // The reference ships `osmedeus`; a fixed default credential is exactly what we avoid.
+    password: text(''),
+    db_name: text('osmedeus'),
+    connection_timeout: int(60),
+    ssl_mode: text('disable'),
+  })
+  .prefault({});
+
+export const serverSchema = z
+  .object({
+    host: text('0.0.0.0'),
+    port: port(8002),
+    ui_path: text('{{base_folder}}/ui/'),
+    workspace_prefix_key: text(''),
+    // username → plaintext password; empty by default so no login works until one is set.
+    simple_user_map_key: z.record(z.string(), text('')).default({}),
+    jwt: z
+      .object({
+        secret_signing_key: text(''),
+        expiration_minutes: int(1440, 1),
+      })
+      .prefault({}),
+    license: text('open-source'),
+    enable_metrics: bool(true),
+    cors_allowed_origins: text('reflect-origin'),
+    enabled_auth_api: bool(true),
+    auth_api_key: text(''),
+    enable_trigger_via_webhook: bool(false),
+    event_receiver_url: text(''),
+    // osm's own keys (not in the reference).
+    max_concurrent_runs: int(availableParallelism(), 1),
+    max_body_mb: int(4, 1),
+    max_upload_mb: int(512, 1),
+    max_snapshot_mb: int(2048, 1),
+  })
+  .prefault({});
+
+export const scanTacticSchema = z
+  .object({
+    aggressive: int(40, 1),
+    default: int(10, 1),
+    gently: int(5, 1),
+  })
+  .prefault({});
+
+export const redisSchema = z
+  .object({
+    host: text(''),
+    port: port(6379),
+    username: text(''),
+    password: text(''),
+    db: int(0),
+    connection_timeout: int(60),
+  })
+  .prefault({});
+
+export const globalVarSchema = z
+  .object({
+    value: text(''),
+    as_env: bool(true),
+  })
+  .prefault({});
+
+export const WEBHOOK_EVENTS = ['workflow_completed', 'workflow_failed', 'workflow_cancelled'] as const;
+
+export const webhookSchema = z.object({
+  url: z.url({ protocol: /^https?$/, error: (iss) => (iss.input === undefined ? 'required' : 'must be an http(s) URL') }),
+  enabled: bool(false),
+  headers: z.record(z.string(), text('')).default({}),
+  timeout: int(30, 1),
+  retry_count: int(3, 0),
+  skip_tls_verify: bool(false),
+  // Empty means every event.
+  events: z.array(z.enum(WEBHOOK_EVENTS)).default([]),
+});
+
+const chatId = z.union([z.number().int(), z.string()]);
+
+export const notificationSchema = z
+  .object({
+    provider: text('telegram'),
+    enabled: bool(false),
+    telegram: z
+      .object({
+        bot_token: text(''),
+        chat_id: chatId.default(0),
+        enabled: bool(false),
+        telegram_channel_map: z.record(z.string(), chatId).default({}),
+      })
+      .prefault({}),
+    webhooks: z.array(webhookSchema).default([]),
+  })
+  .prefault({});
+
+export const storageSchema = z
+  .object({
+    provider: z.enum(['s3', 'minio', 'r2', 'gcs', 'spaces', 'oci']).default('s3'),
+    endpoint: text(''),
+    access_key_id: text(''),
+    secret_access_key: text(''),
+    bucket: text(''),
+    region: text('us-east-1'),
+    account_id: text(''),
+    use_ssl: bool(true),
+    path_style: bool(false),
+    presign_expiry: duration('1h'),
+    enabled: bool(false),
+  })
+  .prefault({});
+
+export const cloudSchema = z
+  .object({
+    cloud_path: text('{{base_folder}}/cloud'),
+    cloud_settings: text('{{base_folder}}/cloud/cloud-settings.yaml'),
+    enabled: bool(false),
+  })
+  .prefault({});
+
+export const llmProviderSchema = z.object({
+  provider: text(''),
+  base_url: text(''),
+  auth_token: text(''),
+  model: text(''),
+});
+
+export const DEFAULT_LLM_PROVIDER = {
+  provider: 'ollama',
+  base_url: 'http://localhost:11434/v1/chat/completions',
+  auth_token: '',
+  model: 'gpt-oss:120b-cloud',
+};
+
+export const llmConfigSchema = z
+  .object({
+    llm_providers: z.array(llmProviderSchema).default([{ ...DEFAULT_LLM_PROVIDER }]),
+    enabled_tool_call: bool(false),
+    max_tokens: int(1000, 1),
+    temperature: z.number().min(0).max(2).default(0.7),
+    top_k: int(50, 0),
+    top_p: z.number().min(0).max(1).default(0.9),
+    n: int(1, 1),
+    max_retries: int(3, 0),
+    timeout: duration('120s'),
+    stream: bool(false),
+    structured_json_format: bool(false),
+    system_prompt: text(''),
+    // "Header-A: v1, Header-B: v2"
+    custom_headers: text(''),
+  })
+  .prefault({});
+
+export const settingsSchema = z.object({
+  base_folder: text(''),
+  environments: environmentsSchema,
+  database: databaseSchema,
+  server: serverSchema,
+  scan_tactic: scanTacticSchema,
+  redis: redisSchema,
+  global_vars: z.record(z.string(), globalVarSchema).default({}),
+  notification: notificationSchema,
+  storage: storageSchema,
+  cloud: cloudSchema,
+  llm_config: llmConfigSchema,
+});
+
+export type Settings = z.infer<typeof settingsSchema>;
+export type WebhookSettings = z.infer<typeof webhookSchema>;
+
+/** Top-level sections of the settings file, in file order. */
+export const SETTINGS_SECTIONS = Object.keys(settingsSchema.shape) as (keyof Settings)[];
+
+/** The settings every field defaulted (what an empty file means). */
+export function defaultSettings(): Settings {
+  return settingsSchema.parse({});
+}

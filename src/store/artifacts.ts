@@ -1,0 +1,100 @@
+/** The `artifacts` table: files a run produced or registered (reports, state files, outputs). */
+import { randomUUID } from 'node:crypto';
+import { bit, likeContains, listPage, nowIso, Where, type Db, type Row, type StatementCache } from './sql.js';
+import type { ListResult, Page } from './types.js';
+
+export interface ArtifactRecord {
+  id: string;
+  run_id: number;
+  workspace: string;
+  name: string;
+  artifact_path: string;
+  artifact_type: string;
+  content_type: string;
+  size_bytes: number;
+  line_count: number;
+  optional: boolean;
+  description: string;
+  created_at: string;
+}
+
+export type ArtifactInput = Omit<ArtifactRecord, 'id' | 'created_at'> & { id?: string };
+
+export interface ArtifactListFilter {
+  workspace?: string;
+  /** Substring of name, path, type, content type or description. */
+  search?: string;
+}
+
+export interface ArtifactsRepo {
+  /** Inserts an artifact, or refreshes size/lines/type of the one with the same workspace, name, path and run. */
+  upsert(input: ArtifactInput): ArtifactRecord;
+  get(id: string): ArtifactRecord | undefined;
+  /** Artifacts of one run, newest first. */
+  listByRun(runId: number): ArtifactRecord[];
+  /** Filtered page, newest first. */
+  list(filter: ArtifactListFilter, page: Page): ListResult<ArtifactRecord>;
+}
+
+/** Maps an artifacts row to its record. */
+export function mapArtifact(row: Row): ArtifactRecord {
+  return { ...(row as unknown as ArtifactRecord), optional: row.optional === 1 };
+}
+
+/** Creates the artifacts repository on one connection. */
+export function createArtifactsRepo(db: Db, q: StatementCache): ArtifactsRepo {
+  return {
+    upsert(input) {
+      const row = q(
+        `INSERT INTO artifacts (id, run_id, workspace, name, artifact_path, artifact_type, content_type, size_bytes,
+           line_count, optional, description, created_at)
+         VALUES (@id, @run_id, @workspace, @name, @artifact_path, @artifact_type, @content_type, @size_bytes,
+           @line_count, @optional, @description, @now)
+         ON CONFLICT (workspace, name, artifact_path, run_id) DO UPDATE SET
+           size_bytes = excluded.size_bytes,
+           line_count = excluded.line_count,
+           artifact_type = excluded.artifact_type,
+           content_type = excluded.content_type,
+           optional = excluded.optional,
+           description = CASE WHEN excluded.description <> '' THEN excluded.description ELSE artifacts.description END
+         RETURNING *`,
+      ).get({
+        id: input.id ?? randomUUID(),
+        run_id: input.run_id ?? 0,
+        workspace: input.workspace,
+        name: input.name,
+        artifact_path: input.artifact_path,
+        artifact_type: input.artifact_type || 'output',
+        content_type: input.content_type || 'unknown',
+        size_bytes: input.size_bytes ?? 0,
+        line_count: input.line_count ?? 0,
+        optional: bit(input.optional),
+        description: input.description ?? '',
+        now: nowIso(),
+      }) as Row;
+      return mapArtifact(row);
+    },
+
+    get(id) {
+      const row = q('SELECT * FROM artifacts WHERE id = ?').get(id) as Row | undefined;
+      return row ? mapArtifact(row) : undefined;
+    },
+
+    listByRun(runId) {
+      return (q('SELECT * FROM artifacts WHERE run_id = ? ORDER BY created_at DESC, rowid DESC').all(runId) as Row[]).map(mapArtifact);
+    },
+
+    list(filter, page) {
+      const where = new Where().eq('workspace', filter.workspace);
+      if (filter.search) {
+        const p = likeContains(filter.search);
+        where.add(
+          `(name LIKE ? ESCAPE '\\' OR artifact_path LIKE ? ESCAPE '\\' OR artifact_type LIKE ? ESCAPE '\\'
+            OR content_type LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')`,
+          p, p, p, p, p,
+        );
+      }
+      return listPage(db, q, { table: 'artifacts', where, orderBy: 'created_at DESC, rowid DESC', map: mapArtifact }, page);
+    },
+  };
+}

@@ -1,0 +1,288 @@
+/**
+ * The `assets` table. Imports merge into the row with the same (workspace, asset_value, url):
+ * incoming non-empty strings, non-zero numbers and non-empty arrays win, booleans are OR-ed, and
+ * updated_at only moves when a meaningful field changed, which is what asset diffs rely on.
+ */
+import { errors } from '../errors.js';
+import {
+  bit,
+  likeContains,
+  listPage,
+  nowIso,
+  parseStringArray,
+  toInt,
+  toStringArray,
+  toText,
+  Where,
+  type Db,
+  type Row,
+  type StatementCache,
+} from './sql.js';
+import type { ListResult, Page, UpsertResult } from './types.js';
+import { historyBetween, recordChanges, sameValue, type FieldChange, type HistoryRecord } from './field-history.js';
+
+export interface AssetRecord {
+  id: number;
+  workspace: string;
+  asset_value: string;
+  url: string;
+  input: string;
+  scheme: string;
+  method: string;
+  path: string;
+  status_code: number;
+  content_type: string;
+  content_length: number;
+  title: string;
+  words: number;
+  lines: number;
+  host_ip: string;
+  a: string[];
+  tls: string;
+  asset_type: string;
+  tech: string[];
+  time: string;
+  remarks: string;
+  source: string;
+  is_cdn: boolean;
+  is_cloud: boolean;
+  is_waf: boolean;
+  raw_json_data: string;
+  created_at: string;
+  updated_at: string;
+  last_seen_at: string;
+}
+
+/** An asset as importers and callers provide it; values are coerced, since they often come from tool output. */
+export type AssetInput = { asset_value: string } & Partial<
+  Omit<AssetRecord, 'id' | 'workspace' | 'asset_value' | 'created_at' | 'updated_at' | 'last_seen_at'>
+>;
+
+export interface AssetListFilter {
+  workspace?: string;
+  asset_type?: string;
+  status_code?: number;
+  /** Substring of asset_value, url, title or host_ip. */
+  search?: string;
+}
+
+export interface AssetUpsertOptions {
+  /**
+   * Match on (workspace, asset_value) when no row has the same url too (the reference's quick and
+   * partial imports): the input merges into the oldest row of that value, keeping its url.
+   */
+  matchByValue?: boolean;
+}
+
+export interface AssetsRepo {
+  /**
+   * Inserts or merges rows in one transaction; see the module comment for the merge rules. Every
+   * meaningful field a merge changes is recorded in asset_history (old and new value).
+   */
+  upsertMany(workspace: string, rows: AssetInput[], now?: string, opts?: AssetUpsertOptions): UpsertResult;
+  /** Plain insert (no merge); throws a conflict error when (workspace, asset_value, url) exists. */
+  insert(workspace: string, row: AssetInput, now?: string): AssetRecord;
+  get(id: number): AssetRecord | undefined;
+  /** Filtered page, newest first (created_at DESC, id DESC). */
+  list(filter: AssetListFilter, page: Page): ListResult<AssetRecord>;
+  delete(id: number): boolean;
+  /** Rows of `workspace` created before `from` whose updated_at lies in [from, to]. */
+  changedSince(workspace: string, from: string, to: string): AssetRecord[];
+  /** Alias of changedSince, named like the vulnerability query. */
+  changedBetween(workspace: string, from: string, to: string): AssetRecord[];
+  /** Rows of `workspace` created in [from, to]. */
+  addedBetween(workspace: string, from: string, to: string): AssetRecord[];
+  /** Rows of `workspace` created and last seen before `from`. */
+  removedBefore(workspace: string, from: string): AssetRecord[];
+  /** Field changes of `workspace` recorded in [from, to], oldest first (row_id = asset id). */
+  history(workspace: string, from: string, to: string): HistoryRecord[];
+}
+
+const STRING_FIELDS = ['input', 'scheme', 'method', 'path', 'content_type', 'title', 'host_ip', 'tls', 'asset_type', 'remarks', 'source'] as const;
+const NUMBER_FIELDS = ['status_code', 'content_length', 'words', 'lines'] as const;
+const ARRAY_FIELDS = ['a', 'tech'] as const;
+const BOOL_FIELDS = ['is_cdn', 'is_cloud', 'is_waf'] as const;
+/** Refreshed on every import but not a "change": response time and raw JSON differ on every scan. */
+const VOLATILE_FIELDS = ['time', 'raw_json_data'] as const;
+
+type AssetValues = Omit<AssetRecord, 'id' | 'created_at' | 'updated_at' | 'last_seen_at'>;
+const COLUMNS = [
+  'workspace', 'asset_value', 'url', ...STRING_FIELDS, ...NUMBER_FIELDS, ...ARRAY_FIELDS, ...BOOL_FIELDS, ...VOLATILE_FIELDS,
+] as const;
+
+/** Maps an assets row to its record. */
+export function mapAsset(row: Row): AssetRecord {
+  return {
+    ...(row as unknown as AssetRecord),
+    a: parseStringArray(row.a),
+    tech: parseStringArray(row.tech),
+    is_cdn: row.is_cdn === 1,
+    is_cloud: row.is_cloud === 1,
+    is_waf: row.is_waf === 1,
+  };
+}
+
+/** Coerces one untrusted input row into column values. */
+function normalize(workspace: string, input: AssetInput): AssetValues {
+  const out = { workspace, asset_value: toText(input.asset_value).trim(), url: toText(input.url).trim() } as AssetValues;
+  const src = input as Record<string, unknown>;
+  const dst = out as unknown as Record<string, unknown>;
+  for (const k of [...STRING_FIELDS, ...VOLATILE_FIELDS]) dst[k] = toText(src[k]);
+  for (const k of NUMBER_FIELDS) dst[k] = toInt(src[k]);
+  for (const k of ARRAY_FIELDS) dst[k] = toStringArray(src[k]);
+  for (const k of BOOL_FIELDS) dst[k] = src[k] === true || src[k] === 1 || src[k] === 'true';
+  return out;
+}
+
+/** Merges `incoming` over `existing`; lists the meaningful fields that changed and whether a volatile one did. */
+function merge(existing: AssetRecord, incoming: AssetValues): { merged: AssetValues; changes: FieldChange[]; volatileChanged: boolean } {
+  const merged = { ...incoming, url: existing.url } as unknown as Record<string, unknown>;
+  const old = existing as unknown as Record<string, unknown>;
+  const inc = incoming as unknown as Record<string, unknown>;
+  const changes: FieldChange[] = [];
+  let volatileChanged = false;
+  const note = (k: string) => {
+    if (sameValue(merged[k], old[k])) return;
+    if ((VOLATILE_FIELDS as readonly string[]).includes(k)) volatileChanged = true;
+    else changes.push({ field: k, old_value: old[k], new_value: merged[k] });
+  };
+  for (const k of [...STRING_FIELDS, ...VOLATILE_FIELDS]) {
+    merged[k] = inc[k] !== '' ? inc[k] : old[k];
+    note(k);
+  }
+  for (const k of NUMBER_FIELDS) {
+    merged[k] = inc[k] !== 0 ? inc[k] : old[k];
+    note(k);
+  }
+  for (const k of ARRAY_FIELDS) {
+    merged[k] = (inc[k] as string[]).length > 0 ? inc[k] : old[k];
+    note(k);
+  }
+  for (const k of BOOL_FIELDS) {
+    merged[k] = Boolean(inc[k]) || Boolean(old[k]);
+    note(k);
+  }
+  return { merged: merged as unknown as AssetValues, changes, volatileChanged };
+}
+
+/** Column values as bound parameters (JSON arrays, 0/1 booleans). */
+function toParams(v: AssetValues): Record<string, unknown> {
+  const p: Record<string, unknown> = { ...v };
+  for (const k of ARRAY_FIELDS) p[k] = JSON.stringify(v[k]);
+  for (const k of BOOL_FIELDS) p[k] = bit(v[k]);
+  return p;
+}
+
+/** Creates the assets repository on one connection. */
+export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
+  const insertSql = `INSERT INTO assets (${COLUMNS.join(', ')}, created_at, updated_at, last_seen_at)
+    VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')}, @now, @now, @now) RETURNING id`;
+  const updateSql = `UPDATE assets SET ${COLUMNS.filter((c) => !['workspace', 'asset_value', 'url'].includes(c))
+    .map((c) => `${c} = @${c}`)
+    .join(', ')}, updated_at = @updated_at, last_seen_at = @now WHERE id = @id`;
+  const rowsOf = (sql: string, ...params: unknown[]) => (q(sql).all(...params) as Row[]).map(mapAsset);
+
+  const changedSince = (workspace: string, from: string, to: string) =>
+    rowsOf(
+      `SELECT * FROM assets WHERE workspace = ? AND updated_at >= ? AND updated_at <= ? AND created_at < ? ORDER BY updated_at ASC, id ASC`,
+      workspace, from, to, from,
+    );
+
+  return {
+    upsertMany(workspace, rows, now = nowIso(), opts = {}) {
+      if (!workspace) throw errors.workspaceRequired();
+      const values = rows.map((r) => normalize(workspace, r));
+      const issues = values.flatMap((v, i) => (v.asset_value === '' ? [`rows[${i}].asset_value: required`] : []));
+      if (issues.length > 0) throw errors.validation(issues.join('; '));
+      const result: UpsertResult = { new: 0, updated: 0, unchanged: 0, ids: [], newIds: [], updatedIds: [] };
+      // A row repeated within one batch stays "new" (one discovered event), later copies count as unchanged.
+      const seen = new Set<number>();
+      db.transaction(() => {
+        for (const v of values) {
+          let row = q('SELECT * FROM assets WHERE workspace = ? AND asset_value = ? AND url = ?').get(workspace, v.asset_value, v.url) as
+            | Row
+            | undefined;
+          if (!row && opts.matchByValue) {
+            row = q('SELECT * FROM assets WHERE workspace = ? AND asset_value = ? ORDER BY id ASC LIMIT 1').get(workspace, v.asset_value) as Row | undefined;
+          }
+          if (!row) {
+            const { id } = q(insertSql).get({ ...toParams(v), now }) as { id: number };
+            result.new++;
+            result.ids.push(id);
+            result.newIds.push(id);
+            seen.add(id);
+            continue;
+          }
+          const existing = mapAsset(row);
+          const { merged, changes, volatileChanged } = merge(existing, v);
+          const changed = changes.length > 0;
+          if (changed || volatileChanged) {
+            q(updateSql).run({ ...toParams(merged), id: existing.id, now, updated_at: changed ? now : existing.updated_at });
+            recordChanges(q, 'asset_history', existing.id, workspace, changes, now);
+          } else {
+            q('UPDATE assets SET last_seen_at = ? WHERE id = ?').run(now, existing.id);
+          }
+          if (changed && !seen.has(existing.id)) {
+            result.updated++;
+            result.updatedIds.push(existing.id);
+            seen.add(existing.id);
+          } else {
+            result.unchanged++;
+          }
+          result.ids.push(existing.id);
+        }
+      }).immediate();
+      return result;
+    },
+
+    insert(workspace, input, now = nowIso()) {
+      if (!workspace) throw errors.workspaceRequired();
+      const v = normalize(workspace, input);
+      if (v.asset_value === '') throw errors.validation('asset_value: required');
+      const exists = q('SELECT id FROM assets WHERE workspace = ? AND asset_value = ? AND url = ?').get(workspace, v.asset_value, v.url);
+      if (exists) throw errors.conflict(`asset already exists: ${v.asset_value}${v.url ? ` (${v.url})` : ''}`);
+      const { id } = q(insertSql).get({ ...toParams(v), now }) as { id: number };
+      return mapAsset(q('SELECT * FROM assets WHERE id = ?').get(id) as Row);
+    },
+
+    get(id) {
+      const row = q('SELECT * FROM assets WHERE id = ?').get(id) as Row | undefined;
+      return row ? mapAsset(row) : undefined;
+    },
+
+    list(filter, page) {
+      const where = new Where().eq('workspace', filter.workspace).eq('asset_type', filter.asset_type).eq('status_code', filter.status_code);
+      if (filter.search) {
+        const p = likeContains(filter.search);
+        where.add(`(asset_value LIKE ? ESCAPE '\\' OR url LIKE ? ESCAPE '\\' OR title LIKE ? ESCAPE '\\' OR host_ip LIKE ? ESCAPE '\\')`, p, p, p, p);
+      }
+      const total = where.empty ? () => (q(`SELECT value FROM counters WHERE name = 'assets.total'`).get() as { value: number }).value : undefined;
+      return listPage(db, q, { table: 'assets', where, orderBy: 'created_at DESC, id DESC', map: mapAsset, total }, page);
+    },
+
+    delete(id) {
+      return q('DELETE FROM assets WHERE id = ?').run(id).changes > 0;
+    },
+
+    changedSince,
+    changedBetween: changedSince,
+
+    addedBetween(workspace, from, to) {
+      return rowsOf(
+        'SELECT * FROM assets WHERE workspace = ? AND created_at >= ? AND created_at <= ? ORDER BY created_at ASC, id ASC',
+        workspace, from, to,
+      );
+    },
+
+    removedBefore(workspace, from) {
+      return rowsOf(
+        `SELECT * FROM assets WHERE workspace = ? AND last_seen_at < ? AND last_seen_at <> '' AND created_at < ? ORDER BY last_seen_at ASC, id ASC`,
+        workspace, from, from,
+      );
+    },
+
+    history(workspace, from, to) {
+      return historyBetween(q, 'asset_history', workspace, from, to);
+    },
+  };
+}

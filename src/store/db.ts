@@ -1,0 +1,113 @@
+/**
+ * Opens the SQLite store: pragmas, migrations, and one repository per table sharing a
+ * per-connection statement cache. One connection per process; SQLite serialises writers.
+ * Write transactions are IMMEDIATE: a deferred one that reads first cannot wait for a concurrent
+ * writer from another process (it fails with SQLITE_BUSY_SNAPSHOT instead of honouring busy_timeout).
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { errors } from '../errors.js';
+import { applyMigrations, latestVersion, schemaVersion } from './migrate.js';
+import { statementCache, type Db } from './sql.js';
+import { createRunsRepo, type RunsRepo } from './runs.js';
+import { createStepsRepo, type StepsRepo } from './steps.js';
+import { createArtifactsRepo, type ArtifactsRepo } from './artifacts.js';
+import { createAssetsRepo, type AssetsRepo } from './assets.js';
+import { createAssetDiffsRepo, type AssetDiffsRepo } from './asset-diffs.js';
+import { createVulnsRepo, type VulnsRepo } from './vulns.js';
+import { createEventsRepo, type EventsRepo } from './events.js';
+import { createSchedulesRepo, type SchedulesRepo } from './schedules.js';
+import { createWorkflowsRepo, type WorkflowsRepo } from './workflows.js';
+import { createWorkspacesRepo, type WorkspacesRepo } from './workspaces.js';
+import { createStatsRepo, type StatsRepo } from './stats.js';
+
+export interface Store {
+  db: Database.Database;
+  /** The database file path as given (':memory:' for an in-memory store). */
+  path: string;
+  runs: RunsRepo;
+  steps: StepsRepo;
+  artifacts: ArtifactsRepo;
+  assets: AssetsRepo;
+  assetDiffs: AssetDiffsRepo;
+  vulns: VulnsRepo;
+  events: EventsRepo;
+  schedules: SchedulesRepo;
+  workflows: WorkflowsRepo;
+  workspaces: WorkspacesRepo;
+  stats: StatsRepo;
+  /** Runs `fn` in an IMMEDIATE transaction (a savepoint when already inside one). */
+  tx<T>(fn: () => T): T;
+  close(): void;
+}
+
+export interface OpenOptions {
+  /** Open without write access: no migrations, and the schema must already be current. */
+  readonly?: boolean;
+}
+
+/** Opens (creating and migrating when needed) the store at `path`; ':memory:' gives a private in-memory store. */
+export function openStore(path: string, opts: OpenOptions = {}): Store {
+  const memory = path === ':memory:' || path === '';
+  if (!memory && !opts.readonly) mkdirSync(dirname(resolve(path)), { recursive: true });
+  const db = new Database(memory ? ':memory:' : path, { readonly: Boolean(opts.readonly), fileMustExist: Boolean(opts.readonly) });
+  try {
+    applyPragmas(db, Boolean(opts.readonly));
+    if (opts.readonly) {
+      const version = schemaVersion(db);
+      if (version !== latestVersion()) {
+        throw errors.unavailable(`database schema is at version ${version}, expected ${latestVersion()}; open it once without readonly to migrate`);
+      }
+    } else {
+      applyMigrations(db);
+    }
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return buildStore(db, memory ? ':memory:' : path);
+}
+
+function applyPragmas(db: Db, readonly: boolean): void {
+  // journal_mode needs write access; a read-only connection uses whatever the file already has.
+  if (!readonly) db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('temp_store = MEMORY');
+}
+
+function buildStore(db: Db, path: string): Store {
+  const q = statementCache(db);
+  const runs = createRunsRepo(db, q);
+  const steps = createStepsRepo(db, q);
+  const artifacts = createArtifactsRepo(db, q);
+  const assets = createAssetsRepo(db, q);
+  const assetDiffs = createAssetDiffsRepo(db, q);
+  const vulns = createVulnsRepo(db, q);
+  const events = createEventsRepo(db, q);
+  const schedules = createSchedulesRepo(db, q);
+  const workflows = createWorkflowsRepo(db, q);
+  const workspaces = createWorkspacesRepo(db, q);
+  const stats = createStatsRepo(db, q);
+  return {
+    db,
+    path,
+    runs,
+    steps,
+    artifacts,
+    assets,
+    assetDiffs,
+    vulns,
+    events,
+    schedules,
+    workflows,
+    workspaces,
+    stats,
+    tx: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    close: () => {
+      if (db.open) db.close();
+    },
+  };
+}

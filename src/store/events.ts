@@ -1,0 +1,137 @@
+/** The `event_logs` table: every event the engine, scheduler or API recorded. */
+import { randomUUID } from 'node:crypto';
+import { bit, listPage, nowIso, Where, type Db, type Row, type StatementCache } from './sql.js';
+import type { ListResult, Page } from './types.js';
+
+export interface EventRecord {
+  id: number;
+  topic: string;
+  event_id: string;
+  name: string;
+  source: string;
+  source_type: string;
+  data_type: string;
+  /** JSON text (the spec exposes it as a string). */
+  data: string;
+  workspace: string;
+  run_id: string;
+  workflow_name: string;
+  processed: boolean;
+  processed_at: string | null;
+  error: string;
+  created_at: string;
+}
+
+export interface EventInput {
+  topic: string;
+  name?: string;
+  source?: string;
+  source_type?: string;
+  data_type?: string;
+  /** Strings are stored as given; anything else is JSON-stringified. */
+  data?: unknown;
+  workspace?: string;
+  run_id?: string;
+  workflow_name?: string;
+  processed?: boolean;
+  error?: string;
+}
+
+export interface EventListFilter {
+  topic?: string;
+  name?: string;
+  source?: string;
+  workspace?: string;
+  run_id?: string;
+  workflow_name?: string;
+  processed?: boolean;
+}
+
+export interface EventsRepo {
+  /** Records an event with a fresh event_id. */
+  insert(input: EventInput): EventRecord;
+  get(id: number): EventRecord | undefined;
+  /** Filtered page, newest first (id DESC). */
+  list(filter: EventListFilter, page: Page): ListResult<EventRecord>;
+  /** Marks an event processed now, keeping the delivery error if any. */
+  markProcessed(id: number, error?: string): void;
+  /** Oldest unprocessed events first, for replay at start-up. */
+  listUnprocessed(limit: number): EventRecord[];
+  /** Events with id > afterId, oldest first (the scheduler's tail of the log; primary-key range scan). */
+  listAfter(afterId: number, limit: number): EventRecord[];
+  /** The highest event id (0 when empty). */
+  maxId(): number;
+}
+
+/** Maps an event_logs row to its record. */
+export function mapEvent(row: Row): EventRecord {
+  return { ...(row as unknown as EventRecord), processed: row.processed === 1 };
+}
+
+/** Creates the event log repository on one connection. */
+export function createEventsRepo(db: Db, q: StatementCache): EventsRepo {
+  return {
+    insert(input) {
+      const now = nowIso();
+      const data = input.data === undefined ? '{}' : typeof input.data === 'string' ? input.data : JSON.stringify(input.data);
+      const row = q(
+        `INSERT INTO event_logs (topic, event_id, name, source, source_type, data_type, data, workspace, run_id,
+           workflow_name, processed, processed_at, error, created_at)
+         VALUES (@topic, @event_id, @name, @source, @source_type, @data_type, @data, @workspace, @run_id,
+           @workflow_name, @processed, @processed_at, @error, @now)
+         RETURNING *`,
+      ).get({
+        topic: input.topic,
+        event_id: randomUUID(),
+        name: input.name ?? '',
+        source: input.source ?? '',
+        source_type: input.source_type ?? '',
+        data_type: input.data_type ?? '',
+        data: data ?? 'null',
+        workspace: input.workspace ?? '',
+        run_id: input.run_id ?? '',
+        workflow_name: input.workflow_name ?? '',
+        processed: bit(input.processed),
+        processed_at: input.processed ? now : null,
+        error: input.error ?? '',
+        now,
+      }) as Row;
+      return mapEvent(row);
+    },
+
+    get(id) {
+      const row = q('SELECT * FROM event_logs WHERE id = ?').get(id) as Row | undefined;
+      return row ? mapEvent(row) : undefined;
+    },
+
+    list(filter, page) {
+      const where = new Where()
+        .eq('topic', filter.topic)
+        .eq('name', filter.name)
+        .eq('source', filter.source)
+        .eq('workspace', filter.workspace)
+        .eq('run_id', filter.run_id)
+        .eq('workflow_name', filter.workflow_name);
+      if (filter.processed !== undefined) where.add('processed = ?', bit(filter.processed));
+      return listPage(db, q, { table: 'event_logs', where, orderBy: 'id DESC', map: mapEvent }, page);
+    },
+
+    markProcessed(id, error) {
+      q('UPDATE event_logs SET processed = 1, processed_at = ?, error = ? WHERE id = ?').run(nowIso(), error ?? '', id);
+    },
+
+    listUnprocessed(limit) {
+      return (q('SELECT * FROM event_logs WHERE processed = 0 ORDER BY id ASC LIMIT ?').all(Math.max(0, Math.trunc(limit))) as Row[]).map(
+        mapEvent,
+      );
+    },
+
+    listAfter(afterId, limit) {
+      return (q('SELECT * FROM event_logs WHERE id > ? ORDER BY id ASC LIMIT ?').all(Math.trunc(afterId), Math.max(0, Math.trunc(limit))) as Row[]).map(mapEvent);
+    },
+
+    maxId() {
+      return Number((q('SELECT MAX(id) AS m FROM event_logs').get() as { m: number | null }).m ?? 0);
+    },
+  };
+}

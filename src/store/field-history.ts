@@ -1,0 +1,46 @@
+/**
+ * Field-level history shared by `asset_history` and `vuln_history` (migration 003): one row per
+ * field whose value an import changed, with the old and new values as JSON text. Diffs read it
+ * to report `{ field, old_value, new_value }`; the reference never filled `changes`.
+ */
+import { parseJson, type StatementCache } from './sql.js';
+
+export interface FieldChange {
+  field: string;
+  old_value: unknown;
+  new_value: unknown;
+}
+
+/** One stored change of one row. */
+export interface HistoryRecord extends FieldChange {
+  id: number;
+  /** The asset or vulnerability id. */
+  row_id: number;
+  workspace: string;
+  changed_at: string;
+}
+
+type HistoryTable = 'asset_history' | 'vuln_history';
+const ID_COLUMN: Record<HistoryTable, string> = { asset_history: 'asset_id', vuln_history: 'vuln_id' };
+
+/** Writes the changes of one row (nothing when the list is empty). */
+export function recordChanges(q: StatementCache, table: HistoryTable, rowId: number, workspace: string, changes: FieldChange[], now: string): void {
+  if (changes.length === 0) return;
+  const stmt = q(`INSERT INTO ${table} (${ID_COLUMN[table]}, workspace, field, old_value, new_value, changed_at) VALUES (?, ?, ?, ?, ?, ?)`);
+  for (const c of changes) stmt.run(rowId, workspace, c.field, JSON.stringify(c.old_value ?? null), JSON.stringify(c.new_value ?? null), now);
+}
+
+/** Every change of `workspace` recorded in [from, to], oldest first. */
+export function historyBetween(q: StatementCache, table: HistoryTable, workspace: string, from: string, to: string): HistoryRecord[] {
+  const rows = q(
+    `SELECT id, ${ID_COLUMN[table]} AS row_id, workspace, field, old_value, new_value, changed_at FROM ${table}
+     WHERE workspace = ? AND changed_at >= ? AND changed_at <= ? ORDER BY changed_at ASC, id ASC`,
+  ).all(workspace, from, to) as { id: number; row_id: number; workspace: string; field: string; old_value: string; new_value: string; changed_at: string }[];
+  return rows.map((r) => ({ ...r, old_value: parseJson<unknown>(r.old_value, null), new_value: parseJson<unknown>(r.new_value, null) }));
+}
+
+/** Compares two column values the way merges do (arrays by content). */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) return JSON.stringify(a) === JSON.stringify(b);
+  return a === b;
+}

@@ -1,0 +1,17 @@
+import { sql as init } from './001-init.js';
+import { sql as counters } from './002-counters.js';
+import { sql as dataPlane } from './003-data-plane.js';
+
+/** One schema step: applied once, in its own transaction, recorded in `schema_migrations`. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Every migration, in the order they are applied. Append only: released versions never change. */
+export const migrations: readonly Migration[] = [
+  { version: 1, name: 'init', sql: init },
+  { version: 2, name: 'counters', sql: counters },
+  { version: 3, name: 'data-plane', sql: dataPlane },
+];

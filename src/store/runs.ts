@@ -1,0 +1,320 @@
+/**
+ * The `runs` table. `transition` is the one place a run's status changes: a conditional UPDATE
+ * that only matches rows in an allowed source state, so concurrent writers cannot both win and
+ * terminal states (completed, failed, cancelled) are never overwritten.
+ */
+import { randomUUID } from 'node:crypto';
+import { errors } from '../errors.js';
+import {
+  bit,
+  likeContains,
+  listPage,
+  nowIso,
+  parseJson,
+  Where,
+  type Db,
+  type Row,
+  type StatementCache,
+} from './sql.js';
+import { PRIORITY_RANK, TERMINAL_RUN_STATUSES, type ListResult, type Page, type Priority, type RunStatus } from './types.js';
+
+export interface RunRecord {
+  id: number;
+  run_uuid: string;
+  workflow_name: string;
+  workflow_kind: string;
+  target: string;
+  params: Record<string, string>;
+  status: RunStatus;
+  workspace: string;
+  started_at: string | null;
+  completed_at: string | null;
+  error_message: string;
+  schedule_id: string;
+  trigger_type: string;
+  trigger_name: string;
+  run_group_id: string;
+  priority: Priority;
+  priority_rank: number;
+  run_mode: string;
+  total_steps: number;
+  completed_steps: number;
+  current_pid: number;
+  hooks_enabled: boolean;
+  timeout_seconds: number;
+  runner_type: string;
+  options: Record<string, unknown>;
+  owner_pid: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RunCreateInput {
+  run_uuid?: string;
+  workflow_name: string;
+  workflow_kind: string;
+  target: string;
+  params?: Record<string, string>;
+  status?: 'pending' | 'queued' | 'running';
+  workspace?: string;
+  schedule_id?: string;
+  trigger_type?: string;
+  trigger_name?: string;
+  run_group_id?: string;
+  priority?: Priority;
+  run_mode?: string;
+  total_steps?: number;
+  hooks_enabled?: boolean;
+  timeout_seconds?: number;
+  runner_type?: string;
+  options?: object;
+  owner_pid?: number;
+}
+
+export interface RunListFilter {
+  status?: RunStatus;
+  workflow_name?: string;
+  /** Substring of the target. */
+  target?: string;
+  workspace?: string;
+  run_group_id?: string;
+}
+
+export type RunPatch = Partial<{
+  total_steps: number;
+  completed_steps: number;
+  workspace: string;
+  current_pid: number;
+  params: Record<string, string>;
+  options: object;
+  owner_pid: number;
+  run_group_id: string;
+}>;
+
+export interface RunsRepo {
+  /** Inserts a run (default status 'queued'); 'running' also sets started_at. */
+  create(input: RunCreateInput): RunRecord;
+  get(id: number): RunRecord | undefined;
+  getByUuid(uuid: string): RunRecord | undefined;
+  /** Looks a run up by numeric id (a number or an all-digits string) or by run_uuid. */
+  find(idOrUuid: string | number): RunRecord | undefined;
+  /** Filtered page, newest first (created_at DESC, id DESC). */
+  list(filter: RunListFilter, page: Page): ListResult<RunRecord>;
+  /** Every run of a job, oldest first. */
+  byGroup(groupId: string): RunRecord[];
+  /** Moves a run to `to` when allowed from its current status; undefined (row untouched) otherwise. */
+  transition(id: number, to: RunStatus, patch?: { error_message?: string }): RunRecord | undefined;
+  /** Updates progress and bookkeeping columns; never the status. */
+  update(id: number, patch: RunPatch): void;
+  /** Adds one finished step to completed_steps. */
+  incrementCompletedSteps(id: number): void;
+  /** Claims the next queued run (highest priority, then oldest) for `ownerPid`, moving it to running. */
+  claimNext(ownerPid: number): RunRecord | undefined;
+  /** Queued runs in claim order (priority, then FIFO), skipping jobs in `excludeGroups` (served by idx_runs_queue). */
+  listQueued(limit: number, excludeGroups: string[]): RunRecord[];
+  /** Runs that are running or still record a live process id (for reconciliation after a crash). */
+  listActive(): RunRecord[];
+  /** Number of runs per status (statuses without runs are absent). */
+  countByStatus(): Record<string, number>;
+  /** Deletes a run with its steps and artifacts. */
+  delete(id: number): void;
+}
+
+/** Allowed source states for each target state: the whole run state machine. */
+const ALLOWED_FROM: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
+  pending: [],
+  queued: ['pending'],
+  running: ['pending', 'queued'],
+  completed: ['running'],
+  failed: ['pending', 'queued', 'running'],
+  cancelled: ['pending', 'queued', 'running'],
+};
+
+/** Maps a runs row to its record (JSON parsed, booleans restored). */
+export function mapRun(row: Row): RunRecord {
+  return {
+    ...(row as unknown as RunRecord),
+    params: parseJson<Record<string, string>>(row.params, {}),
+    options: parseJson<Record<string, unknown>>(row.options, {}),
+    hooks_enabled: row.hooks_enabled === 1,
+  };
+}
+
+/** Creates the runs repository on one connection. */
+export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
+  const get = (id: number): RunRecord | undefined => {
+    const row = q('SELECT * FROM runs WHERE id = ?').get(id) as Row | undefined;
+    return row ? mapRun(row) : undefined;
+  };
+  const getByUuid = (uuid: string): RunRecord | undefined => {
+    const row = q('SELECT * FROM runs WHERE run_uuid = ?').get(uuid) as Row | undefined;
+    return row ? mapRun(row) : undefined;
+  };
+
+  const transition = (id: number, to: RunStatus, patch: { error_message?: string } = {}): RunRecord | undefined => {
+    const from = ALLOWED_FROM[to];
+    if (!from) throw errors.runState(`unknown run status: ${String(to)}`);
+    if (from.length === 0) return undefined;
+    const terminal = TERMINAL_RUN_STATUSES.includes(to) ? 1 : 0;
+    const row = q(
+      `UPDATE runs SET
+         status = @to,
+         updated_at = @now,
+         started_at = CASE WHEN @to = 'running' THEN COALESCE(started_at, @now) ELSE started_at END,
+         completed_at = CASE WHEN @terminal = 1 THEN @now ELSE completed_at END,
+         current_pid = CASE WHEN @terminal = 1 THEN 0 ELSE current_pid END,
+         error_message = COALESCE(@error_message, error_message)
+       WHERE id = @id AND status IN (${from.map((s) => `'${s}'`).join(', ')})
+       RETURNING *`,
+    ).get({ id, to, now: nowIso(), terminal, error_message: patch.error_message ?? null }) as Row | undefined;
+    return row ? mapRun(row) : undefined;
+  };
+
+  return {
+    create(input) {
+      const priority = input.priority ?? 'normal';
+      const rank = PRIORITY_RANK[priority];
+      if (rank === undefined) throw errors.validation(`priority: must be one of ${Object.keys(PRIORITY_RANK).join(', ')}`);
+      const status = input.status ?? 'queued';
+      if (!['pending', 'queued', 'running'].includes(status)) throw errors.runState(`a run cannot be created as ${status}`);
+      const now = nowIso();
+      const row = q(
+        `INSERT INTO runs (run_uuid, workflow_name, workflow_kind, target, params, status, workspace, started_at,
+           schedule_id, trigger_type, trigger_name, run_group_id, priority, priority_rank, run_mode, total_steps,
+           hooks_enabled, timeout_seconds, runner_type, options, owner_pid, created_at, updated_at)
+         VALUES (@run_uuid, @workflow_name, @workflow_kind, @target, @params, @status, @workspace, @started_at,
+           @schedule_id, @trigger_type, @trigger_name, @run_group_id, @priority, @priority_rank, @run_mode, @total_steps,
+           @hooks_enabled, @timeout_seconds, @runner_type, @options, @owner_pid, @now, @now)
+         RETURNING *`,
+      ).get({
+        run_uuid: input.run_uuid ?? randomUUID(),
+        workflow_name: input.workflow_name,
+        workflow_kind: input.workflow_kind,
+        target: input.target,
+        params: JSON.stringify(input.params ?? {}),
+        status,
+        workspace: input.workspace ?? '',
+        started_at: status === 'running' ? now : null,
+        schedule_id: input.schedule_id ?? '',
+        trigger_type: input.trigger_type ?? 'manual',
+        trigger_name: input.trigger_name ?? '',
+        run_group_id: input.run_group_id ?? '',
+        priority,
+        priority_rank: rank,
+        run_mode: input.run_mode ?? 'local',
+        total_steps: input.total_steps ?? 0,
+        hooks_enabled: bit(input.hooks_enabled),
+        timeout_seconds: input.timeout_seconds ?? 0,
+        runner_type: input.runner_type ?? 'host',
+        options: JSON.stringify(input.options ?? {}),
+        owner_pid: input.owner_pid ?? 0,
+        now,
+      }) as Row;
+      return mapRun(row);
+    },
+
+    get,
+    getByUuid,
+
+    find(idOrUuid) {
+      if (typeof idOrUuid === 'number') return Number.isSafeInteger(idOrUuid) ? get(idOrUuid) : undefined;
+      if (/^\d+$/.test(idOrUuid)) {
+        const id = Number(idOrUuid);
+        return Number.isSafeInteger(id) ? get(id) : undefined;
+      }
+      return getByUuid(idOrUuid);
+    },
+
+    list(filter, page) {
+      const where = new Where()
+        .eq('status', filter.status)
+        .eq('workflow_name', filter.workflow_name)
+        .eq('workspace', filter.workspace)
+        .eq('run_group_id', filter.run_group_id);
+      if (filter.target) where.add(`target LIKE ? ESCAPE '\\'`, likeContains(filter.target));
+      return listPage(db, q, { table: 'runs', where, orderBy: 'created_at DESC, id DESC', map: mapRun }, page);
+    },
+
+    byGroup(groupId) {
+      return (q('SELECT * FROM runs WHERE run_group_id = ? ORDER BY created_at ASC, id ASC').all(groupId) as Row[]).map(mapRun);
+    },
+
+    transition,
+
+    update(id, patch) {
+      const sets: string[] = [];
+      const params: unknown[] = [];
+      const numeric = ['total_steps', 'completed_steps', 'current_pid', 'owner_pid'] as const;
+      for (const key of numeric) {
+        if (patch[key] !== undefined) {
+          sets.push(`${key} = ?`);
+          params.push(patch[key]);
+        }
+      }
+      for (const key of ['workspace', 'run_group_id'] as const) {
+        if (patch[key] !== undefined) {
+          sets.push(`${key} = ?`);
+          params.push(patch[key]);
+        }
+      }
+      for (const key of ['params', 'options'] as const) {
+        if (patch[key] !== undefined) {
+          sets.push(`${key} = ?`);
+          params.push(JSON.stringify(patch[key]));
+        }
+      }
+      if (sets.length === 0) return;
+      q(`UPDATE runs SET ${sets.join(', ')}, updated_at = ? WHERE id = ?`).run(...params, nowIso(), id);
+    },
+
+    incrementCompletedSteps(id) {
+      q('UPDATE runs SET completed_steps = completed_steps + 1, updated_at = ? WHERE id = ?').run(nowIso(), id);
+    },
+
+    claimNext(ownerPid) {
+      return db
+        .transaction(() => {
+          const now = nowIso();
+          const row = q(
+            `UPDATE runs SET status = 'running', owner_pid = @owner, started_at = COALESCE(started_at, @now), updated_at = @now
+             WHERE id = (SELECT id FROM runs WHERE status = 'queued' ORDER BY priority_rank DESC, id ASC LIMIT 1)
+               AND status = 'queued'
+             RETURNING *`,
+          ).get({ owner: ownerPid, now }) as Row | undefined;
+          return row ? mapRun(row) : undefined;
+        })
+        .immediate();
+    },
+
+    listQueued(limit, excludeGroups) {
+      const n = Number.isFinite(limit) && limit > 0 ? Math.trunc(limit) : 0;
+      if (n === 0) return [];
+      const rows = q(
+        `SELECT * FROM runs
+         WHERE status = 'queued' AND run_group_id NOT IN (SELECT value FROM json_each(?))
+         ORDER BY priority_rank DESC, id ASC
+         LIMIT ?`,
+      ).all(JSON.stringify(excludeGroups ?? []), n) as Row[];
+      return rows.map(mapRun);
+    },
+
+    listActive() {
+      // No ORDER BY: it would make the planner trade the two index lookups for a table scan.
+      const rows = q(`SELECT * FROM runs WHERE status = 'running' OR current_pid > 0`).all() as Row[];
+      return rows.map(mapRun).sort((x, y) => x.id - y.id);
+    },
+
+    countByStatus() {
+      const rows = q('SELECT status, COUNT(*) AS n FROM runs GROUP BY status').all() as { status: string; n: number }[];
+      return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+    },
+
+    delete(id) {
+      db.transaction(() => {
+        // step_results go with the run through ON DELETE CASCADE; artifacts carry no foreign key.
+        q('DELETE FROM artifacts WHERE run_id = ?').run(id);
+        q('DELETE FROM runs WHERE id = ?').run(id);
+      }).immediate();
+    },
+  };
+}

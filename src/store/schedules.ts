@@ -1,0 +1,175 @@
+/** The `schedules` table: cron, event and watch triggers that launch workflows. */
+import { randomBytes } from 'node:crypto';
+import { bit, listPage, nowIso, parseJson, Where, type Db, type Row, type StatementCache } from './sql.js';
+import type { ListResult, Page } from './types.js';
+
+export interface ScheduleRecord {
+  id: string;
+  name: string;
+  workflow_name: string;
+  workflow_kind: string;
+  workflow_path: string;
+  trigger_name: string;
+  trigger_type: string;
+  schedule: string;
+  event_topic: string;
+  watch_path: string;
+  /** Target and parameters of the launched runs. */
+  input_config: Record<string, unknown>;
+  is_enabled: boolean;
+  last_run: string | null;
+  next_run: string | null;
+  run_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ScheduleInput {
+  name: string;
+  workflow_name: string;
+  workflow_kind?: string;
+  workflow_path?: string;
+  /** Defaults to the name. */
+  trigger_name?: string;
+  trigger_type?: string;
+  schedule?: string;
+  event_topic?: string;
+  watch_path?: string;
+  input_config?: Record<string, unknown>;
+  /** Defaults to true. */
+  is_enabled?: boolean;
+  next_run?: string | null;
+}
+
+export type SchedulePatch = Partial<Omit<ScheduleInput, 'next_run'>>;
+
+export interface SchedulesRepo {
+  /** Inserts a schedule with a fresh `sch_…` id. */
+  create(input: ScheduleInput): ScheduleRecord;
+  get(id: string): ScheduleRecord | undefined;
+  /** Page of schedules, newest first. */
+  list(page: Page): ListResult<ScheduleRecord>;
+  /** Applies the given fields; undefined when the schedule does not exist. */
+  update(id: string, patch: SchedulePatch): ScheduleRecord | undefined;
+  delete(id: string): boolean;
+  setEnabled(id: string, enabled: boolean): boolean;
+  /** Records a launch: run_count + 1, last_run = at, and next_run when given (null clears it). */
+  recordRun(id: string, at: string, nextRun?: string | null): void;
+  /** Every enabled schedule, oldest first (what the scheduler registers at start). */
+  listEnabled(): ScheduleRecord[];
+  /** Stores the next planned fire time (null clears it) without touching updated_at. */
+  setNextRun(id: string, nextRun: string | null): boolean;
+}
+
+const TEXT_FIELDS = ['name', 'workflow_name', 'workflow_kind', 'workflow_path', 'trigger_name', 'trigger_type', 'schedule', 'event_topic', 'watch_path'] as const;
+
+/** Maps a schedules row to its record. */
+export function mapSchedule(row: Row): ScheduleRecord {
+  return {
+    ...(row as unknown as ScheduleRecord),
+    input_config: parseJson<Record<string, unknown>>(row.input_config, {}),
+    is_enabled: row.is_enabled === 1,
+  };
+}
+
+/** A schedule id: time-ordered and unique even when two are created in the same millisecond. */
+function newScheduleId(): string {
+  return `sch_${Date.now()}${randomBytes(4).toString('hex')}`;
+}
+
+/** Creates the schedules repository on one connection. */
+export function createSchedulesRepo(db: Db, q: StatementCache): SchedulesRepo {
+  const get = (id: string): ScheduleRecord | undefined => {
+    const row = q('SELECT * FROM schedules WHERE id = ?').get(id) as Row | undefined;
+    return row ? mapSchedule(row) : undefined;
+  };
+
+  return {
+    create(input) {
+      const now = nowIso();
+      const row = q(
+        `INSERT INTO schedules (id, name, workflow_name, workflow_kind, workflow_path, trigger_name, trigger_type, schedule,
+           event_topic, watch_path, input_config, is_enabled, next_run, created_at, updated_at)
+         VALUES (@id, @name, @workflow_name, @workflow_kind, @workflow_path, @trigger_name, @trigger_type, @schedule,
+           @event_topic, @watch_path, @input_config, @is_enabled, @next_run, @now, @now)
+         RETURNING *`,
+      ).get({
+        id: newScheduleId(),
+        name: input.name,
+        workflow_name: input.workflow_name,
+        workflow_kind: input.workflow_kind ?? '',
+        workflow_path: input.workflow_path ?? '',
+        trigger_name: input.trigger_name ?? input.name,
+        trigger_type: input.trigger_type ?? 'cron',
+        schedule: input.schedule ?? '',
+        event_topic: input.event_topic ?? '',
+        watch_path: input.watch_path ?? '',
+        input_config: JSON.stringify(input.input_config ?? {}),
+        is_enabled: bit(input.is_enabled ?? true),
+        next_run: input.next_run ?? null,
+        now,
+      }) as Row;
+      return mapSchedule(row);
+    },
+
+    get,
+
+    list(page) {
+      return listPage(db, q, { table: 'schedules', where: new Where(), orderBy: 'created_at DESC, rowid DESC', map: mapSchedule }, page);
+    },
+
+    update(id, patch) {
+      const sets: string[] = [];
+      const params: unknown[] = [];
+      for (const key of TEXT_FIELDS) {
+        if (patch[key] !== undefined) {
+          sets.push(`${key} = ?`);
+          params.push(patch[key]);
+        }
+      }
+      if (patch.input_config !== undefined) {
+        sets.push('input_config = ?');
+        params.push(JSON.stringify(patch.input_config));
+      }
+      if (patch.is_enabled !== undefined) {
+        sets.push('is_enabled = ?');
+        params.push(bit(patch.is_enabled));
+      }
+      if (sets.length === 0) return get(id);
+      const row = q(`UPDATE schedules SET ${sets.join(', ')}, updated_at = ? WHERE id = ? RETURNING *`).get(...params, nowIso(), id) as
+        | Row
+        | undefined;
+      return row ? mapSchedule(row) : undefined;
+    },
+
+    delete(id) {
+      return q('DELETE FROM schedules WHERE id = ?').run(id).changes > 0;
+    },
+
+    setEnabled(id, enabled) {
+      return q('UPDATE schedules SET is_enabled = ?, updated_at = ? WHERE id = ?').run(bit(enabled), nowIso(), id).changes > 0;
+    },
+
+    recordRun(id, at, nextRun) {
+      if (nextRun === undefined) {
+        q('UPDATE schedules SET run_count = run_count + 1, last_run = ?, updated_at = ? WHERE id = ?').run(at, nowIso(), id);
+      } else {
+        q('UPDATE schedules SET run_count = run_count + 1, last_run = ?, next_run = ?, updated_at = ? WHERE id = ?').run(
+          at,
+          nextRun,
+          nowIso(),
+          id,
+        );
+      }
+    },
+
+    listEnabled() {
+      return (q('SELECT * FROM schedules WHERE is_enabled = 1 ORDER BY created_at ASC, rowid ASC').all() as Row[]).map(mapSchedule);
+    },
+
+    setNextRun(id, nextRun) {
+      // updated_at is the scheduler's change detector; a computed fire time is not a user change.
+      return q('UPDATE schedules SET next_run = ? WHERE id = ?').run(nextRun, id).changes > 0;
+    },
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * Small helpers every repository shares: a per-store statement cache, JSON/boolean column
+ * conversion, LIKE escaping and the list-with-total query.
+ */
+import type Database from 'better-sqlite3';
+import type { ListResult, Page } from './types.js';
+
+export type Db = Database.Database;
+export type Row = Record<string, unknown>;
+
+/** Returns the prepared statement for `sql`, preparing it on first use only. */
+export type StatementCache = (sql: string) => Database.Statement;
+
+/** A statement cache bound to one connection, so each distinct SQL text is prepared once per store. */
+export function statementCache(db: Db): StatementCache {
+  const cache = new Map<string, Database.Statement>();
+  return (sql: string) => {
+    let stmt = cache.get(sql);
+    if (!stmt) {
+      stmt = db.prepare(sql);
+      cache.set(sql, stmt);
+    }
+    return stmt;
+  };
+}
+
+/** The current time as stored in every timestamp column. */
+export function nowIso(): string {
+  return new Date().toISOString();
+}
+
+/** Parses a JSON column, falling back when the text is empty or corrupt (rows may come from imports). */
+export function parseJson<T>(text: unknown, fallback: T): T {
+  if (typeof text !== 'string' || text === '') return fallback;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (Array.isArray(fallback)) return (Array.isArray(value) ? value : fallback) as T;
+    if (fallback !== null && typeof fallback === 'object') {
+      return (value !== null && typeof value === 'object' && !Array.isArray(value) ? value : fallback) as T;
+    }
+    return value as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/** A string array from a JSON column; non-string items are dropped. */
+export function parseStringArray(text: unknown): string[] {
+  return parseJson<unknown[]>(text, []).filter((v): v is string => typeof v === 'string');
+}
+
+/** SQLite has no boolean type and better-sqlite3 refuses JS booleans as parameters. */
+export function bit(value: boolean | undefined | null): 0 | 1 {
+  return value ? 1 : 0;
+}
+
+/** A `%substring%` LIKE pattern with the wildcards of `text` escaped (use with `ESCAPE '\'`). */
+export function likeContains(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Offset and limit as non-negative integers (SQLite treats a negative LIMIT as "no limit"). */
+export function normalizePage(page: Page): Page {
+  const clean = (n: number) => (Number.isFinite(n) && n > 0 ? Math.trunc(n) : 0);
+  return { offset: clean(page.offset), limit: clean(page.limit) };
+}
+
+/** A WHERE clause being built from optional filters, with positional parameters. */
+export class Where {
+  readonly clauses: string[] = [];
+  readonly params: unknown[] = [];
+
+  /** Adds `clause` (with `?` placeholders) and its parameters. */
+  add(clause: string, ...params: unknown[]): this {
+    this.clauses.push(clause);
+    this.params.push(...params);
+    return this;
+  }
+
+  /** Adds `column = ?` when `value` is defined. */
+  eq(column: string, value: unknown): this {
+    if (value !== undefined && value !== null) this.add(`${column} = ?`, value);
+    return this;
+  }
+
+  /** Adds `column IN (…)` when `values` is non-empty. */
+  in(column: string, values: readonly unknown[] | undefined): this {
+    if (values && values.length > 0) this.add(`${column} IN (${values.map(() => '?').join(', ')})`, ...values);
+    return this;
+  }
+
+  /** The `WHERE …` text, or '' when there is no filter. */
+  toString(): string {
+    return this.clauses.length > 0 ? `WHERE ${this.clauses.join(' AND ')}` : '';
+  }
+
+  get empty(): boolean {
+    return this.clauses.length === 0;
+  }
+}
+
+export interface ListSpec<T> {
+  table: string;
+  where: Where;
+  orderBy: string;
+  map: (row: Row) => T;
+  /** A cheaper exact total (e.g. from the counters table); used when given. */
+  total?: () => number;
+}
+
+/** Runs the page query and its COUNT in one read transaction, so both see the same snapshot. */
+export function listPage<T>(db: Db, q: StatementCache, spec: ListSpec<T>, page: Page): ListResult<T> {
+  const { offset, limit } = normalizePage(page);
+  const where = spec.where.toString();
+  return db.transaction(() => {
+    const total = spec.total
+      ? spec.total()
+      : Number((q(`SELECT COUNT(*) AS n FROM ${spec.table} ${where}`).get(...spec.where.params) as { n: number }).n);
+    const rows =
+      limit === 0
+        ? []
+        : (q(`SELECT * FROM ${spec.table} ${where} ORDER BY ${spec.orderBy} LIMIT ? OFFSET ?`).all(
+            ...spec.where.params,
+            limit,
+            offset,
+          ) as Row[]);
+    return { data: rows.map(spec.map), total };
+  })();
+}
+
+/** An integer from untrusted input (tool output), 0 when it is not a finite number. */
+export function toInt(value: unknown): number {
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof n === 'number' && Number.isFinite(n) ? Math.trunc(n) : 0;
+}
+
+/** A string from untrusted input: objects become JSON text, null/undefined become ''. */
+export function toText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** A string array from untrusted input: arrays keep their string items, a comma list is split. */
+export function toStringArray(value: unknown): string[] {
+  if (Array.isArray(value)) return value.filter((v) => v !== null && v !== undefined && v !== '').map((v) => toText(v));
+  if (typeof value === 'string' && value.trim() !== '') return value.split(',').map((s) => s.trim()).filter(Boolean);
+  return [];
+}

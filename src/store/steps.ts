@@ -1,0 +1,186 @@
+/**
+ * The `step_results` table. Like runs, a step's status only changes through `transition`, a
+ * conditional UPDATE whose terminal states (completed, failed, skipped) are sticky.
+ */
+import { randomUUID } from 'node:crypto';
+import { errors } from '../errors.js';
+import { listPage, nowIso, parseJson, Where, type Db, type Row, type StatementCache } from './sql.js';
+import { TERMINAL_STEP_STATUSES, type ListResult, type Page, type StepStatus } from './types.js';
+
+export interface StepRecord {
+  id: number;
+  step_uuid: string;
+  run_id: number;
+  run_uuid: string;
+  workspace: string;
+  module_name: string;
+  step_name: string;
+  step_type: string;
+  step_index: number;
+  status: StepStatus;
+  command: string;
+  output: string;
+  error_message: string;
+  exports: Record<string, unknown>;
+  duration_ms: number;
+  log_file: string;
+  started_at: string | null;
+  completed_at: string | null;
+  created_at: string;
+}
+
+export interface StepCreateInput {
+  run_id: number;
+  run_uuid: string;
+  workspace?: string;
+  module_name?: string;
+  step_name: string;
+  step_type: string;
+  step_index?: number;
+  status?: 'pending' | 'running' | 'skipped';
+  command?: string;
+  log_file?: string;
+  output?: string;
+  error_message?: string;
+}
+
+export interface StepPatch {
+  output?: string;
+  error_message?: string;
+  exports?: object;
+  /** When absent on a terminal transition, computed from started_at. */
+  duration_ms?: number;
+  command?: string;
+}
+
+export interface StepListFilter {
+  workspace?: string;
+  status?: StepStatus;
+  step_type?: string;
+  run_id?: number;
+}
+
+export interface StepsRepo {
+  /** Inserts a step result (default 'pending'; 'running' sets started_at, 'skipped' sets completed_at). */
+  create(input: StepCreateInput): StepRecord;
+  get(id: number): StepRecord | undefined;
+  /** Moves a step to `to` when allowed from its current status; undefined (row untouched) otherwise. */
+  transition(id: number, to: StepStatus, patch?: StepPatch): StepRecord | undefined;
+  /** Steps of one run in creation order. */
+  listByRun(runId: number): StepRecord[];
+  /** Filtered page, newest first (id DESC). */
+  list(filter: StepListFilter, page: Page): ListResult<StepRecord>;
+  /** Marks every pending or running step of a run failed (reconciliation); returns how many. */
+  failUnfinished(runId: number, message: string): number;
+}
+
+const ALLOWED_FROM: Readonly<Record<StepStatus, readonly StepStatus[]>> = {
+  pending: [],
+  running: ['pending'],
+  skipped: ['pending'],
+  completed: ['running'],
+  failed: ['pending', 'running'],
+};
+
+/** Maps a step_results row to its record. */
+export function mapStep(row: Row): StepRecord {
+  return { ...(row as unknown as StepRecord), exports: parseJson<Record<string, unknown>>(row.exports, {}) };
+}
+
+/** Creates the step results repository on one connection. */
+export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
+  const get = (id: number): StepRecord | undefined => {
+    const row = q('SELECT * FROM step_results WHERE id = ?').get(id) as Row | undefined;
+    return row ? mapStep(row) : undefined;
+  };
+
+  return {
+    create(input) {
+      const status = input.status ?? 'pending';
+      if (!['pending', 'running', 'skipped'].includes(status)) throw errors.runState(`a step cannot be created as ${status}`);
+      const now = nowIso();
+      const row = q(
+        `INSERT INTO step_results (step_uuid, run_id, run_uuid, workspace, module_name, step_name, step_type, step_index,
+           status, command, output, error_message, log_file, started_at, completed_at, created_at)
+         VALUES (@step_uuid, @run_id, @run_uuid, @workspace, @module_name, @step_name, @step_type, @step_index,
+           @status, @command, @output, @error_message, @log_file, @started_at, @completed_at, @now)
+         RETURNING *`,
+      ).get({
+        step_uuid: randomUUID(),
+        run_id: input.run_id,
+        run_uuid: input.run_uuid,
+        workspace: input.workspace ?? '',
+        module_name: input.module_name ?? '',
+        step_name: input.step_name,
+        step_type: input.step_type,
+        step_index: input.step_index ?? 0,
+        status,
+        command: input.command ?? '',
+        output: input.output ?? '',
+        error_message: input.error_message ?? '',
+        log_file: input.log_file ?? '',
+        started_at: status === 'running' ? now : null,
+        completed_at: status === 'skipped' ? now : null,
+        now,
+      }) as Row;
+      return mapStep(row);
+    },
+
+    get,
+
+    transition(id, to, patch = {}) {
+      const from = ALLOWED_FROM[to];
+      if (!from) throw errors.runState(`unknown step status: ${String(to)}`);
+      if (from.length === 0) return undefined;
+      const terminal = TERMINAL_STEP_STATUSES.includes(to) ? 1 : 0;
+      const row = q(
+        `UPDATE step_results SET
+           status = @to,
+           started_at = CASE WHEN @to = 'running' THEN COALESCE(started_at, @now) ELSE started_at END,
+           completed_at = CASE WHEN @terminal = 1 THEN @now ELSE completed_at END,
+           duration_ms = COALESCE(@duration_ms,
+             CASE WHEN @terminal = 1 AND started_at IS NOT NULL
+               THEN MAX(0, CAST(ROUND((julianday(@now) - julianday(started_at)) * 86400000) AS INTEGER))
+               ELSE duration_ms END),
+           output = COALESCE(@output, output),
+           error_message = COALESCE(@error_message, error_message),
+           exports = COALESCE(@exports, exports),
+           command = COALESCE(@command, command)
+         WHERE id = @id AND status IN (${from.map((s) => `'${s}'`).join(', ')})
+         RETURNING *`,
+      ).get({
+        id,
+        to,
+        now: nowIso(),
+        terminal,
+        duration_ms: patch.duration_ms ?? null,
+        output: patch.output ?? null,
+        error_message: patch.error_message ?? null,
+        exports: patch.exports === undefined ? null : JSON.stringify(patch.exports),
+        command: patch.command ?? null,
+      }) as Row | undefined;
+      return row ? mapStep(row) : undefined;
+    },
+
+    listByRun(runId) {
+      return (q('SELECT * FROM step_results WHERE run_id = ? ORDER BY id ASC').all(runId) as Row[]).map(mapStep);
+    },
+
+    list(filter, page) {
+      const where = new Where()
+        .eq('workspace', filter.workspace)
+        .eq('status', filter.status)
+        .eq('step_type', filter.step_type)
+        .eq('run_id', filter.run_id);
+      return listPage(db, q, { table: 'step_results', where, orderBy: 'id DESC', map: mapStep }, page);
+    },
+
+    failUnfinished(runId, message) {
+      const now = nowIso();
+      return q(
+        `UPDATE step_results SET status = 'failed', completed_at = ?, error_message = ?
+         WHERE run_id = ? AND status IN ('pending', 'running')`,
+      ).run(now, message, runId).changes;
+    },
+  };
+}

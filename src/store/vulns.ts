@@ -1,0 +1,278 @@
+/**
+ * The `vulnerabilities` table. POST /vulnerabilities inserts plainly; imports dedupe on a
+ * fingerprint of (workspace, template or vuln id, asset, matcher), so re-importing the same
+ * scanner output adds nothing. Severity counters are kept by triggers (migration 002).
+ */
+import { createHash } from 'node:crypto';
+import { errors } from '../errors.js';
+import {
+  likeContains,
+  listPage,
+  nowIso,
+  parseStringArray,
+  toStringArray,
+  toText,
+  Where,
+  type Db,
+  type Row,
+  type StatementCache,
+} from './sql.js';
+import { SEVERITIES, type ListResult, type Page, type Severity, type UpsertResult } from './types.js';
+import { historyBetween, recordChanges, sameValue, type FieldChange, type HistoryRecord } from './field-history.js';
+
+export interface VulnRecord {
+  id: number;
+  workspace: string;
+  vuln_info: string;
+  vuln_title: string;
+  vuln_desc: string;
+  vuln_poc: string;
+  severity: Severity;
+  confidence: string;
+  asset_type: string;
+  asset_value: string;
+  template_id: string;
+  matcher_name: string;
+  tags: string[];
+  detail_http_request: string;
+  detail_http_response: string;
+  raw_vuln_json: string;
+  fingerprint: string | null;
+  created_at: string;
+  updated_at: string;
+  last_seen_at: string;
+}
+
+/** A vulnerability as callers and importers provide it; values are coerced (they often come from tool output). */
+export type VulnInput = Partial<
+  Omit<VulnRecord, 'id' | 'workspace' | 'severity' | 'fingerprint' | 'created_at' | 'updated_at' | 'last_seen_at'>
+> & { severity?: string };
+
+export interface VulnListFilter {
+  workspace?: string;
+  /** Any of these severities. */
+  severity?: string[];
+  confidence?: string;
+  /** Substring of asset_value. */
+  asset_value?: string;
+}
+
+export interface VulnSummary {
+  critical: number;
+  high: number;
+  medium: number;
+  low: number;
+  info: number;
+  total: number;
+}
+
+export interface VulnsRepo {
+  /** Plain insert (no dedupe): severity lower-cased (default info), confidence default 'Certain'. */
+  create(input: VulnInput & { workspace: string }): VulnRecord;
+  /** Inserts or merges rows by fingerprint in one transaction. */
+  upsertMany(workspace: string, rows: VulnInput[], now?: string): UpsertResult;
+  get(id: number): VulnRecord | undefined;
+  delete(id: number): boolean;
+  /** Filtered page, newest first (created_at DESC, id DESC). */
+  list(filter: VulnListFilter, page: Page): ListResult<VulnRecord>;
+  /** Per-severity counts of one workspace or of all, read from the counters. */
+  summary(workspace?: string): VulnSummary;
+  /** Rows of `workspace` created in [from, to]. */
+  addedBetween(workspace: string, from: string, to: string): VulnRecord[];
+  /** Rows of `workspace` created before `from` whose updated_at lies in [from, to]. */
+  changedBetween(workspace: string, from: string, to: string): VulnRecord[];
+  /** Alias of changedBetween, named like the asset query. */
+  changedSince(workspace: string, from: string, to: string): VulnRecord[];
+  /** Rows of `workspace` created and last seen before `from`. */
+  removedBefore(workspace: string, from: string): VulnRecord[];
+  /** Field changes of `workspace` recorded in [from, to], oldest first (row_id = vulnerability id). */
+  history(workspace: string, from: string, to: string): HistoryRecord[];
+}
+
+const TEXT_FIELDS = ['vuln_info', 'vuln_title', 'vuln_desc', 'vuln_poc', 'confidence', 'asset_type', 'asset_value', 'template_id', 'matcher_name'] as const;
+/** Refreshed on import but not a "change": requests, responses and raw JSON carry dates and nonces. */
+const VOLATILE_FIELDS = ['detail_http_request', 'detail_http_response', 'raw_vuln_json'] as const;
+const COLUMNS = ['workspace', 'severity', 'tags', 'fingerprint', ...TEXT_FIELDS, ...VOLATILE_FIELDS] as const;
+const SEVERITY_ALIASES: Readonly<Record<string, Severity>> = { informational: 'info', moderate: 'medium', crit: 'critical' };
+
+type VulnValues = Omit<VulnRecord, 'id' | 'created_at' | 'updated_at' | 'last_seen_at'>;
+
+/** Lower-cases a severity; unknown values (e.g. nuclei's "unknown") count as info so severities always sum to the total. */
+export function normalizeSeverity(value: unknown): Severity {
+  const s = toText(value).trim().toLowerCase();
+  if ((SEVERITIES as readonly string[]).includes(s)) return s as Severity;
+  return SEVERITY_ALIASES[s] ?? 'info';
+}
+
+/** The dedupe key of an imported finding. */
+export function vulnFingerprint(workspace: string, v: { template_id?: string; vuln_info?: string; asset_value?: string; matcher_name?: string }): string {
+  const key = [workspace, v.template_id || v.vuln_info || '', v.asset_value ?? '', v.matcher_name ?? ''].join('\0');
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Maps a vulnerabilities row to its record. */
+export function mapVuln(row: Row): VulnRecord {
+  return { ...(row as unknown as VulnRecord), tags: parseStringArray(row.tags) };
+}
+
+/** Coerces one untrusted row; severity and confidence stay '' when not given, so a merge can tell. */
+function normalize(workspace: string, input: VulnInput, fingerprint: boolean): VulnValues {
+  const src = input as Record<string, unknown>;
+  const given = toText(src.severity).trim() !== '';
+  const out: Record<string, unknown> = { workspace, severity: given ? normalizeSeverity(src.severity) : '', tags: toStringArray(src.tags) };
+  for (const k of [...TEXT_FIELDS, ...VOLATILE_FIELDS]) out[k] = toText(src[k]);
+  out.fingerprint = fingerprint ? vulnFingerprint(workspace, out as VulnInput) : null;
+  return out as unknown as VulnValues;
+}
+
+/** Fills the defaults of a new row. */
+function withDefaults(v: VulnValues): VulnValues {
+  return { ...v, severity: v.severity || 'info', confidence: v.confidence || 'Certain' };
+}
+
+/** Merges `incoming` over `existing` (non-empty values win); lists meaningful changes, flags volatile ones. */
+function merge(existing: VulnRecord, incoming: VulnValues): { merged: VulnValues; changes: FieldChange[]; volatileChanged: boolean } {
+  const old = existing as unknown as Record<string, unknown>;
+  const inc = incoming as unknown as Record<string, unknown>;
+  const merged: Record<string, unknown> = { ...incoming };
+  const changes: FieldChange[] = [];
+  let volatileChanged = false;
+  for (const k of ['severity', ...TEXT_FIELDS, ...VOLATILE_FIELDS]) {
+    merged[k] = inc[k] !== '' ? inc[k] : old[k];
+    if (sameValue(merged[k], old[k])) continue;
+    if ((VOLATILE_FIELDS as readonly string[]).includes(k)) volatileChanged = true;
+    else changes.push({ field: k, old_value: old[k], new_value: merged[k] });
+  }
+  merged.tags = incoming.tags.length > 0 ? incoming.tags : existing.tags;
+  if (!sameValue(merged.tags, existing.tags)) changes.push({ field: 'tags', old_value: existing.tags, new_value: merged.tags });
+  return { merged: merged as unknown as VulnValues, changes, volatileChanged };
+}
+
+function toParams(v: VulnValues): Record<string, unknown> {
+  return { ...v, tags: JSON.stringify(v.tags) };
+}
+
+/** Creates the vulnerabilities repository on one connection. */
+export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
+  const insertSql = `INSERT INTO vulnerabilities (${COLUMNS.join(', ')}, created_at, updated_at, last_seen_at)
+    VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')}, @now, @now, @now) RETURNING *`;
+  const updateSql = `UPDATE vulnerabilities SET severity = @severity, tags = @tags,
+    ${[...TEXT_FIELDS, ...VOLATILE_FIELDS].map((c) => `${c} = @${c}`).join(', ')},
+    updated_at = @updated_at, last_seen_at = @now WHERE id = @id`;
+  const rowsOf = (sql: string, ...params: unknown[]) => (q(sql).all(...params) as Row[]).map(mapVuln);
+  const counter = (name: string) => (q('SELECT value FROM counters WHERE name = ?').get(name) as { value: number } | undefined)?.value ?? 0;
+
+  const changedBetween = (workspace: string, from: string, to: string) =>
+    rowsOf(
+      'SELECT * FROM vulnerabilities WHERE workspace = ? AND updated_at >= ? AND updated_at <= ? AND created_at < ? ORDER BY updated_at ASC, id ASC',
+      workspace, from, to, from,
+    );
+
+  return {
+    create(input) {
+      if (!input.workspace || typeof input.workspace !== 'string') throw errors.workspaceRequired();
+      const row = q(insertSql).get({ ...toParams(withDefaults(normalize(input.workspace, input, false))), now: nowIso() }) as Row;
+      return mapVuln(row);
+    },
+
+    upsertMany(workspace, rows, now = nowIso()) {
+      if (!workspace) throw errors.workspaceRequired();
+      const values = rows.map((r) => normalize(workspace, r, true));
+      // Without an identifier every finding on an asset would collapse into one fingerprint.
+      const issues = values.flatMap((v, i) => (v.template_id === '' && v.vuln_info === '' ? [`rows[${i}].vuln_info: required (or template_id)`] : []));
+      if (issues.length > 0) throw errors.validation(issues.join('; '));
+      const result: UpsertResult = { new: 0, updated: 0, unchanged: 0, ids: [], newIds: [], updatedIds: [] };
+      const seen = new Set<number>();
+      db.transaction(() => {
+        for (const v of values) {
+          const row = q('SELECT * FROM vulnerabilities WHERE fingerprint = ?').get(v.fingerprint) as Row | undefined;
+          if (!row) {
+            const { id } = q(insertSql).get({ ...toParams(withDefaults(v)), now }) as { id: number };
+            result.new++;
+            result.ids.push(id);
+            result.newIds.push(id);
+            seen.add(id);
+            continue;
+          }
+          const old = mapVuln(row);
+          const { merged, changes, volatileChanged } = merge(old, v);
+          const changed = changes.length > 0;
+          result.ids.push(old.id);
+          if (changed || volatileChanged) {
+            q(updateSql).run({ ...toParams(merged), id: old.id, now, updated_at: changed ? now : old.updated_at });
+            recordChanges(q, 'vuln_history', old.id, workspace, changes, now);
+          } else {
+            q('UPDATE vulnerabilities SET last_seen_at = ? WHERE id = ?').run(now, old.id);
+          }
+          if (changed && !seen.has(old.id)) {
+            result.updated++;
+            result.updatedIds.push(old.id);
+            seen.add(old.id);
+          } else {
+            result.unchanged++;
+          }
+        }
+      }).immediate();
+      return result;
+    },
+
+    get(id) {
+      const row = q('SELECT * FROM vulnerabilities WHERE id = ?').get(id) as Row | undefined;
+      return row ? mapVuln(row) : undefined;
+    },
+
+    delete(id) {
+      return q('DELETE FROM vulnerabilities WHERE id = ?').run(id).changes > 0;
+    },
+
+    list(filter, page) {
+      const where = new Where()
+        .eq('workspace', filter.workspace)
+        .in('severity', filter.severity?.map((s) => s.trim().toLowerCase()).filter(Boolean))
+        .eq('confidence', filter.confidence);
+      if (filter.asset_value) where.add(`asset_value LIKE ? ESCAPE '\\'`, likeContains(filter.asset_value));
+      const total = where.empty ? () => counter('vulns.total') : undefined;
+      return listPage(db, q, { table: 'vulnerabilities', where, orderBy: 'created_at DESC, id DESC', map: mapVuln, total }, page);
+    },
+
+    summary(workspace) {
+      if (workspace !== undefined) {
+        const row = q('SELECT vuln_critical, vuln_high, vuln_medium, vuln_low, vuln_info, total_vulns FROM workspaces WHERE name = ?').get(
+          workspace,
+        ) as Record<string, number> | undefined;
+        return {
+          critical: row?.vuln_critical ?? 0,
+          high: row?.vuln_high ?? 0,
+          medium: row?.vuln_medium ?? 0,
+          low: row?.vuln_low ?? 0,
+          info: row?.vuln_info ?? 0,
+          total: row?.total_vulns ?? 0,
+        };
+      }
+      const rows = q(`SELECT name, value FROM counters WHERE name LIKE 'vulns.%'`).all() as { name: string; value: number }[];
+      const by = Object.fromEntries(rows.map((r) => [r.name.slice('vulns.'.length), r.value]));
+      return { critical: by.critical ?? 0, high: by.high ?? 0, medium: by.medium ?? 0, low: by.low ?? 0, info: by.info ?? 0, total: by.total ?? 0 };
+    },
+
+    addedBetween(workspace, from, to) {
+      return rowsOf(
+        'SELECT * FROM vulnerabilities WHERE workspace = ? AND created_at >= ? AND created_at <= ? ORDER BY created_at ASC, id ASC',
+        workspace, from, to,
+      );
+    },
+
+    changedBetween,
+    changedSince: changedBetween,
+
+    removedBefore(workspace, from) {
+      return rowsOf(
+        `SELECT * FROM vulnerabilities WHERE workspace = ? AND last_seen_at < ? AND last_seen_at <> '' AND created_at < ? ORDER BY last_seen_at ASC, id ASC`,
+        workspace, from, from,
+      );
+    },
+
+    history(workspace, from, to) {
+      return historyBetween(q, 'vuln_history', workspace, from, to);
+    },
+  };
+}

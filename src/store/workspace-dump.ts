@@ -1,0 +1,191 @@
+/**
+ * A workspace's database rows as plain rows, table by table (snapshot export), and their restore
+ * under a (possibly new) name in one transaction (snapshot import). Export pages by rowid with
+ * short separate statements, so nothing holds the connection between pages (the daemon keeps
+ * serving while a zip is streamed). Restore re-assigns every id: runs keep their run_uuid, steps,
+ * artifacts, diffs and history are re-linked to the new ids, and rows are marked as imported.
+ */
+import { randomUUID } from 'node:crypto';
+import { errors } from '../errors.js';
+import { vulnFingerprint } from './vulns.js';
+import { nowIso, type Db, type Row, type StatementCache } from './sql.js';
+
+/** The dumped tables, in restore order (parents before children). */
+export const DUMP_TABLES = [
+  'workspace', 'runs', 'step_results', 'artifacts', 'assets', 'vulnerabilities', 'asset_diffs', 'event_logs', 'asset_history', 'vuln_history',
+] as const;
+export type DumpTable = (typeof DUMP_TABLES)[number];
+
+/** Which rows of each table belong to workspace `?` (every `?` is bound to the name). */
+const SELECTION: Record<DumpTable, { table: string; where: string }> = {
+  workspace: { table: 'workspaces', where: 'name = ?' },
+  runs: { table: 'runs', where: 'workspace = ?' },
+  step_results: { table: 'step_results', where: 'run_id IN (SELECT id FROM runs WHERE workspace = ?)' },
+  artifacts: { table: 'artifacts', where: '(workspace = ? OR run_id IN (SELECT id FROM runs WHERE workspace = ?))' },
+  assets: { table: 'assets', where: 'workspace = ?' },
+  vulnerabilities: { table: 'vulnerabilities', where: 'workspace = ?' },
+  asset_diffs: { table: 'asset_diffs', where: 'workspace_name = ?' },
+  event_logs: { table: 'event_logs', where: 'workspace = ?' },
+  asset_history: { table: 'asset_history', where: 'workspace = ?' },
+  vuln_history: { table: 'vuln_history', where: 'workspace = ?' },
+};
+
+/** Columns a restore never copies: the server assigns them (ids) or derives them (trigger-kept counters). */
+const SKIPPED: Partial<Record<DumpTable, string[]>> = {
+  workspace: ['id', 'name', 'data_source', 'local_path', 'total_assets', 'total_vulns', 'vuln_critical', 'vuln_high', 'vuln_medium', 'vuln_low', 'vuln_info'],
+};
+
+export interface DumpPage {
+  rows: Row[];
+  /** Pass back as `after` for the next page; the dump of a table is done when rows is empty. */
+  last: number;
+}
+
+/** Per-table row counts of a restore. */
+export type RestoreCounts = Record<DumpTable, number>;
+
+export interface RestoreOptions {
+  /** The workspace folder the rows now belong to (replaces the old folder prefix in stored paths). */
+  localPath: string;
+  /** Delete the workspace's current rows first (import with force). */
+  replace: boolean;
+}
+
+/** Rows of one table, read lazily (a JSONL file of the snapshot). */
+export type DumpSource = (table: DumpTable) => Iterable<Row>;
+
+/** One page of a workspace's rows of `table`, rowid order, after rowid `after`. */
+export function dumpPage(q: StatementCache, name: string, table: DumpTable, after: number, limit: number): DumpPage {
+  const sel = SELECTION[table];
+  const binds = sel.where.split('?').length - 1;
+  // NOT INDEXED keeps this a rowid range walk: one pass over the table for the whole dump, no sort.
+  const rows = q(`SELECT rowid AS "__rowid__", * FROM ${sel.table} NOT INDEXED WHERE rowid > ? AND ${sel.where} ORDER BY rowid LIMIT ?`).all(
+    after,
+    ...Array<string>(binds).fill(name),
+    Math.max(1, Math.trunc(limit)),
+  ) as Row[];
+  const last = rows.length > 0 ? Number(rows[rows.length - 1]!.__rowid__) : after;
+  for (const r of rows) delete r.__rowid__;
+  return { rows, last };
+}
+
+/** Restores dumped rows as workspace `name` in one IMMEDIATE transaction; any bad row rolls everything back. */
+export function restoreDump(db: Db, q: StatementCache, name: string, source: DumpSource, opts: RestoreOptions, deleteData: (n: string) => void): RestoreCounts {
+  const columnsOf = new Map<string, Set<string>>();
+  const columns = (table: string) => {
+    let set = columnsOf.get(table);
+    if (!set) {
+      set = new Set((db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
+      columnsOf.set(table, set);
+    }
+    return set;
+  };
+  const counts = Object.fromEntries(DUMP_TABLES.map((t) => [t, 0])) as RestoreCounts;
+  const runIds = new Map<number, number>();
+  const assetIds = new Map<number, number>();
+  const vulnIds = new Map<number, number>();
+
+  return db.transaction(() => {
+    if (opts.replace) deleteData(name);
+    const oldPrefix = restoreWorkspaceRow(q, columns, name, source('workspace'), opts.localPath, counts);
+    const movePath = (p: unknown) => rebase(p, oldPrefix, opts.localPath);
+
+    const insert = (table: DumpTable, row: Row, patch: Row): number => {
+      const cols = columns(SELECTION[table].table);
+      const skipped = new Set(['id', ...(SKIPPED[table] ?? [])]);
+      const values: Row = {};
+      for (const [k, v] of Object.entries(row)) if (cols.has(k) && !skipped.has(k)) values[k] = bindable(v);
+      Object.assign(values, patch);
+      const keys = Object.keys(values);
+      const info = q(`INSERT INTO ${SELECTION[table].table} (${keys.join(', ')}) VALUES (${keys.map((k) => `@${k}`).join(', ')})`).run(values);
+      counts[table]++;
+      return Number(info.lastInsertRowid);
+    };
+
+    for (const r of source('runs')) runIds.set(num(r.id), insert('runs', r, { workspace: name, ...inertRun(r) }));
+    for (const r of source('step_results')) {
+      const runId = runIds.get(num(r.run_id));
+      if (runId !== undefined) insert('step_results', r, { run_id: runId, workspace: name, log_file: movePath(r.log_file) });
+    }
+    for (const r of source('artifacts')) {
+      insert('artifacts', r, { id: randomUUID(), run_id: runIds.get(num(r.run_id)) ?? 0, workspace: name, artifact_path: movePath(r.artifact_path) });
+    }
+    for (const r of source('assets')) assetIds.set(num(r.id), insert('assets', r, { workspace: name }));
+    for (const r of source('vulnerabilities')) {
+      const fingerprint = r.fingerprint === null || r.fingerprint === undefined ? null : vulnFingerprint(name, r as Record<string, string>);
+      vulnIds.set(num(r.id), insert('vulnerabilities', r, { workspace: name, fingerprint }));
+    }
+    for (const r of source('asset_diffs')) insert('asset_diffs', r, { workspace_name: name, run_id: runIds.get(num(r.run_id)) ?? 0 });
+    for (const r of source('event_logs')) insert('event_logs', r, { workspace: name });
+    for (const r of source('asset_history')) {
+      const id = assetIds.get(num(r.asset_id));
+      if (id !== undefined) insert('asset_history', r, { asset_id: id, workspace: name });
+    }
+    for (const r of source('vuln_history')) {
+      const id = vulnIds.get(num(r.vuln_id));
+      if (id !== undefined) insert('vuln_history', r, { vuln_id: id, workspace: name });
+    }
+    return counts;
+  }).immediate();
+}
+
+/** Creates or updates the workspace row (data_source imported); returns the old local_path of the dump. */
+function restoreWorkspaceRow(q: StatementCache, columns: (t: string) => Set<string>, name: string, rows: Iterable<Row>, localPath: string, counts: RestoreCounts): string {
+  let dumped: Row | undefined;
+  for (const r of rows) {
+    if (dumped) throw errors.validation('workspace.jsonl: more than one row');
+    dumped = r;
+  }
+  const oldPrefix = typeof dumped?.local_path === 'string' ? dumped.local_path : '';
+  const now = nowIso();
+  const values: Row = { name, data_source: 'imported', local_path: localPath, created_at: now, updated_at: now };
+  if (dumped) {
+    const cols = columns('workspaces');
+    const skipped = new Set(SKIPPED.workspace);
+    for (const [k, v] of Object.entries(dumped)) if (cols.has(k) && !skipped.has(k)) values[k] = bindable(v);
+    for (const k of ['state_execution_log', 'state_completed_file', 'state_workflow_file']) if (k in values) values[k] = rebase(values[k], oldPrefix, localPath);
+    values.updated_at = now;
+    counts.workspace = 1;
+  }
+  const keys = Object.keys(values);
+  const updates = keys.filter((k) => k !== 'name' && k !== 'created_at');
+  q(
+    `INSERT INTO workspaces (${keys.join(', ')}) VALUES (${keys.map((k) => `@${k}`).join(', ')})
+     ON CONFLICT (name) DO UPDATE SET ${updates.map((k) => `${k} = excluded.${k}`).join(', ')}`,
+  ).run(values);
+  return oldPrefix;
+}
+
+/**
+ * An imported run never becomes executable or claims a process here: one that was still pending,
+ * queued or running when exported is restored as cancelled (the queue would otherwise run it).
+ */
+function inertRun(r: Row): Row {
+  const patch: Row = { current_pid: 0, owner_pid: 0 };
+  if (!['completed', 'failed', 'cancelled'].includes(String(r.status))) {
+    patch.status = 'cancelled';
+    patch.error_message = `imported from a snapshot while ${String(r.status)}`;
+    patch.completed_at = typeof r.completed_at === 'string' ? r.completed_at : nowIso();
+  }
+  return patch;
+}
+
+/** A JSON value as a SQLite parameter: booleans as 0/1, objects as JSON text. */
+function bindable(v: unknown): unknown {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (v !== null && typeof v === 'object') return JSON.stringify(v);
+  if (v === undefined) return null;
+  return v;
+}
+
+function num(v: unknown): number {
+  const n = Number(v);
+  return Number.isFinite(n) ? n : -1;
+}
+
+/** Moves a stored path from the old workspace folder to the new one (other paths unchanged). */
+function rebase(p: unknown, oldPrefix: string, newPrefix: string): unknown {
+  if (typeof p !== 'string' || oldPrefix === '' || oldPrefix === newPrefix) return p;
+  if (p === oldPrefix) return newPrefix;
+  return p.startsWith(`${oldPrefix}/`) ? newPrefix + p.slice(oldPrefix.length) : p;
+}

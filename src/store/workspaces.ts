@@ -1,0 +1,203 @@
+/**
+ * The `workspaces` table. Its asset and vulnerability counters are maintained by triggers
+ * (migration 002), so this repository never writes them.
+ */
+import { errors } from '../errors.js';
+import { likeContains, listPage, nowIso, Where, type Db, type Row, type StatementCache } from './sql.js';
+import type { ListResult, Page } from './types.js';
+import { dumpPage, restoreDump, type DumpPage, type DumpSource, type DumpTable, type RestoreCounts, type RestoreOptions } from './workspace-dump.js';
+
+export interface WorkspaceRecord {
+  id: number;
+  name: string;
+  data_source: string;
+  local_path: string;
+  state_execution_log: string;
+  state_completed_file: string;
+  state_workflow_file: string;
+  total_assets: number;
+  total_subdomains: number;
+  total_urls: number;
+  total_ips: number;
+  total_links: number;
+  total_content: number;
+  total_archive: number;
+  total_vulns: number;
+  vuln_critical: number;
+  vuln_high: number;
+  vuln_medium: number;
+  vuln_low: number;
+  vuln_info: number;
+  risk_score: number;
+  last_run: string | null;
+  run_workflow: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkspaceRunInfo {
+  name: string;
+  local_path: string;
+  /** Defaults to 'local' for a new row; an existing row keeps its value unless given. */
+  data_source?: string;
+  state_execution_log?: string;
+  state_completed_file?: string;
+  state_workflow_file?: string;
+  last_run?: string;
+  run_workflow?: string;
+}
+
+export interface WorkspaceListFilter {
+  data_source?: string;
+  /** Substring of the name. */
+  search?: string;
+}
+
+export interface WorkspaceDeleteCounts {
+  assets: number;
+  vulns: number;
+  runs: number;
+}
+
+/** Counters that only workflows write (db_total_* functions add file line counts to them). */
+export const FILE_COUNTERS = ['total_subdomains', 'total_urls', 'total_ips', 'total_links', 'total_content', 'total_archive'] as const;
+/** Counters kept exact from the assets and vulnerabilities tables by triggers (migration 002). */
+export const EXACT_COUNTERS = ['total_assets', 'total_vulns', 'vuln_critical', 'vuln_high', 'vuln_medium', 'vuln_low', 'vuln_info'] as const;
+export type FileCounter = (typeof FILE_COUNTERS)[number];
+export type WorkspaceCounter = FileCounter | (typeof EXACT_COUNTERS)[number];
+
+export interface WorkspacesRepo {
+  /** Creates or updates the row of a workspace with run information; counters untouched. */
+  upsertRunInfo(input: WorkspaceRunInfo): WorkspaceRecord;
+  get(name: string): WorkspaceRecord | undefined;
+  /** Filtered page by name. */
+  list(filter: WorkspaceListFilter, page: Page): ListResult<WorkspaceRecord>;
+  /** Deletes the workspace row and all its data (see deleteData); false when there was no row. */
+  delete(name: string): boolean;
+  setDataSource(name: string, dataSource: string): boolean;
+  /** Every workspace name, sorted. */
+  names(): string[];
+  /** Deletes the workspace's assets, vulnerabilities, diffs, runs (with steps and artifacts) and events, in one transaction. */
+  deleteData(name: string): WorkspaceDeleteCounts;
+  /** Adds `amount` to a file counter (or sets it to 0 when `reset`), creating the row when missing; returns the new value. */
+  addToCounter(name: string, counter: FileCounter, amount: number, reset?: boolean): number;
+  /** One counter of a workspace (0 when the workspace has no row). */
+  counter(name: string, counter: WorkspaceCounter): number;
+  /**
+   * Recomputes every counter of the workspace from its rows: assets and vulnerabilities by
+   * severity, subdomains (asset_type subdomain or domain), URLs (url, http, web) and IPs (ip).
+   * Links, content and archive have no table behind them and are left as they are.
+   */
+  recomputeCounters(name: string): WorkspaceRecord | undefined;
+  /** One page of the workspace's rows of `table` (snapshot export); `after` is the previous page's `last`. */
+  dumpPage(name: string, table: DumpTable, after: number, limit: number): DumpPage;
+  /** Restores dumped rows as workspace `name` in one transaction (snapshot import); see workspace-dump.ts. */
+  restoreDump(name: string, source: DumpSource, opts: RestoreOptions): RestoreCounts;
+}
+
+const OPTIONAL_FIELDS = ['data_source', 'state_execution_log', 'state_completed_file', 'state_workflow_file', 'last_run', 'run_workflow'] as const;
+
+/** Creates the workspaces repository on one connection. */
+export function createWorkspacesRepo(db: Db, q: StatementCache): WorkspacesRepo {
+  const get = (name: string): WorkspaceRecord | undefined => q('SELECT * FROM workspaces WHERE name = ?').get(name) as WorkspaceRecord | undefined;
+
+  const deleteData = (name: string): WorkspaceDeleteCounts =>
+    db.transaction(() => {
+      const assets = q('DELETE FROM assets WHERE workspace = ?').run(name).changes;
+      const vulns = q('DELETE FROM vulnerabilities WHERE workspace = ?').run(name).changes;
+      q('DELETE FROM asset_diffs WHERE workspace_name = ?').run(name);
+      q('DELETE FROM artifacts WHERE workspace = ? OR run_id IN (SELECT id FROM runs WHERE workspace = ?)').run(name, name);
+      q('DELETE FROM step_results WHERE workspace = ?').run(name);
+      // Remaining steps of these runs go through ON DELETE CASCADE.
+      const runs = q('DELETE FROM runs WHERE workspace = ?').run(name).changes;
+      q('DELETE FROM event_logs WHERE workspace = ?').run(name);
+      return { assets, vulns, runs };
+    }).immediate();
+
+  return {
+    upsertRunInfo(input) {
+      // Only the given optional fields overwrite an existing row, so the SQL depends on which are present.
+      const given = OPTIONAL_FIELDS.filter((k) => input[k] !== undefined);
+      const columns = ['name', 'local_path', ...given];
+      const now = nowIso();
+      const values: Record<string, unknown> = { name: input.name, local_path: input.local_path, now };
+      for (const k of given) values[k] = input[k];
+      const row = q(
+        `INSERT INTO workspaces (${columns.join(', ')}, created_at, updated_at)
+         VALUES (${columns.map((c) => `@${c}`).join(', ')}, @now, @now)
+         ON CONFLICT (name) DO UPDATE SET
+           ${['local_path', ...given].map((c) => `${c} = excluded.${c}`).join(', ')}, updated_at = excluded.updated_at
+         RETURNING *`,
+      ).get(values) as WorkspaceRecord;
+      return row;
+    },
+
+    get,
+
+    list(filter, page) {
+      const where = new Where().eq('data_source', filter.data_source);
+      if (filter.search) where.add(`name LIKE ? ESCAPE '\\'`, likeContains(filter.search));
+      return listPage(db, q, { table: 'workspaces', where, orderBy: 'name ASC', map: (r) => r as unknown as WorkspaceRecord }, page);
+    },
+
+    delete(name) {
+      return db.transaction(() => {
+        deleteData(name);
+        return q('DELETE FROM workspaces WHERE name = ?').run(name).changes > 0;
+      }).immediate();
+    },
+
+    setDataSource(name, dataSource) {
+      return q('UPDATE workspaces SET data_source = ?, updated_at = ? WHERE name = ?').run(dataSource, nowIso(), name).changes > 0;
+    },
+
+    names() {
+      return (q('SELECT name FROM workspaces ORDER BY name ASC').all() as { name: string }[]).map((r) => r.name);
+    },
+
+    deleteData,
+
+    addToCounter(name, counter, amount, reset = false) {
+      if (!(FILE_COUNTERS as readonly string[]).includes(counter)) throw errors.validation(`unknown workspace counter: ${String(counter)}`);
+      const now = nowIso();
+      return db.transaction(() => {
+        q(`INSERT INTO workspaces (name, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`).run(name, now, now);
+        const row = q(
+          `UPDATE workspaces SET ${counter} = CASE WHEN @reset = 1 THEN 0 ELSE ${counter} + @amount END, updated_at = @now
+           WHERE name = @name RETURNING ${counter} AS value`,
+        ).get({ name, amount: Math.trunc(amount), reset: reset ? 1 : 0, now }) as { value: number };
+        return row.value;
+      }).immediate();
+    },
+
+    counter(name, counter) {
+      if (![...FILE_COUNTERS, ...EXACT_COUNTERS].includes(counter)) throw errors.validation(`unknown workspace counter: ${String(counter)}`);
+      const row = q(`SELECT ${counter} AS value FROM workspaces WHERE name = ?`).get(name) as { value: number } | undefined;
+      return row?.value ?? 0;
+    },
+
+    recomputeCounters(name) {
+      const sev = (s: string) => `vuln_${s} = (SELECT COUNT(*) FROM vulnerabilities WHERE workspace = @name AND severity = '${s}')`;
+      const ofTypes = (types: string[]) => `(SELECT COUNT(*) FROM assets WHERE workspace = @name AND asset_type IN (${types.map((t) => `'${t}'`).join(', ')}))`;
+      return q(
+        `UPDATE workspaces SET
+           total_assets = (SELECT COUNT(*) FROM assets WHERE workspace = @name),
+           total_subdomains = ${ofTypes(['subdomain', 'domain'])},
+           total_urls = ${ofTypes(['url', 'http', 'web'])},
+           total_ips = ${ofTypes(['ip'])},
+           total_vulns = (SELECT COUNT(*) FROM vulnerabilities WHERE workspace = @name),
+           ${['critical', 'high', 'medium', 'low', 'info'].map(sev).join(',\n           ')},
+           updated_at = @now
+         WHERE name = @name RETURNING *`,
+      ).get({ name, now: nowIso() }) as WorkspaceRecord | undefined;
+    },
+
+    dumpPage(name, table, after, limit) {
+      return dumpPage(q, name, table, after, limit);
+    },
+
+    restoreDump(name, source, opts) {
+      return restoreDump(db, q, name, source, opts, (n) => void deleteData(n));
+    },
+  };
+}

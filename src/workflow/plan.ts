@@ -1,0 +1,213 @@
+/**
+ * The plan: a workflow plus its inputs turned into plain data — steps with rendered commands,
+ * flow modules in execution order with skip reasons, resolved variables (secrets redacted).
+ * `--dry-run`, `workflow show`, resume and the API's workflow detail read it; the engine
+ * executes the same order. Pure: module files are loaded by the caller's `loadModule`.
+ */
+import { isOsmError } from '../errors.js';
+import type { ModuleRef, Step, Workflow, WorkflowKind } from './types.js';
+import { resolveParams } from './params.js';
+import { TemplateError, renderExcept, valueToString } from './template.js';
+import { planSteps, stepExportNames, type StepPlanContext } from './tpl-plan-steps.js';
+import { redactVariables, secretValues } from './tpl-redact.js';
+
+export { formatPlan } from './tpl-plan-format.js';
+
+export interface PlanStep {
+  index: number;
+  name: string;
+  type: string;
+  /** Rendered where renderable; templates needing run-time variables stay as written. */
+  commands: string[];
+  renderedAt: 'plan' | 'runtime';
+  preCondition?: string;
+  timeoutMs?: number;
+  dependsOn?: string[];
+  /** parallel-steps children, or the foreach inner step. */
+  children?: PlanStep[];
+  /** Template error that will fail this step at run time. */
+  error?: string;
+}
+
+export interface PlanModule {
+  name: string;
+  path?: string;
+  dependsOn: string[];
+  condition?: string;
+  skipReason?: 'excluded' | 'fuzzy-excluded';
+  steps: PlanStep[];
+  error?: string;
+}
+
+export interface Plan {
+  workflow: { name: string; kind: WorkflowKind; description: string };
+  target: string;
+  workspace: string;
+  output: string;
+  variables: Record<string, unknown>;
+  /** module steps (empty for flows) */
+  steps: PlanStep[];
+  /** flow modules in execution order (Kahn, declaration order for ties; empty for modules) */
+  modules: PlanModule[];
+  /** pre_scan_steps / post_scan_steps hooks */
+  hooks: { pre: PlanStep[]; post: PlanStep[] };
+  warnings: string[];
+}
+
+export interface PlanInput {
+  target: string;
+  /** Built-ins + params, already resolved. */
+  vars: Record<string, unknown>;
+  exclude?: string[];
+  fuzzyExclude?: string[];
+  /** Generators of flow modules' params; default shows `[generator: expr]` instead of running it. */
+  runGenerator?: (expr: string, paramName: string) => string;
+}
+
+export type ModuleLoader = (ref: ModuleRef) => Workflow;
+
+/**
+ * Flow module order: Kahn's algorithm, one module at a time; the initial ready set and newly
+ * unblocked modules follow declaration order. Modules with unknown dependencies or in a cycle
+ * are returned in `blocked`.
+ */
+export function orderModules(refs: ModuleRef[]): { order: ModuleRef[]; blocked: ModuleRef[] } {
+  const pending = new Map<ModuleRef, Set<string>>();
+  for (const ref of refs) pending.set(ref, new Set(ref.depends_on ?? []));
+  const order: ModuleRef[] = [];
+  const queue = refs.filter((r) => pending.get(r)!.size === 0);
+  const queued = new Set(queue);
+  while (queue.length > 0) {
+    const done = queue.shift()!;
+    order.push(done);
+    for (const ref of refs) {
+      const deps = pending.get(ref)!;
+      if (queued.has(ref) || !deps.delete(done.name)) continue;
+      if (deps.size === 0) {
+        queue.push(ref);
+        queued.add(ref);
+      }
+    }
+  }
+  return { order, blocked: refs.filter((r) => !queued.has(r)) };
+}
+
+function inlineModule(ref: ModuleRef, flow: Workflow): Workflow {
+  return {
+    ...flow,
+    kind: 'module',
+    name: ref.name,
+    description: ref.description ?? '',
+    params: [],
+    steps: ref.steps ?? [],
+    modules: [],
+    hooks: { pre_scan_steps: [], post_scan_steps: [] },
+    runner: ref.runner ?? 'host',
+    runner_config: ref.runner_config ?? {},
+    file_path: '',
+  };
+}
+
+function planHooks(wf: Workflow, ctx: StepPlanContext, where: string, which: 'pre' | 'post') {
+  const steps: Step[] = which === 'pre' ? wf.hooks?.pre_scan_steps ?? [] : wf.hooks?.post_scan_steps ?? [];
+  return planSteps(steps, ctx, `${where}.hooks.${which}`);
+}
+
+// Brackets, not angle brackets: a trailing `>` would trip the dangling-operator fix-up.
+const notRun = (expr: string) => `[generator: ${expr}]`;
+
+/** Variables a flow hands to one module: flow variables (stringified) + rendered module params. */
+function moduleVars(flow: Workflow, ref: ModuleRef, mod: Workflow, input: PlanInput, runtime: Set<string>, warnings: string[]): Record<string, unknown> {
+  const provided: Record<string, string> = {};
+  for (const [k, v] of Object.entries(input.vars)) if (k !== 'FlowName' && k !== 'ModuleName') provided[k] = valueToString(v);
+  provided.flow_name = flow.name;
+  for (const [k, v] of Object.entries(ref.params ?? {})) {
+    try {
+      provided[k] = renderExcept(String(v), input.vars, (root) => runtime.has(root)).text;
+    } catch (err) {
+      if (!(err instanceof TemplateError)) throw err;
+      warnings.push(`modules.${ref.name}.params.${k}: ${err.message}`);
+      provided[k] = String(v);
+    }
+  }
+  const base = { ...input.vars, ModuleName: mod.name, FlowName: flow.name };
+  const vars = resolveParams(mod.params ?? [], provided, base, { runGenerator: input.runGenerator ?? notRun });
+  return { ...vars, ModuleName: mod.name, FlowName: flow.name };
+}
+
+function exclusion(name: string, input: PlanInput): PlanModule['skipReason'] {
+  if ((input.exclude ?? []).includes(name)) return 'excluded';
+  if ((input.fuzzyExclude ?? []).some((p) => p !== '' && name.includes(p))) return 'fuzzy-excluded';
+  return undefined;
+}
+
+function planFlow(wf: Workflow, input: PlanInput, ctx: StepPlanContext, loadModule?: ModuleLoader): PlanModule[] {
+  const names = new Set<string>();
+  for (const ref of wf.modules) {
+    if (names.has(ref.name)) ctx.warnings.push(`modules: duplicate module name '${ref.name}'`);
+    names.add(ref.name);
+  }
+  const { order, blocked } = orderModules(wf.modules);
+  const out: PlanModule[] = [];
+  for (const ref of order) {
+    const pm: PlanModule = { name: ref.name, dependsOn: [...(ref.depends_on ?? [])], steps: [] };
+    if (ref.path) pm.path = ref.path;
+    if (ref.condition) pm.condition = ref.condition;
+    const skip = exclusion(ref.name, input);
+    out.push(pm);
+    if (skip) {
+      pm.skipReason = skip;
+      continue;
+    }
+    let mod: Workflow;
+    try {
+      if (ref.steps && ref.steps.length > 0) mod = inlineModule(ref, wf);
+      else if (loadModule) mod = loadModule(ref);
+      else throw new Error(`module '${ref.name}' was not loaded (no module loader given)`);
+      const vars = moduleVars(wf, ref, mod, input, ctx.runtime, ctx.warnings);
+      const modCtx: StepPlanContext = { ...ctx, vars, secrets: [...new Set([...ctx.secrets, ...secretValues(vars)])] };
+      const where = `modules.${ref.name}`;
+      pm.steps = [...planHooks(mod, modCtx, where, 'pre'), ...planSteps(mod.steps, modCtx, `${where}.steps`), ...planHooks(mod, modCtx, where, 'post')];
+    } catch (err) {
+      pm.error = isOsmError(err) || err instanceof Error ? err.message : String(err);
+      ctx.warnings.push(`modules.${ref.name}: ${pm.error}`);
+    }
+    for (const action of [...(ref.on_success ?? []), ...(ref.on_error ?? [])]) {
+      if (action.action === 'export' && action.name) ctx.runtime.add(action.name);
+    }
+  }
+  for (const ref of blocked) {
+    const error = `circular dependency detected: module ${ref.name} has unmet dependencies`;
+    const unknown = (ref.depends_on ?? []).filter((d) => !names.has(d));
+    ctx.warnings.push(unknown.length ? `${error} (unknown: ${unknown.join(', ')})` : error);
+    const pm: PlanModule = { name: ref.name, dependsOn: [...(ref.depends_on ?? [])], steps: [], error };
+    if (ref.path) pm.path = ref.path;
+    out.push(pm);
+  }
+  return out;
+}
+
+/** Builds the plan of a module or flow against one target (no execution, no I/O of its own). */
+export function buildPlan(wf: Workflow, input: PlanInput, loadModule?: ModuleLoader): Plan {
+  const warnings: string[] = [];
+  const ctx: StepPlanContext = { vars: input.vars, runtime: new Set(), warnings, secrets: secretValues(input.vars) };
+  const pre = planHooks(wf, ctx, wf.kind === 'flow' ? 'flow' : 'module', 'pre');
+  let steps: PlanStep[] = [];
+  let modules: PlanModule[] = [];
+  if (wf.kind === 'flow') modules = planFlow(wf, input, ctx, loadModule);
+  else steps = planSteps(wf.steps, ctx, 'steps');
+  const post = planHooks(wf, ctx, wf.kind === 'flow' ? 'flow' : 'module', 'post');
+  return {
+    workflow: { name: wf.name, kind: wf.kind, description: wf.description ?? '' },
+    target: input.target,
+    workspace: valueToString(input.vars.Workspace ?? input.vars.TargetSpace),
+    output: valueToString(input.vars.Output),
+    variables: redactVariables(input.vars),
+    steps,
+    modules,
+    hooks: { pre, post },
+    warnings,
+  };
+}
+
+export { stepExportNames };

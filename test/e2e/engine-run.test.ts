@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { runOsm, ROOT } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const FIX = join(ROOT, 'test/fixtures/engine');
+let base: string;
+let cleanup: () => void;
+
+function osm(args: string[], opts: Parameters<typeof runOsm>[1] = {}) {
+  return runOsm(['-b', base, '-F', FIX, ...args], opts);
+}
+
+/** PIDs of processes whose command line contains `marker`. */
+function processesWith(marker: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+async function waitFor(cond: () => boolean, timeoutMs = 15_000): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return cond();
+}
+
+beforeAll(() => {
+  ({ dir: base, cleanup } = tempDir('osm-run-'));
+});
+afterAll(() => cleanup());
+
+describe('timeouts and cancellation', () => {
+  it('a sleep 30 step with timeout: 1 fails in about a second and leaves no process behind', async () => {
+    const marker = `osm-timeout-${process.pid}-${Date.now()}`;
+    const started = Date.now();
+    const r = await osm(['run', '-m', 'timeout', '-t', 'example.com', '-p', `marker=${marker}`]);
+    const elapsed = Date.now() - started;
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('command timed out after 1.0s');
+    expect(elapsed).toBeLessThan(25_000); // far below the 30 s sleep: the group was killed
+    expect(await waitFor(() => processesWith(marker).length === 0, 5000)).toBe(true);
+  });
+
+  it('--timeout cancels the whole run and records it failed', async () => {
+    const marker = `osm-runtimeout-${process.pid}-${Date.now()}`;
+    const r = await osm(['run', '-m', 'long', '-t', 'example.com', '-p', `marker=${marker}`, '--timeout', '1s', '--json']);
+    expect(r.code).toBe(1);
+    const run = JSON.parse(r.stdout);
+    expect(run.status).toBe('failed');
+    expect(run.error_message).toMatch(/timed out/i);
+    expect(await waitFor(() => processesWith(marker).length === 0, 5000)).toBe(true);
+  });
+
+  it('Ctrl-C cancels: children killed, run recorded cancelled, exit 130', async () => {
+    const marker = `osm-sigint-${process.pid}-${Date.now()}`;
+    let child: { kill: (s: NodeJS.Signals) => boolean } | undefined;
+    const p = osm(['run', '-m', 'long', '-t', 'example.com', '-p', `marker=${marker}`], { onSpawn: (c) => (child = c) });
+    // Match the step's shell only (the osm process's own argv contains the marker too).
+    expect(await waitFor(() => processesWith(`sleep 30; echo ${marker}`).length > 0)).toBe(true);
+    child!.kill('SIGINT');
+    const r = await p;
+    expect(r.code).toBe(130);
+    expect(await waitFor(() => processesWith(marker).length === 0, 5000)).toBe(true);
+    const d = new Database(join(base, 'database-osm.sqlite'), { readonly: true });
+    const row = d.prepare("SELECT status, current_pid FROM runs WHERE workflow_name = 'long' ORDER BY id DESC").get() as { status: string; current_pid: number };
+    d.close();
+    expect(row.status).toBe('cancelled');
+    expect(row.current_pid).toBe(0);
+  });
+});
+
+describe('untrusted targets', () => {
+  const hostile = ['a.com;id', '$(id)', '`id`', 'a.com&&id', 'a.com\nid', '-oProxyCommand=x', 'a.com|touch x', 'a.com > x'];
+  for (const t of hostile) {
+    it(`rejects ${JSON.stringify(t)} before anything runs`, async () => {
+      const r = await osm(['run', '-m', 'marker', '-t', t]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^Error: .*(contains forbidden character|must not start with)/m);
+      expect(r.stdout).not.toContain('ran ');
+    });
+  }
+
+  it('rejects hostile params too, naming the parameter', async () => {
+    const r = await osm(['run', '-m', 'marker', '-t', 'example.com', '-p', 'x=$(id)']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('params["x"]');
+  });
+
+  it('nothing was executed by the rejected runs', () => {
+    const ws = join(base, 'workspaces');
+    const touched = existsSync(ws) ? readdirSync(ws).filter((d) => existsSync(join(ws, d, 'MARKER-RAN'))) : [];
+    expect(touched).toEqual([]);
+  });
+});
+
+describe('targets, params and output modes', () => {
+  it('reads -T files and stdin, de-duplicates, runs with -c and prints a multi-target summary', async () => {
+    const list = join(base, 'targets.txt');
+    writeFileSync(list, '# comment\none.example.com\ntwo.example.com\n\none.example.com\n');
+    const r = await osm(['run', '-m', 'marker', '-T', list, '-c', '2']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Running against 2 targets (concurrency: 2)');
+    expect(r.stdout).toContain('Multi-Target Summary');
+    expect(r.stdout).toContain('Completed: 2/2');
+    const s = await osm(['run', '-m', 'marker'], { input: 'stdin.example.com\n' });
+    expect(s.code).toBe(0);
+    expect(s.stdout).toContain('ran stdin.example.com');
+  });
+
+  it('-P params file with -p overriding it', async () => {
+    const pf = join(base, 'params.yaml');
+    writeFileSync(pf, 'greeting: from-file\n');
+    const r = await osm(['run', '-m', 'bash-forms', '-t', 'example.com', '-P', pf, '-q']);
+    expect(r.code).toBe(0);
+    const both = await osm(['run', '-m', 'bash-forms', '-t', 'example.com', '-P', pf, '-p', 'greeting=from-cli']);
+    expect(both.stdout).toContain('from-cli example.com');
+  });
+
+  it('-q hides step output but keeps the summary; errors still go to stderr', async () => {
+    const r = await osm(['run', '-m', 'bash-forms', '-t', 'example.com', '-q']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain('[output]');
+    expect(r.stdout).toContain('Status: completed');
+  });
+
+  it('--dry-run prints the plan and executes nothing', async () => {
+    rmSync(join(base, 'workspaces/example.com/MARKER-RAN'), { force: true });
+    const r = await osm(['run', '-m', 'marker', '-t', 'dry.example.com', '--dry-run']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('DRY-RUN');
+    expect(r.stdout).toContain('marker');
+    expect(existsSync(join(base, 'workspaces/example.com/MARKER-RAN'))).toBe(false);
+  });
+
+  it('no targets is a clear error; --empty-target generates one', async () => {
+    const r = await osm(['run', '-m', 'marker']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('no targets specified');
+    const e = await osm(['run', '-m', 'function-forms', '--empty-target', '--json']);
+    expect(e.code).toBe(0);
+    expect(JSON.parse(e.stdout).target).toMatch(/^empty-/);
+  });
+
+  it('unknown workflow names the searched folder and suggests close names', async () => {
+    const r = await osm(['run', '-m', 'markr', '-t', 'example.com']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('workflow not found: markr');
+    expect(r.stderr).toContain('marker');
+  });
+
+  it('several -m modules run in sequence', async () => {
+    const r = await osm(['run', '-m', 'marker', '-m', 'mod-c', '-t', 'example.com']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.indexOf('ran example.com')).toBeLessThan(r.stdout.indexOf('MOD-C-RAN'));
+  });
+});
+
+describe('bundled sample workflows', () => {
+  it('run green with the default workflows folder', async () => {
+    for (const args of [['-m', 'sample-recon'], ['-m', 'sample-foreach'], ['-f', 'sample-flow']]) {
+      const r = await runOsm(['-b', base, 'run', ...args, '-t', 'sample.example.com']);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('Status: completed');
+    }
+    const d = new Database(join(base, 'database-osm.sqlite'), { readonly: true });
+    const flowRun = d.prepare("SELECT id, status FROM runs WHERE workflow_name = 'sample-flow' ORDER BY id DESC").get() as { id: number; status: string };
+    expect(flowRun.status).toBe('completed');
+    const reports = d.prepare("SELECT name FROM artifacts WHERE run_id = ? AND artifact_type = 'report'").all(flowRun.id) as { name: string }[];
+    expect(reports.map((r) => r.name).sort()).toEqual(['hosts', 'summary']);
+    d.close();
+  });
+});

@@ -1,0 +1,31 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+function newest(dir: string): number {
+  let max = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) max = Math.max(max, newest(p));
+    else if (entry.name.endsWith('.ts')) max = Math.max(max, statSync(p).mtimeMs);
+  }
+  return max;
+}
+
+/**
+ * End-to-end tests spawn the built CLI: build once before the suite when `dist/` is missing or
+ * older than `src/` (`npm test` already builds in its pretest step, so this is usually a no-op).
+ */
+export default function setup(): void {
+  const marker = join(ROOT, 'dist/cli/main.js');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= newest(join(ROOT, 'src'))) return;
+  try {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  } catch (err) {
+    // tsc still emits when some file has a type error; only a missing build is fatal here
+    // (`npm run build` and CI's typecheck catch the type errors themselves).
+    if (!existsSync(marker)) throw err;
+  }
+}

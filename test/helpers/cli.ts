@@ -1,0 +1,45 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const BIN = resolve(ROOT, 'bin/osm.js');
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  input?: string;
+  env?: Record<string, string>;
+  cwd?: string;
+  timeoutMs?: number;
+  /** Called with the child right after spawn (e.g. to send it SIGINT later). */
+  onSpawn?: (child: ReturnType<typeof spawn>) => void;
+}
+
+/** Runs the built CLI (`node bin/osm.js …`) and collects its output. Colours are off (NO_COLOR). */
+export function runOsm(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: opts.cwd ?? ROOT,
+      env: { ...process.env, NO_COLOR: '1', ...(opts.env ?? {}) },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code, signal, stdout, stderr });
+    });
+    if (opts.input !== undefined) child.stdin.end(opts.input);
+    else child.stdin.end();
+    opts.onSpawn?.(child);
+  });
+}

@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import { createAppContext, type AppContext } from '../../src/services/context.js';
+import { buildServer } from '../../src/server/app.js';
+import { RunQueue } from '../../src/engine/queue.js';
+import { tempDir } from './tmp.js';
+
+export interface TestServer {
+  server: FastifyInstance;
+  app: AppContext;
+  base: string;
+  apiKey: string;
+  /** Headers authenticating with the API key. */
+  auth: Record<string, string>;
+  queue?: RunQueue;
+  close: () => Promise<void>;
+}
+
+/**
+ * A server on a temporary base folder (settings created with random secrets, sample workflows
+ * copied, empty database), for `server.inject()` tests. `withQueue` also starts the run queue.
+ */
+export async function makeTestServer(opts: { noAuth?: boolean; withQueue?: boolean; workflowFolder?: string; limit?: number } = {}): Promise<TestServer> {
+  const { dir, cleanup } = tempDir('osm-srv-');
+  const app = createAppContext({ baseFolder: dir, workflowFolder: opts.workflowFolder });
+  const queue = opts.withQueue ? new RunQueue(app, { limit: () => opts.limit ?? 2, pollMs: 200 }) : undefined;
+  const server = await buildServer(app, { noAuth: opts.noAuth, queue });
+  await server.ready();
+  queue?.start();
+  const apiKey = String(app.settings().settings.server.auth_api_key);
+  return {
+    server,
+    app,
+    base: dir,
+    apiKey,
+    auth: { 'x-osm-api-key': apiKey },
+    queue,
+    close: async () => {
+      await queue?.stop(5000);
+      await server.close();
+      app.close();
+      cleanup();
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { call, callWith, tempDir } from './call.js';
+import { evaluate, ScriptError, SkipSignal } from '../../../src/engine/js-runtime.js';
+
+const t = tempDir();
+afterAll(t.cleanup);
+
+describe('utility functions', () => {
+  it('len: bytes of strings, length of arrays, else 0', () => {
+    expect(call('len', 'hello')).toBe(5);
+    expect(call('len', 'é')).toBe(2);
+    expect(call('len', [1, 2, 3])).toBe(3);
+    expect(call('len', 42)).toBe(0);
+    expect(evaluate('len(split("a,b", ","))', {}).value).toBe(2);
+  });
+
+  it('is_empty / is_not_empty / isEmpty', () => {
+    for (const v of [undefined, null, '', '   ', 'undefined', []]) expect(call('is_empty', v)).toBe(true);
+    for (const v of ['x', 0, false, {}, ['a']]) expect(call('is_empty', v)).toBe(false);
+    expect(call('isEmpty', '')).toBe(true);
+    expect(call('is_not_empty', 'x')).toBe(true);
+    expect(call('isNotEmpty', [])).toBe(false);
+    expect(evaluate('is_empty(nothing)', { nothing: '' }).value).toBe(true);
+  });
+
+  it('printf and cat_file print and return', () => {
+    const lines: string[] = [];
+    expect(callWith({ log: (l) => lines.push(l) }, 'printf', 'hello')).toBe('hello');
+    const p = t.file('cat.txt', 'line1\nline2\n');
+    expect(callWith({ log: (l) => lines.push(l) }, 'cat_file', p)).toBe('line1\nline2\n');
+    expect(callWith({ log: (l) => lines.push(l) }, 'cat_file', path.join(t.dir, 'none'))).toBe('');
+    expect(lines).toEqual(['hello', 'line1\nline2']);
+  });
+
+  it('exit() and skip() throw, never exit', () => {
+    expect(() => call('exit', 0)).toThrow(ScriptError);
+    expect(() => call('skip')).toThrow(SkipSignal);
+    expect(() => call('skip', 'why')).toThrow('skip module: why');
+  });
+
+  it('exec_cmd / bash: trimmed stdout, "" on non-zero exit', () => {
+    expect(call('exec_cmd', 'echo "  hi  "')).toBe('hi');
+    expect(call('execCmd', 'printf abc')).toBe('abc');
+    expect(call('bash', 'echo out; exit 3')).toBe('');
+    expect(call('exec_cmd', '')).toBe('');
+    expect(callWith({ cwd: t.dir, log: () => {} }, 'exec_cmd', 'pwd')).toBe(t.dir);
+  });
+
+  it('exec_cmd is bounded by the evaluation budget', () => {
+    expect(() => evaluate('exec_cmd("sleep 5"); 1', {}, { timeoutMs: 300 })).toThrow(/timed out/);
+  });
+
+  it('sleep blocks within the budget', () => {
+    expect(() => evaluate('sleep(30); 1', {}, { timeoutMs: 200 })).toThrow(/timed out/);
+  });
+
+  it('command_exists / commandExists', () => {
+    expect(call('command_exists', 'sh')).toBe(true);
+    expect(call('commandExists', 'definitely-not-a-command-xyz')).toBe(false);
+    expect(call('command_exists', '')).toBe(false);
+  });
+
+  it('pick_valid returns the first usable value', () => {
+    expect(call('pick_valid', undefined, '', 'undefined', false, [], {}, '  ', 'x', 'y')).toBe('x');
+    expect(call('pick_valid', 0)).toBe(0);
+    expect(call('pick_valid', null, '')).toBe('');
+    expect(call('pick_valid', ...Array(10).fill(''), 'eleventh')).toBe('');
+  });
+
+  it('exec_python runs python3 when present', () => {
+    if (!call('command_exists', 'python3') && !call('command_exists', 'uv')) return;
+    expect(call('exec_python', 'print(6 * 7)')).toBe('42');
+    const f = t.file('p.py', 'print("file")\n');
+    expect(call('exec_python_file', f)).toBe('file');
+    expect(call('exec_python', 'raise SystemExit(2)')).toBe('');
+  });
+
+  it('exec_ts answers "" without bun', () => {
+    if (call('command_exists', 'bun')) return;
+    expect(call('exec_ts', 'console.log(1)')).toBe('');
+    expect(call('exec_ts_file', t.file('x.ts', ''))).toBe('');
+  });
+
+  it('run_agent answers "" for unknown agents', () => {
+    expect(call('run_agent', 'hello', 'no-such-agent')).toBe('');
+    expect(call('run_agent')).toBe('');
+  });
+});
+
+describe('logging and runtime variables', () => {
+  it('log_* print prefixed lines and return the message', () => {
+    const lines: string[] = [];
+    const ctx = { log: (l: string) => lines.push(l) };
+    expect(callWith(ctx, 'log_info', 'a')).toBe('a');
+    callWith(ctx, 'log_debug', 'b');
+    callWith(ctx, 'log_warn', 'c');
+    callWith(ctx, 'log_error', 'd');
+    callWith(ctx, 'logInfo', 'e');
+    expect(callWith(ctx, 'print_red', 'r')).toBe('r');
+    callWith(ctx, 'print_blue', 'b');
+    callWith(ctx, 'printYellow', 'y');
+    callWith(ctx, 'print_green', 'g');
+    expect(lines).toEqual(['[INFO] a', '[DEBUG] b', '[WARN] c', '[ERROR] d', '[INFO] e', 'r', 'b', 'y', 'g']);
+  });
+
+  it('set_var / get_var keep values for one context', () => {
+    const ctx = { log: () => {} };
+    expect(callWith(ctx, 'set_var', 'x', 7)).toBe(7);
+    expect(callWith(ctx, 'get_var', 'x')).toBe(7);
+    expect(callWith({ log: () => {} }, 'get_var', 'x')).toBe('');
+    expect(evaluate('setVar("y", [1]); getVar("y")', {}).value).toEqual([1]);
+  });
+});
