@@ -1,5 +1,5 @@
-import { execa } from 'execa';
-import { createWriteStream, existsSync, type WriteStream } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { spawnerPool } from './spawner/pool.js';
 import { killGroup } from './process-registry.js';
 import { formatDuration } from '../util/duration.js';
 
@@ -38,77 +38,22 @@ export interface SpawnResult {
   lines: number;
 }
 
-/** Bounded text accumulator: keeps the first `cap` bytes and counts the rest. */
-class Capture {
-  private chunks: Buffer[] = [];
-  private size = 0;
-  truncated = false;
-  constructor(private readonly cap: number) {}
-  push(chunk: Buffer): void {
-    if (this.size >= this.cap) {
-      this.truncated = true;
-      return;
-    }
-    const room = this.cap - this.size;
-    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    if (part.length < chunk.length) this.truncated = true;
-    this.chunks.push(part);
-    this.size += part.length;
-  }
-  text(): string {
-    return Buffer.concat(this.chunks).toString('utf8') + (this.truncated ? '\n[output truncated]' : '');
-  }
-}
-
-function countNewlines(chunk: Buffer): number {
-  let n = 0;
-  let i = -1;
-  while ((i = chunk.indexOf(10, i + 1)) !== -1) n++;
-  return n;
-}
-
 /**
- * Runs a program in its own process group, streaming output to the log file and keeping a bounded
- * copy in memory. Timeouts and aborts kill the whole group (SIGTERM, then SIGKILL after the grace).
+ * Runs a program in its own process group through the spawner pool (the engine never forks
+ * itself, see spawner/child.ts), streaming output to the log file and keeping a bounded copy in
+ * memory. Timeouts and aborts kill the whole group (SIGTERM, then SIGKILL after the grace).
  * Never throws for a failing program: the caller reads exitCode/timedOut/cancelled.
  */
 export async function spawnCommand(opts: SpawnOptions): Promise<SpawnResult> {
   const started = Date.now();
-  const [file, ...args] = opts.argv;
-  if (!file) throw new Error('empty command');
-  const out = new Capture(opts.stdoutCap ?? STDOUT_CAP);
-  const err = new Capture(opts.stderrCap ?? STDERR_CAP);
-  // The step log file is opened on the first output chunk: silent commands cost no file I/O.
-  let log: WriteStream | undefined;
-  const logWrite = (chunk: Buffer) => {
-    if (!opts.logFile) return;
-    log ??= createWriteStream(opts.logFile, { flags: 'a' });
-    log.write(chunk);
-  };
-  let lines = 0;
-  let lastByteNewline = true;
-
+  if (!opts.argv[0]) throw new Error('empty command');
   if (opts.signal?.aborted) {
     return { exitCode: -1, stdout: '', stderr: '', truncated: false, timedOut: false, cancelled: true, durationMs: 0, lines: 0 };
   }
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(opts.env ?? process.env)) if (v !== undefined) env[k] = v;
 
-  const child = execa(file, args, {
-    cwd: opts.cwd && existsSync(opts.cwd) ? opts.cwd : undefined,
-    env: opts.env,
-    extendEnv: false,
-    detached: true,
-    buffer: false,
-    reject: false,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    stripFinalNewline: false,
-    cleanup: true,
-  });
-
-  const pid = child.pid ?? 0;
-  if (pid) opts.onPid?.(pid);
-
+  let pid = 0;
   let timedOut = false;
   let cancelled = false;
   const grace = opts.graceMs ?? 2000;
@@ -116,56 +61,55 @@ export async function spawnCommand(opts: SpawnOptions): Promise<SpawnResult> {
     if (pid) killGroup(pid, grace);
   };
   let timer: NodeJS.Timeout | undefined;
-  if (opts.timeoutMs && opts.timeoutMs > 0) {
-    timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, opts.timeoutMs);
-  }
   const onAbort = () => {
     cancelled = true;
     kill();
   };
   opts.signal?.addEventListener('abort', onAbort, { once: true });
-
-  const onData = (cap: Capture) => (chunk: Buffer) => {
-    cap.push(chunk);
-    lines += countNewlines(chunk);
-    lastByteNewline = chunk.length > 0 ? chunk[chunk.length - 1] === 10 : lastByteNewline;
-    logWrite(chunk);
-  };
-  child.stdout?.on('data', onData(out));
-  child.stderr?.on('data', onData(err));
-
-  let exitCode = -1;
-  let signal: string | undefined;
   try {
-    const result = await child;
-    exitCode = typeof result.exitCode === 'number' ? result.exitCode : -1;
-    signal = result.signal ?? undefined;
-    if (result.failed && result.exitCode === undefined && !signal && result.message) {
-      // spawn failure (ENOENT …): surface it like a shell would.
-      err.push(Buffer.from(`${result.shortMessage ?? result.message}\n`));
-      exitCode = 127;
-    }
+    const exit = await spawnerPool().run(
+      {
+        argv: opts.argv,
+        env,
+        cwd: opts.cwd,
+        logFile: opts.logFile,
+        stdoutCap: opts.stdoutCap ?? STDOUT_CAP,
+        stderrCap: opts.stderrCap ?? STDERR_CAP,
+      },
+      (p) => {
+        pid = p;
+        if (!p) return;
+        opts.onPid?.(p);
+        // The run may have been cancelled while the request was in flight.
+        if (cancelled || opts.signal?.aborted) {
+          cancelled = true;
+          kill();
+        }
+        if (opts.timeoutMs && opts.timeoutMs > 0) {
+          timer = setTimeout(() => {
+            timedOut = true;
+            kill();
+          }, Math.max(0, opts.timeoutMs - (Date.now() - started)));
+        }
+      },
+    );
+    const truncNote = exit.truncated ? '\n[output truncated]' : '';
+    return {
+      exitCode: typeof exit.code === 'number' ? exit.code : -1,
+      signal: exit.signal ?? undefined,
+      stdout: exit.stdout + (exit.truncated && exit.stdout ? truncNote : ''),
+      stderr: exit.stderr,
+      truncated: exit.truncated,
+      timedOut,
+      cancelled,
+      durationMs: Date.now() - started,
+      lines: exit.lines,
+    };
   } finally {
     if (timer) clearTimeout(timer);
     opts.signal?.removeEventListener('abort', onAbort);
     if (pid) opts.onPid?.(0);
-    if (log) await new Promise<void>((resolve) => log!.end(resolve));
   }
-  if (!lastByteNewline) lines++;
-  return {
-    exitCode,
-    signal,
-    stdout: out.text(),
-    stderr: err.text(),
-    truncated: out.truncated || err.truncated,
-    timedOut,
-    cancelled,
-    durationMs: Date.now() - started,
-    lines,
-  };
 }
 
 /** The error text of a failed command, as the reference words it. */
