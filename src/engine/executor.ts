@@ -14,6 +14,7 @@ import { executeFlowBody, type ModuleSummary } from './flow-exec.js';
 import { printModuleHeader, printSummary } from './summary.js';
 import { clearCompletedMarker, registerArtifacts, writeRunState, writeWorkflowState, STATE_FILES } from './state-files.js';
 import type { StepSummary } from './step-exec.js';
+import { notifyRunFinished } from '../events/webhooks.js';
 import type { DisplayOptions, EngineDeps, Execution, RunInput, Scope } from './types.js';
 
 export interface RunOutcome {
@@ -54,6 +55,18 @@ export function buildBaseEnv(binaries: string, globalVars: Record<string, { valu
   return env;
 }
 
+/** The completed steps of the run being resumed, keyed like the engine's step keys. */
+export function resumeState(deps: EngineDeps, sourceRunId: number): Execution['resume'] {
+  const source = deps.store.runs.get(sourceRunId);
+  const steps = new Map<string, { exports: Record<string, unknown>; output: string }>();
+  if (source) {
+    for (const s of deps.store.steps.listByRun(source.id)) {
+      if (s.status === 'completed') steps.set(`${s.module_name}\u0000${s.step_name}`, { exports: s.exports ?? {}, output: s.output });
+    }
+  }
+  return { sourceRunUuid: source?.run_uuid ?? String(sourceRunId), steps, active: true };
+}
+
 /**
  * Executes one run row end to end: workspace, logs, status transitions, the workflow (module or
  * flow), state files, artifacts and the summary. Never throws for workflow failures: the outcome
@@ -89,17 +102,24 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
         printer.warn(`could not write run state: ${messageOf(err)}`);
       }
     }
-    const ws = deps.store.workspaces.get(recorder.run.workspace);
-    recorder.finished(status, { error, durationMs, assetsFound: ws?.total_assets ?? 0 });
+    // Artifacts are registered before the terminal status is written, so a client that sees
+    // `completed` can list them at once.
     if (wf && output && !input.emptyTarget) {
       try {
-        artifacts = await registerArtifacts(deps.store, recorder.run, wf, output, vars ?? {});
-        for (const m of exec.completedModules) artifacts.push(...(await registerArtifacts(deps.store, recorder.run, m.workflow, output, m.vars, { reportsOnly: true })));
+        artifacts = await registerArtifacts(deps.store, recorder.run, wf, output, vars ?? {}, { reports: status === 'completed' });
+        if (status === 'completed') for (const m of exec.completedModules) artifacts.push(...(await registerArtifacts(deps.store, recorder.run, m.workflow, output, m.vars, { reportsOnly: true })));
       } catch (err) {
         printer.warn(`could not register artifacts: ${messageOf(err)}`);
       }
     }
+    const ws = deps.store.workspaces.get(recorder.run.workspace);
+    recorder.finished(status, { error, durationMs, assetsFound: ws?.total_assets ?? 0 });
     const finalRun = deps.store.runs.get(runId)!;
+    // Webhooks are delivered in the background (with their own retries and timeouts); failures
+    // are recorded as webhook.delivery events by the notifier, never fail the run.
+    if (!input.disableNotification && !wf?.preferences.disable_notifications) {
+      void notifyRunFinished(deps, finalRun, artifacts).catch(() => undefined);
+    }
     const shownStatus = finalRun.status === 'running' ? status : finalRun.status;
     printSummary(
       exec,
@@ -143,6 +163,9 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
     logDir: '',
     completedModules: [],
   };
+
+  const resumeOf = Number((run0.options as { resume_of?: unknown })?.resume_of ?? 0);
+  if (resumeOf) exec.resume = resumeState(deps, resumeOf);
 
   try {
     wf = deps.loader.load(String(run0.options?.workflow_path ?? '') || run0.workflow_name);

@@ -179,7 +179,7 @@ async function runDag(wf: Workflow, scope: Scope, results: StepSummary[]): Promi
     for (const s of ready()) {
       if (running.size >= DAG_LIMIT) break;
       state.set(s.name, 'running');
-      const p: Promise<void> = executeStep(s, scope, { index: byName.get(s.name)!, record: true, decisions: false, countKey: `${scope.moduleName}\u0000${s.name}`, results })
+      const p: Promise<void> = executeStep(s, scope, { index: byName.get(s.name)!, record: true, decisions: false, countKey: `${scope.moduleName}\u0000${s.name}`, resumeAny: true, results })
         .then((out) => {
           // A failure made non-fatal by `continue` still blocks dependents (reference).
           state.set(s.name, out.status === 'failed' ? 'failed' : 'ok');

@@ -112,9 +112,10 @@ export async function fileStats(path: string): Promise<{ size: number; lines: nu
 }
 
 /** Registers the workflow's reports and the state files as artifacts of the run. */
-export async function registerArtifacts(store: Store, run: RunRecord, wf: Workflow, output: string, vars: Record<string, unknown>, opts: { reportsOnly?: boolean } = {}): Promise<string[]> {
+export async function registerArtifacts(store: Store, run: RunRecord, wf: Workflow, output: string, vars: Record<string, unknown>, opts: { reportsOnly?: boolean; reports?: boolean } = {}): Promise<string[]> {
   const paths: string[] = [];
-  for (const rep of wf.reports) {
+  // Reports are registered only for completed runs (reference §3.14); state files always.
+  for (const rep of opts.reports === false ? [] : wf.reports) {
     let path: string;
     try {
       path = render(rep.path, vars);

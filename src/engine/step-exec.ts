@@ -37,8 +37,10 @@ export interface StepRunOptions {
   record: boolean;
   /** Evaluate `decision` (sequential mode only). */
   decisions: boolean;
-  /** Key counting the step once toward runs.completed_steps. */
+  /** Key counting the step once toward runs.completed_steps (also the resume key). */
   countKey?: string;
+  /** DAG mode: on resume, reuse any completed step, not only a leading prefix. */
+  resumeAny?: boolean;
   results: StepSummary[];
 }
 
@@ -79,6 +81,18 @@ function stepTimeout(step: Step, scope: Scope): number | undefined {
   return parseDuration(raw);
 }
 
+const STORED_EXPORT_LIMIT = 64 * 1024;
+
+/** Exports kept with the step record (auto exports included when small): what a resume restores. */
+function storableExports(auto: Record<string, unknown>, user: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries({ ...auto, ...user })) {
+    const size = typeof v === 'string' ? v.length : JSON.stringify(v ?? null).length;
+    if (size <= STORED_EXPORT_LIMIT) out[k] = v;
+  }
+  return out;
+}
+
 /** Merges values into the scope as variables, tracking taint. */
 export function mergeVars(scope: Scope, values: Record<string, unknown>, tainted: Iterable<string>): void {
   Object.assign(scope.vars, values);
@@ -96,6 +110,14 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
   const base = { moduleName: scope.moduleName, stepName: step.name, stepType: step.type, stepIndex: opts.index };
   const started = Date.now();
   let stepId = 0;
+
+  // Resume: a step that completed in the source run is reused, not executed again.
+  const resume = exec.resume;
+  if (resume && opts.record && opts.countKey && (resume.active || opts.resumeAny)) {
+    const done = resume.steps.get(opts.countKey);
+    if (done) return reuseStep(step, scope, opts, done, resume.sourceRunUuid);
+    if (!opts.resumeAny) resume.active = false;
+  }
 
   // 1. pre_condition: false → skipped; error → failed; skip() → module skip.
   if (step.pre_condition && step.pre_condition.trim() !== '') {
@@ -176,7 +198,7 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
   mergeVars(scope, exported.values, exported.tainted);
   const durationMs = Date.now() - started;
   if (opts.record) {
-    recorder.stepFinished(stepId, step.name, 'completed', { output: result.output, exports: exported.values, durationMs, outputLines: result.lines, command: result.commands.join('\n') }, opts.countKey);
+    recorder.stepFinished(stepId, step.name, 'completed', { output: result.output, exports: storableExports(auto, exported.values), durationMs, outputLines: result.lines, command: result.commands.join('\n') }, opts.countKey);
   }
   printer.stepSuccess(step.name, step.type, durationMs, result.output);
   exec.log.write('INFO', 'Step completed', { step_name: step.name, step_type: step.type, command: result.commands.join('\n'), status: 'success', duration: durationMs / 1000, output: result.output.slice(0, 4096) });
@@ -226,4 +248,22 @@ async function runInline(step: Step, scope: Scope, opts: StepRunOptions): Promis
     if (err instanceof ModuleSkip || err instanceof RunAborted) throw err;
     exec.log.write('WARN', 'decision inline work failed', { step_name: step.name, error: messageOf(err) });
   }
+}
+
+/** Records a step reused from the run being resumed and restores its exports. */
+function reuseStep(step: Step, scope: Scope, opts: StepRunOptions, done: { exports: Record<string, unknown>; output: string }, source: string): StepOutcome {
+  const exec = scope.exec;
+  const note = `reused from run ${source}`;
+  const id = exec.recorder.stepStarted({ moduleName: scope.moduleName, stepName: step.name, stepType: step.type, stepIndex: opts.index, command: `(${note})`, logFile: '' });
+  exec.recorder.stepFinished(id, step.name, 'completed', { output: done.output, exports: done.exports, durationMs: 0, outputLines: 0 }, opts.countKey);
+  // Restored values came from an earlier execution of the same workflow: treat them as untrusted.
+  mergeVars(scope, done.exports, Object.keys(done.exports));
+  exec.printer.line(`${exec.printer.c.cyan('↺')} ${step.name} (${note})`);
+  opts.results.push({ module: scope.moduleName, name: step.name, type: step.type, status: 'completed', durationMs: 0 });
+  const outcome: StepOutcome = { status: 'completed', continueOnError: false, abort: false };
+  if (opts.decisions && step.decision) {
+    const d = evaluateDecision(step.decision, scope);
+    if (d.goto) outcome.goto = d.goto;
+  }
+  return outcome;
 }

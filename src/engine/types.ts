@@ -34,6 +34,8 @@ export interface RunInput {
   skipValidation?: boolean;
   emptyTarget?: boolean;
   disableWorkflowState?: boolean;
+  /** Do not send webhook notifications (`--disable-notification`). */
+  disableNotification?: boolean;
   /** API runner_type override for bash steps. */
   runnerOverride?: { type: RunnerType; config: RunnerConfig };
 }
@@ -65,6 +67,11 @@ export interface Execution {
   /** Per-run counter to name step log files. */
   nextLogIndex(): number;
   logDir: string;
+  /**
+   * Resume of an earlier run: its completed steps (by module and step name) are reused — their
+   * exports restored, nothing executed — up to the first step that did not complete.
+   */
+  resume?: { sourceRunUuid: string; steps: Map<string, { exports: Record<string, unknown>; output: string }>; active: boolean };
   /** Modules of a flow that completed, with their variables (their reports become artifacts). */
   completedModules: { workflow: Workflow; vars: Record<string, unknown> }[];
 }

@@ -130,7 +130,7 @@ async function attempt(hook: WebhookSettings, body: string, dispatcher: Dispatch
 }
 
 /** Sends one payload to one webhook with its retries; records every attempt as an event. */
-export async function deliverWebhook(app: AppContext, hook: WebhookSettings, payload: { event: string } & Record<string, unknown>, run?: RunRecord, opts: NotifyOptions = {}): Promise<DeliveryResult> {
+export async function deliverWebhook(app: Pick<AppContext, 'store' | 'settings'>, hook: WebhookSettings, payload: { event: string } & Record<string, unknown>, run?: RunRecord, opts: NotifyOptions = {}): Promise<DeliveryResult> {
   const host = urlHost(hook.url);
   const attempts = Math.max(1, Math.trunc(Number(hook.retry_count ?? 3)) || 1);
   const body = JSON.stringify(payload);
@@ -172,7 +172,7 @@ export async function deliverWebhook(app: AppContext, hook: WebhookSettings, pay
  * Notifies every enabled webhook whose `events` filter (empty = all) accepts the run's terminal
  * status. Never throws: failures are recorded as `webhook.delivery` events and returned.
  */
-export async function notifyRunFinished(app: AppContext, run: RunRecord, artifacts: (string | ArtifactRecord)[] = [], opts: NotifyOptions = {}): Promise<DeliveryResult[]> {
+export async function notifyRunFinished(app: Pick<AppContext, 'store' | 'settings'>, run: RunRecord, artifacts: (string | ArtifactRecord)[] = [], opts: NotifyOptions = {}): Promise<DeliveryResult[]> {
   const notification = app.settings().settings.notification;
   if (!notification?.enabled) return [];
   const payload = runPayload(run, artifacts);

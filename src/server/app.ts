@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { AppContext } from '../services/context.js';
 import { registerErrorHandling } from './plugins/errors.js';
@@ -37,7 +37,8 @@ export async function buildServer(app: AppContext, opts: ServerOptions = {}): Pr
   const uploadLimit = Math.max(1, Number(cfg.max_upload_mb ?? 512)) * 1024 * 1024;
   const server = Fastify({
     logger: opts.logger === undefined ? false : opts.logger,
-    disableRequestLogging: true,
+    // One line per request is logged by our onResponse hook instead of fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
     trustProxy: false,
     return503OnClosing: true,

@@ -235,6 +235,40 @@ export function duplicateRun(app: AppContext, idOrUuid: string) {
   return { message: 'Run duplicated', original_run_id: run.id, new_run_uuid: copy.run_uuid, status: 'pending' as const };
 }
 
+/**
+ * Resume (POST /runs/{id}/resume, `osm run --resume`): a failed or cancelled run continues in a
+ * NEW run (terminal statuses are never reopened) that reuses the original's completed steps and
+ * their exports up to the first step that did not complete. Returns the new run and the names of
+ * the steps that will be reused.
+ */
+export function resumeRun(app: AppContext, idOrUuid: string, opts: { status: 'queued' | 'pending'; ownerPid?: number; triggerType?: string }) {
+  const run = findRun(app, idOrUuid);
+  if (run.status !== 'failed' && run.status !== 'cancelled') {
+    throw errors.runState(`Cannot resume run with status '${run.status}'. Only failed or cancelled runs can be resumed.`);
+  }
+  const reused = app.store.steps.listByRun(run.id).filter((s) => s.status === 'completed').map((s) => (s.module_name && s.module_name !== run.workflow_name ? `${s.module_name}/${s.step_name}` : s.step_name));
+  const copy = app.store.runs.create({
+    workflow_name: run.workflow_name,
+    workflow_kind: run.workflow_kind,
+    target: run.target,
+    params: run.params,
+    status: opts.status,
+    workspace: run.workspace,
+    trigger_type: opts.triggerType ?? 'api',
+    trigger_name: `resume:${run.run_uuid}`,
+    run_group_id: run.run_group_id,
+    priority: run.priority,
+    run_mode: run.run_mode,
+    total_steps: run.total_steps,
+    hooks_enabled: run.hooks_enabled,
+    timeout_seconds: run.timeout_seconds,
+    runner_type: run.runner_type,
+    options: { ...run.options, resume_of: run.id },
+    owner_pid: opts.ownerPid ?? 0,
+  });
+  return { original: run, run: copy, reused };
+}
+
 /** POST /runs/{id}/start: pending → queued; the queue starts it under the global limit. */
 export function startRun(app: AppContext, idOrUuid: string, queue?: RunQueue) {
   const run = findRun(app, idOrUuid);

@@ -27,6 +27,7 @@ export interface RunOptions {
   skipValidation?: boolean;
   emptyTarget?: boolean;
   disableWorkflowState?: boolean;
+  disableNotification?: boolean;
   /** How many targets of the same request may run at once (API `concurrency`). */
   concurrency?: number;
   runnerType?: 'host' | 'docker' | 'ssh';
@@ -138,6 +139,7 @@ export function runInputOf(run: RunRecord): RunInput {
     skipValidation: o.skipValidation,
     emptyTarget: o.emptyTarget,
     disableWorkflowState: o.disableWorkflowState,
+    disableNotification: o.disableNotification,
   };
   if (o.runnerType === 'docker' && o.dockerImage) input.runnerOverride = { type: 'docker', config: { image: o.dockerImage } };
   if (o.runnerType === 'ssh' && o.sshHost) {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -177,5 +177,35 @@ describe('bundled sample workflows', () => {
     const reports = d.prepare("SELECT name FROM artifacts WHERE run_id = ? AND artifact_type = 'report'").all(flowRun.id) as { name: string }[];
     expect(reports.map((r) => r.name).sort()).toEqual(['hosts', 'summary']);
     d.close();
+  });
+});
+
+describe('resume', () => {
+  it('continues a failed run from its first unfinished step, reusing completed steps and exports', async () => {
+    const flag = join(base, 'resume-flag');
+    rmSync(flag, { force: true });
+    const first = await osm(['run', '-m', 'resume', '-t', 'resume.example.io', '-p', `flag_file=${flag}`, '--json']);
+    expect(first.code).toBe(1);
+    const failed = JSON.parse(first.stdout);
+    expect(failed.status).toBe('failed');
+    writeFileSync(flag, 'x');
+    const second = await osm(['run', '--resume', failed.run_uuid]);
+    expect(second.stderr).toBe('');
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('Reusing 1 completed step(s): prepare');
+    expect(second.stdout).toContain('↺ prepare (reused from run');
+    expect(second.stdout).toContain('flaky ok token=tok-resume.example.io');
+    expect(second.stdout).toContain('Status: completed');
+    // The reused step did not run again.
+    expect(readFileSync(join(base, 'workspaces/example.io/resume-count.txt'), 'utf8')).toBe('prepared\n');
+    // The original stays failed (terminal statuses are never reopened); the resumed run is a new row.
+    const d = new Database(join(base, 'database-osm.sqlite'), { readonly: true });
+    expect((d.prepare('SELECT status FROM runs WHERE run_uuid = ?').get(failed.run_uuid) as { status: string }).status).toBe('failed');
+    const resumed = d.prepare("SELECT run_uuid, status FROM runs WHERE trigger_name = ?").get(`resume:${failed.run_uuid}`) as { run_uuid: string; status: string };
+    d.close();
+    expect(resumed.status).toBe('completed');
+    const again = await osm(['run', '--resume', resumed.run_uuid]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("Cannot resume run with status 'completed'");
   });
 });

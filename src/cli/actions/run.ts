@@ -11,6 +11,7 @@ import { createRuns, normaliseTargets, executeStoredRun, type RunOptions } from 
 import { abortRun, activeRuns, type RunOutcome } from '../../engine/executor.js';
 import { mapLimit } from '../../engine/pool.js';
 import { planRun } from '../../services/plan.js';
+import { resumeRun } from '../../services/run-control.js';
 
 interface RunFlags {
   flow?: string;
@@ -36,6 +37,7 @@ interface RunFlags {
   server?: string;
   apiKey?: string;
   runPriority: 'low' | 'normal' | 'high' | 'critical';
+  resume?: string;
 }
 
 /** Reads targets piped on stdin (only when stdin is a pipe or a file, never a terminal). */
@@ -59,6 +61,7 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
 /** `osm run`: collect targets and params, create run rows, execute them (or submit to a daemon). */
 export async function runAction(command: Command): Promise<void> {
   const o = optionsOf<RunFlags>(command);
+  if (o.resume) return resumeAction(o);
   if (o.flow && o.module?.length) throw errors.validation('use either -f/--flow or -m/--module, not both');
   const workflows = o.module?.length ? o.module : [o.flow ?? 'general'];
   if (!o.flow && !o.module?.length) process.stderr.write('⚠ no -f/--flow or -m/--module given: using flow "general"\n');
@@ -90,6 +93,7 @@ export async function runAction(command: Command): Promise<void> {
     skipValidation: o.skipValidation,
     emptyTarget: o.emptyTarget,
     disableWorkflowState: o.disableWorkflowState,
+    disableNotification: (o as { disableNotification?: boolean }).disableNotification,
   };
 
   const server = o.server ?? process.env.OSM_SERVER;
@@ -106,6 +110,33 @@ export async function runAction(command: Command): Promise<void> {
       return;
     }
     await runLocally(app, workflows, targets, params, options, concurrency, o);
+  } finally {
+    app.close();
+  }
+}
+
+/** `osm run --resume <run>`: a new run reusing the completed steps of a failed/cancelled one. */
+async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; disableColor?: boolean; verbose?: boolean; debug?: boolean; baseFolder?: string; settingsFile?: string; workflowFolder?: string }): Promise<void> {
+  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  try {
+    const r = resumeRun(app, o.resume!, { status: 'pending', ownerPid: process.pid, triggerType: 'cli' });
+    if (!o.json) {
+      process.stdout.write(`◆ Resuming run ${r.original.run_uuid} (${r.original.workflow_name} on ${r.original.target}) as ${r.run.run_uuid}\n`);
+      process.stdout.write(r.reused.length ? `◆ Reusing ${r.reused.length} completed step(s): ${r.reused.join(', ')}\n` : '◆ No completed steps to reuse: everything runs again\n');
+    }
+    const onSignal = () => abortRun(r.run.run_uuid, 'cancelled');
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    let out: RunOutcome;
+    try {
+      out = await executeStoredRun(app, r.run, { stdout: !o.json, silent: Boolean(o.silent), color: colorEnabled(o.disableColor), verbose: Boolean(o.verbose || o.debug) }, 'cli');
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+    if (o.json) process.stdout.write(`${JSON.stringify(out.run, null, 2)}\n`);
+    if (out.status === 'cancelled') process.exitCode = 130;
+    else if (out.status !== 'completed') process.exitCode = 1;
   } finally {
     app.close();
   }

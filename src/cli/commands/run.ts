@@ -25,6 +25,7 @@ function runFlags(cmd: Command): Command {
     .option('--skip-validation', 'skip target-type dependency checks')
     .option('--empty-target', 'run without a target (a placeholder is generated; no workspace files)')
     .option('--disable-workflow-state', 'do not write run-workflow.yaml')
+    .option('--resume <run>', 'continue a failed or cancelled run (id or uuid) from its first unfinished step')
     .option('--server <url>', 'submit to a running daemon instead (env OSM_SERVER)')
     .option('--api-key <key>', 'API key for --server (env OSM_API_KEY)')
     .addOption(new Option('--run-priority <priority>', 'priority for --server').choices(['low', 'normal', 'high', 'critical']).default('normal'))

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { RUN_STATUSES } from '../../store/index.js';
+import { RUN_STATUSES, type RunStatus } from '../../store/index.js';
 import { boolParam, defineRoute, listEnvelope, paginationShape } from '../route.js';
 import type { RegisterRoutes } from '../app.js';
 import { submitApiRuns } from '../../services/runs.js';
-import { cancelRun, duplicateRun, getRun, listRuns, runArtifacts, runSteps, startRun } from '../../services/run-control.js';
+import { cancelRun, duplicateRun, getRun, listRuns, runArtifacts, runSteps, startRun, resumeRun } from '../../services/run-control.js';
 
 /**
  * Body of POST /runs. Unknown keys are ignored (the reference accepts many echo-only fields).
@@ -38,7 +38,7 @@ const runBody = z
   });
 
 const listQuery = z.object({
-  status: z.enum(RUN_STATUSES as [string, ...string[]]).optional(),
+  status: z.enum(RUN_STATUSES as [RunStatus, ...RunStatus[]]).optional(),
   workflow_name: z.string().optional(),
   workflow: z.string().optional(),
   target: z.string().optional(),
@@ -70,7 +70,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
       const r = listRuns(
         app,
         {
-          status: query.status as never,
+          status: query.status,
           workflow_name: query.workflow_name || query.workflow || undefined,
           target: query.target || undefined,
           workspace: query.workspace || undefined,
@@ -116,6 +116,26 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
       const res = startRun(app, params.id, deps.queue);
       reply.status(202);
       return res;
+    },
+  });
+
+  defineRoute(server, app, {
+    method: 'POST', url: '/osm/api/runs/:id/resume', summary: 'Resume a failed or cancelled run from its first unfinished step (as a new queued run)', tags: ['runs'], sideEffects: 'executes',
+    params: idParams,
+    responses: { 202: { description: 'Resumed run queued' }, 400: { description: 'Run is not failed or cancelled' }, 404: { description: 'Run not found' } },
+    handler: ({ params, reply }) => {
+      const r = resumeRun(app, params.id, { status: 'queued' });
+      deps.queue?.kick();
+      reply.status(202);
+      return {
+        message: 'Run resumed',
+        original_run_uuid: r.original.run_uuid,
+        run_uuid: r.run.run_uuid,
+        id: r.run.id,
+        status: app.store.runs.get(r.run.id)?.status ?? r.run.status,
+        reused_steps: r.reused,
+        poll_url: `/osm/api/runs/${r.run.run_uuid}`,
+      };
     },
   });
 
