@@ -28,7 +28,9 @@ export function prepareScope(
 ): Scope {
   const s = exec.settings;
   const input = exec.input;
+  const envelope = decodeEnvelope(provided._event_envelope ?? input.params._event_envelope);
   const builtins = builtinVariables({
+    eventEnvelope: envelope,
     target: input.target,
     targetFile: input.targetFile,
     paths: {
@@ -66,15 +68,30 @@ export function prepareScope(
   const vars = resolveParams(wf.params, provided, { ...globals, ...builtins });
   if (opts.flowName !== undefined) vars.FlowName = opts.flowName;
   vars.ModuleName = opts.moduleName;
+  // Event data comes from outside: every Event* variable is untrusted.
+  const tainted = new Set(opts.taintedProvided ?? []);
+  if (envelope) for (const k of ['EventEnvelope', 'EventTopic', 'EventSource', 'EventDataType', 'EventTimestamp', 'EventData']) tainted.add(k);
   return {
     exec,
     workflow: wf,
     moduleName: opts.moduleName,
     vars,
-    tainted: new Set(opts.taintedProvided ?? []),
+    tainted,
     runner: { type: wf.runner ?? 'host', config: wf.runner_config ?? {} },
     userParamKeys: Object.keys(input.params),
   };
+}
+
+/** The scheduler passes an event envelope base64-encoded (so it passes param validation). */
+function decodeEnvelope(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  if (value.trim().startsWith('{')) return value;
+  try {
+    const text = Buffer.from(value, 'base64').toString('utf8');
+    return text.trim().startsWith('{') ? text : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Runs hook steps: failures are warnings and never fail the run (reference §3.11). */

@@ -32,10 +32,9 @@ function emptyTarget(): string {
   return `empty-${randomBytes(3).toString('hex')}-${Math.floor(Date.now() / 1000)}`;
 }
 
-/** Creates the run of one fire and records it; throws (after recording the failure) when it cannot. */
-export function fireTrigger(app: AppContext, spec: TriggerSpec, ctx: FireContext): RunRecord {
-  const store = app.store;
-  const baseData = {
+/** The data of a `schedule.triggered` event. */
+function fireData(spec: TriggerSpec, ctx: Pick<FireContext, 'triggerType' | 'envelope'>): Record<string, unknown> {
+  return {
     schedule_id: spec.scheduleId ?? '',
     trigger_type: ctx.triggerType,
     trigger_name: spec.triggerName,
@@ -43,6 +42,12 @@ export function fireTrigger(app: AppContext, spec: TriggerSpec, ctx: FireContext
     workflow: spec.workflowName,
     ...(ctx.envelope ? { event_id: ctx.envelope.id, event_topic: ctx.envelope.topic } : {}),
   };
+}
+
+/** Creates the run of one fire and records it; throws (after recording the failure) when it cannot. */
+export function fireTrigger(app: AppContext, spec: TriggerSpec, ctx: FireContext): RunRecord {
+  const store = app.store;
+  const baseData = fireData(spec, ctx);
   try {
     const params: Record<string, string> = { ...spec.params, ...(ctx.params ?? {}) };
     if (ctx.envelope) params._event_envelope = envelopeParam(ctx.envelope);
@@ -75,23 +80,27 @@ export function fireTrigger(app: AppContext, spec: TriggerSpec, ctx: FireContext
     ctx.queue?.kick();
     return run;
   } catch (err) {
-    const message = messageOf(err);
-    try {
-      if (spec.scheduleId && ctx.nextRun !== undefined) store.schedules.setNextRun(spec.scheduleId, ctx.nextRun);
-      store.events.insert({
-        topic: 'schedule.triggered',
-        name: spec.name,
-        source: 'scheduler',
-        source_type: 'scheduler',
-        data_type: 'schedule',
-        data: { ...baseData, error: message },
-        workflow_name: spec.workflowName,
-        processed: true,
-        error: message,
-      });
-    } catch {
-      // The database itself failing: the caller logs the original error.
-    }
+    recordFireFailure(app, spec, ctx, messageOf(err));
     throw err;
+  }
+}
+
+/** Records a fire that could not create its run (also used before input resolution succeeded). */
+export function recordFireFailure(app: AppContext, spec: TriggerSpec, ctx: Pick<FireContext, 'triggerType' | 'envelope' | 'nextRun'>, message: string): void {
+  try {
+    if (spec.scheduleId && ctx.nextRun !== undefined) app.store.schedules.setNextRun(spec.scheduleId, ctx.nextRun);
+    app.store.events.insert({
+      topic: 'schedule.triggered',
+      name: spec.name,
+      source: 'scheduler',
+      source_type: 'scheduler',
+      data_type: 'schedule',
+      data: { ...fireData(spec, ctx), error: message },
+      workflow_name: spec.workflowName,
+      processed: true,
+      error: message,
+    });
+  } catch {
+    // The database itself failing: the caller logs the original error.
   }
 }

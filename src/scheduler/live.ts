@@ -9,6 +9,8 @@ import type { AppContext } from '../services/context.js';
 export interface LiveScheduler {
   /** Re-reads one schedule row and (re-)registers or drops its trigger. */
   syncSchedule(id: string): void;
+  /** Re-reads the triggers declared in workflow files (after a workflows refresh or upload). */
+  reloadWorkflowTriggers(): void;
   /** Looks at new events now instead of at the next poll. */
   poke(): void;
   status(): { enabled: boolean; running: boolean; workflow_count: number; trigger_count: number };

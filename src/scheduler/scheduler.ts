@@ -6,7 +6,7 @@
  * event log (id > last seen, every second) so API-emitted events and the engine's own run/step/
  * asset events can both trigger workflows.
  */
-import cron, { type ScheduledTask } from 'node-cron';
+import cron from 'node-cron';
 import { messageOf } from '../errors.js';
 import type { RunQueue } from '../engine/queue.js';
 import type { EventRecord } from '../store/index.js';
@@ -14,13 +14,16 @@ import type { AppContext } from '../services/context.js';
 import type { Workflow } from '../workflow/types.js';
 import { normaliseCron } from './cron.js';
 import { Deduper, eventFromRecord, filtersPass, renderEventText, type EventEnvelope } from './event-match.js';
-import { fireTrigger } from './fire.js';
+import { fireTrigger, recordFireFailure } from './fire.js';
 import { resolveInput } from './input-map.js';
 import { setLiveScheduler, type LiveScheduler } from './live.js';
 import { topicMatches } from './topic-match.js';
 import { fingerprint, loadWorkflowTriggers, scheduleKey, specFromSchedule, type TriggerSpec } from './triggers.js';
-import { checkWatchPath, watchFile, type FileWatch } from './watch.js';
+import { checkWatchPath, watchFile } from './watch.js';
 import { parseDuration } from '../util/duration.js';
+import { statusOf, triggerInfo, workflowsOf, type Registered, type TriggerInfo } from './registry.js';
+
+export type { TriggerInfo } from './registry.js';
 
 export interface SchedulerOptions {
   log?: (msg: string, fields?: Record<string, unknown>) => void;
@@ -35,34 +38,6 @@ export interface SchedulerOptions {
   replayLimit?: number;
   /** Debounce of watch triggers without their own (default 500 ms). */
   watchDebounceMs?: number;
-}
-
-interface Registered {
-  spec: TriggerSpec;
-  print: string;
-  task?: ScheduledTask;
-  watch?: FileWatch;
-  nextRun: string | null;
-  lastRun: string | null;
-  runCount: number;
-  error: string;
-}
-
-/** A registered trigger as `/event-receiver/workflows` and `osm schedule list` show it. */
-export interface TriggerInfo {
-  key: string;
-  workflow_name: string;
-  trigger_name: string;
-  type: string;
-  topic: string;
-  schedule: string;
-  watch_path: string;
-  schedule_id: string;
-  enabled: boolean;
-  next_run: string | null;
-  last_run: string | null;
-  run_count: number;
-  error: string;
 }
 
 const BATCH = 200;
@@ -274,41 +249,35 @@ export class Scheduler implements LiveScheduler {
 
   /** Cron tick of one trigger. */
   fireCron(key: string): void {
-    const reg = this.currentSpec(key);
-    if (!reg || !this.running) return;
-    let extra: { target?: string; params?: Record<string, string> } = {};
-    try {
-      extra = resolveInput(reg.spec.input, undefined, { timeoutMs: this.opts.exprTimeoutMs });
-    } catch (err) {
-      this.fail(reg, 'cron', err);
-      return;
-    }
-    this.fire(reg, 'cron', extra);
+    this.fireStatic(key, 'cron');
   }
 
   /** Debounced change of a watched file. */
   fireWatch(key: string): void {
+    this.fireStatic(key, 'watch');
+  }
+
+  /** A fire without an event: the input can only hold literals and function calls. */
+  private fireStatic(key: string, type: 'cron' | 'watch'): void {
     const reg = this.currentSpec(key);
     if (!reg || !this.running) return;
-    let extra: { target?: string; params?: Record<string, string> } = {};
+    let extra: { target?: string; params?: Record<string, string> };
     try {
       extra = resolveInput(reg.spec.input, undefined, { timeoutMs: this.opts.exprTimeoutMs });
     } catch (err) {
-      this.fail(reg, 'watch', err);
+      this.fail(reg, type, err);
       return;
     }
-    this.fire(reg, 'watch', extra);
+    this.fire(reg, type, extra);
   }
 
   /** Records a fire that failed before a run could be created (bad input). */
   private fail(reg: Registered, type: 'cron' | 'watch' | 'event', err: unknown): string {
     const message = messageOf(err);
     this.log('scheduler: fire failed', { trigger: reg.spec.key, type, error: message });
-    this.app.store.events.insert({
-      topic: 'schedule.triggered', name: reg.spec.name, source: 'scheduler', source_type: 'scheduler', data_type: 'schedule',
-      data: { schedule_id: reg.spec.scheduleId ?? '', trigger_type: type, trigger_name: reg.spec.triggerName, schedule: reg.spec.schedule ?? '', workflow: reg.spec.workflowName, error: message },
-      workflow_name: reg.spec.workflowName, processed: true, error: message,
-    });
+    const nextRun = reg.task ? (reg.task.getNextRun()?.toISOString() ?? null) : undefined;
+    if (nextRun !== undefined) reg.nextRun = nextRun;
+    recordFireFailure(this.app, reg.spec, { triggerType: type, nextRun }, message);
     return message;
   }
 
@@ -408,43 +377,17 @@ export class Scheduler implements LiveScheduler {
 
   /** Every registered trigger. */
   list(): TriggerInfo[] {
-    return [...this.triggers.values()].map((r) => ({
-      key: r.spec.key,
-      workflow_name: r.spec.workflowName,
-      trigger_name: r.spec.triggerName,
-      type: r.spec.type,
-      topic: r.spec.event?.topic ?? '',
-      schedule: r.spec.schedule ?? '',
-      watch_path: r.spec.watchPath ?? '',
-      schedule_id: r.spec.scheduleId ?? '',
-      enabled: r.spec.enabled,
-      next_run: r.task ? (r.task.getNextRun()?.toISOString() ?? null) : r.nextRun,
-      last_run: r.lastRun,
-      run_count: r.runCount,
-      error: r.error,
-    }));
+    return [...this.triggers.values()].map(triggerInfo);
   }
 
   /** `GET /event-receiver/status`. */
   status(): { enabled: boolean; running: boolean; workflow_count: number; trigger_count: number } {
-    const names = new Set([...this.triggers.values()].map((r) => r.spec.workflowName));
-    return { enabled: true, running: this.running, workflow_count: names.size, trigger_count: this.triggers.size };
+    return statusOf([...this.triggers.values()], this.running);
   }
 
   /** `GET /event-receiver/workflows`: workflows with registered triggers, and the triggers. */
-  workflows(): { workflows: { name: string; kind: string; description: string; triggers: string[] }[]; triggers: TriggerInfo[] } {
-    const triggers = this.list();
-    const byName = new Map<string, { name: string; kind: string; description: string; triggers: string[] }>();
-    for (const t of triggers) {
-      let entry = byName.get(t.workflow_name);
-      if (!entry) {
-        const wf = this.workflowsSeen.find((w) => w.name === t.workflow_name) ?? this.tryLoad(t.workflow_name);
-        entry = { name: t.workflow_name, kind: wf?.kind ?? '', description: wf?.description ?? '', triggers: [] };
-        byName.set(t.workflow_name, entry);
-      }
-      entry.triggers.push(t.trigger_name);
-    }
-    return { workflows: [...byName.values()].sort((a, b) => a.name.localeCompare(b.name)), triggers };
+  workflows(): ReturnType<typeof workflowsOf> {
+    return workflowsOf(this.list(), (name) => this.workflowsSeen.find((w) => w.name === name) ?? this.tryLoad(name));
   }
 
   private tryLoad(name: string): Workflow | undefined {

@@ -54,7 +54,10 @@ export interface FileWatch {
 export async function watchFile(path: string, debounceMs: number, onChange: () => void, onError?: (err: unknown) => void): Promise<FileWatch> {
   const { watch } = await import('chokidar');
   const target = resolve(path);
-  const watcher: FSWatcher = watch(target, { ignoreInitial: true, persistent: true });
+  const dir = dirname(target);
+  // The folder is watched, not the file: a file that does not exist yet, or that an editor
+  // replaces by rename on every save, is then still seen (as the settings watcher does).
+  const watcher: FSWatcher = watch(dir, { ignoreInitial: true, persistent: true, depth: 0, ignored: (p: string) => resolve(p) !== dir && resolve(p) !== target });
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   const fire = (p: string) => {

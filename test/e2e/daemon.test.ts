@@ -179,8 +179,11 @@ describe('osm serve (built daemon)', () => {
     const steps = (await api('GET', `/osm/api/runs/${run.id}/steps`)).json.data;
     expect(steps.map((s: { step_name: string; status: string }) => `${s.step_name}:${s.status}`)).toEqual(['hi:completed', 'done:completed']);
     expect(steps[0].output).toBe(`hi ${run.target}`);
-    const artifacts = (await api('GET', `/osm/api/runs/${run.run_uuid}/artifacts`)).json.data;
-    expect(artifacts.length).toBeGreaterThan(0);
+    // Artifacts are registered right after the terminal transition (engine order), so poll briefly.
+    const artifacts = await until(async () => {
+      const a = (await api('GET', `/osm/api/runs/${run.run_uuid}/artifacts`)).json.data;
+      return a.length > 0 ? a : undefined;
+    }, 'artifacts', 10_000);
     expect(artifacts.every((a: { run_id: number }) => a.run_id === run.id)).toBe(true);
     const events = (await api('GET', `/osm/api/event-logs?run_id=${run.run_uuid}&limit=100`)).json.data;
     const topics = events.map((e: { topic: string }) => e.topic);

@@ -262,6 +262,8 @@ describe('running, steps, artifacts (with the queue)', () => {
     expect(done).toMatchObject({ status: 'completed', total_steps: 2, completed_steps: 2, current_pid: 0, error_message: '' });
     expect(done.started_at).not.toBeNull();
     expect(done.completed_at).not.toBeNull();
+    // The engine registers artifacts after the terminal transition: wait until it has wound down.
+    await until(() => !live.queue!.active().some((r) => r.run_uuid === done.run_uuid), 'engine to finish');
     const steps = (await get(live, `/osm/api/runs/${done.id}/steps`)).json().data;
     expect(steps.map((s: { step_name: string }) => s.step_name)).toEqual(['hello', 'bye']);
     expect(Object.keys(steps[0]).sort()).toEqual(STEP_KEYS);

@@ -34,9 +34,10 @@ export const chatBody = z.object({
 
 export const embeddingsBody = z.object({
   input: z
-    .union([z.string().transform((s) => [s]), z.array(z.string({ error: 'input must be an array of strings' }))], { error: 'input must be an array of strings' })
-    .optional()
-    .refine((v) => v !== undefined && v.length > 0, 'input is required'),
+    .union([z.string().transform((s) => [s]), z.array(z.string({ error: 'input must be an array of strings' }))], {
+      error: (iss) => (iss.input === undefined ? 'input is required' : 'input must be an array of strings'),
+    })
+    .refine((v) => v.length > 0, 'input is required'),
   model: z.string({ error: 'model must be a string' }).optional(),
 });
 
@@ -93,7 +94,7 @@ export const registerLlmRoutes: RegisterRoutes = (server, deps) => {
         const raw = req.body;
         if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw errors.invalidBody();
         const body = validate(embeddingsBody, raw);
-        const res = await createEmbeddings(cfg(), body.input!, body.model, { retries: 1, rotate: false });
+        const res = await createEmbeddings(cfg(), body.input, body.model, { retries: 1, rotate: false });
         return { model: res.model, embeddings: res.embeddings, usage: res.usage };
       },
     });

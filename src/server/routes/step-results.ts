@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { STEP_STATUSES } from '../../store/index.js';
+import { STEP_STATUSES, type StepStatus } from '../../store/index.js';
 import { defineRoute, listEnvelope, paginationShape } from '../route.js';
 import type { RegisterRoutes } from '../app.js';
 import { listStepResults } from '../../services/run-control.js';
 
 const query = z.object({
   workspace: z.string().optional(),
-  status: z.enum(STEP_STATUSES as [string, ...string[]]).optional(),
+  status: z.enum(STEP_STATUSES as [StepStatus, ...StepStatus[]]).optional(),
   step_type: z.string().optional(),
   run_id: z.string().optional(),
   ...paginationShape(20),
@@ -20,7 +20,7 @@ export const registerStepResultRoutes: RegisterRoutes = (server, deps) => {
     handler: ({ query: q }) => {
       const r = listStepResults(
         deps.app,
-        { workspace: q.workspace || undefined, status: q.status as never, step_type: q.step_type || undefined, run_id: q.run_id || undefined },
+        { workspace: q.workspace || undefined, status: q.status, step_type: q.step_type || undefined, run_id: q.run_id || undefined },
         { offset: q.offset, limit: q.limit },
       );
       return listEnvelope(r.data, r.total, q.offset, q.limit);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { errors } from '../../errors.js';
 import { boolParam, defineRoute, listEnvelope, paginationShape } from '../route.js';
 import type { RegisterRoutes } from '../app.js';
+import { liveScheduler } from '../../scheduler/index.js';
 import { listWorkflows, refreshWorkflows, uploadWorkflow, workflowDetailOf, workflowSource, workflowTags } from '../../services/workflows.js';
 
 const listQuery = z.object({
@@ -45,6 +46,8 @@ export const registerWorkflowRoutes: RegisterRoutes = (server, deps) => {
     query: z.object({ force: boolParam('force') }),
     handler: ({ query }) => {
       const r = refreshWorkflows(app, Boolean(query.force));
+      // New or changed triggers register now rather than at the scheduler's next poll.
+      liveScheduler(app)?.reloadWorkflowTriggers();
       return { message: 'Workflows indexed successfully', added: r.added, updated: r.updated, removed: r.removed, errors: r.errors };
     },
   });
@@ -80,6 +83,7 @@ export const registerWorkflowRoutes: RegisterRoutes = (server, deps) => {
       }
       if (!file || (file.filename === '' && file.content.length === 0)) throw errors.noFileProvided();
       const saved = uploadWorkflow(app, { filename: file.filename, content: file.content, force });
+      liveScheduler(app)?.reloadWorkflowTriggers();
       reply.status(201);
       return { message: 'Workflow uploaded', ...saved };
     },

@@ -42,7 +42,7 @@ describe('topicMatches', () => {
   });
 
   it('property: a literal topic matches itself and * matches any slash-free topic', () => {
-    const topic = fc.string({ maxLength: 30 }).filter((s) => !/[*?[\\]/.test(s));
+    const topic = fc.string({ maxLength: 30 }).filter((s) => !/[*?[\\]/.test(s) && s === s.trim());
     fc.assert(fc.property(topic, (t) => topicMatches(t, t)));
     fc.assert(fc.property(topic.filter((s) => !s.includes('/')), (t) => topicMatches('*', t)));
     fc.assert(fc.property(topic, fc.string({ maxLength: 10 }), (prefix, rest) => {
