@@ -1,5 +1,6 @@
 import type { Step, Workflow } from '../workflow/types.js';
-import { builtinVariables } from '../workflow/builtin-vars.js';
+import { builtinVariables, type BuiltinPaths } from '../workflow/builtin-vars.js';
+import type { LoadedSettings } from '../settings/index.js';
 import { resolveParams } from '../workflow/params.js';
 import { messageOf } from '../errors.js';
 import { executeStep, type StepSummary } from './step-exec.js';
@@ -19,6 +20,23 @@ export interface ModuleResult {
 const PER_MODULE_KEYS = new Set(['ModuleName', 'FlowName', 'TempDir', 'TempFile', 'HooksEnabled']);
 export { PER_MODULE_KEYS };
 
+/** The folder variables of the built-ins (BaseFolder, Binaries, Data …) from the settings. */
+export function builtinPathsOf(s: LoadedSettings): BuiltinPaths {
+  const p = s.paths;
+  return {
+    base: p.base,
+    binaries: p.binaries,
+    data: p.data,
+    configs: p.configs,
+    agentConfigs: p.agentConfigs,
+    scripts: p.scripts,
+    workflows: p.workflows,
+    markdownTemplates: p.markdownTemplates,
+    snapshot: p.snapshot,
+    workspaces: p.workspaces,
+  };
+}
+
 /** Builds a module's (or flow's) variables: built-ins, provided params, declared params (§2.5). */
 export function prepareScope(
   exec: Execution,
@@ -33,18 +51,7 @@ export function prepareScope(
     eventEnvelope: envelope,
     target: input.target,
     targetFile: input.targetFile,
-    paths: {
-      base: s.paths.base,
-      binaries: s.paths.binaries,
-      data: s.paths.data,
-      configs: s.paths.configs,
-      agentConfigs: s.paths.agentConfigs,
-      scripts: s.paths.scripts,
-      workflows: s.paths.workflows,
-      markdownTemplates: s.paths.markdownTemplates,
-      snapshot: s.paths.snapshot,
-      workspaces: s.paths.workspaces,
-    },
+    paths: builtinPathsOf(s),
     tactic: input.tactic,
     scanTactic: s.settings.scan_tactic,
     threadsHold: input.threadsHold,

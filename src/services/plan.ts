@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { builtinVariables } from '../workflow/builtin-vars.js';
+import { builtinPathsOf } from '../engine/module-exec.js';
 import { resolveParams } from '../workflow/params.js';
 import { buildPlan, formatPlan, type Plan } from '../workflow/plan.js';
 import { validateRunInputs } from './runs.js';
@@ -14,18 +15,7 @@ export function buildRunPlan(app: AppContext, workflowName: string, target: stri
   const builtins = builtinVariables({
     target,
     targetFile: options.targetFile,
-    paths: {
-      base: s.paths.base,
-      binaries: s.paths.binaries,
-      data: s.paths.data,
-      configs: s.paths.configs,
-      agentConfigs: s.paths.agentConfigs,
-      scripts: s.paths.scripts,
-      workflows: s.paths.workflows,
-      markdownTemplates: s.paths.markdownTemplates,
-      snapshot: s.paths.snapshot,
-      workspaces: s.paths.workspaces,
-    },
+    paths: builtinPathsOf(s),
     tactic: options.tactic,
     scanTactic: s.settings.scan_tactic,
     threadsHold: options.threadsHold,

@@ -13,27 +13,18 @@ import type { AppContext } from './context.js';
 import { assertWorkflowName, resolveWorkflowFile } from './workflows.js';
 import { isInside, isSafeName } from '../util/fs-safe.js';
 
-/** Options of a run besides workflow, target and params; stored in `runs.options` so a queued run can be executed later (even after a restart). */
-export interface RunOptions {
-  targetFile?: string;
-  tactic?: string;
-  threadsHold?: number;
-  heuristics?: 'none' | 'basic' | 'advanced';
-  space?: string;
-  workspacesOverride?: string;
-  exclude?: string[];
-  fuzzyExclude?: string[];
-  timeoutMs?: number;
-  skipValidation?: boolean;
-  emptyTarget?: boolean;
-  disableWorkflowState?: boolean;
-  disableNotification?: boolean;
+/**
+ * Options of a run besides workflow, target and params: the engine's run input flags plus how the
+ * request wants it run. Stored in `runs.options` so a queued run can be executed later (even after
+ * a restart).
+ */
+export type RunOptions = Omit<RunInput, 'target' | 'params' | 'runnerOverride'> & {
   /** How many targets of the same request may run at once (API `concurrency`). */
   concurrency?: number;
   runnerType?: 'host' | 'docker' | 'ssh';
   dockerImage?: string;
   sshHost?: string;
-}
+};
 
 export interface CreateRunsInput {
   workflow: string;
@@ -123,27 +114,13 @@ export function createRuns(app: AppContext, input: CreateRunsInput): CreatedRuns
 
 /** The engine input of a stored run (its options column holds the flags). */
 export function runInputOf(run: RunRecord): RunInput {
-  const o = (run.options ?? {}) as RunOptions & Record<string, unknown>;
-  const input: RunInput = {
-    target: run.target,
-    params: run.params ?? {},
-    targetFile: o.targetFile,
-    tactic: o.tactic,
-    threadsHold: o.threadsHold,
-    heuristics: o.heuristics,
-    space: o.space,
-    workspacesOverride: o.workspacesOverride,
-    exclude: o.exclude,
-    fuzzyExclude: o.fuzzyExclude,
-    timeoutMs: o.timeoutMs,
-    skipValidation: o.skipValidation,
-    emptyTarget: o.emptyTarget,
-    disableWorkflowState: o.disableWorkflowState,
-    disableNotification: o.disableNotification,
-  };
-  if (o.runnerType === 'docker' && o.dockerImage) input.runnerOverride = { type: 'docker', config: { image: o.dockerImage } };
-  if (o.runnerType === 'ssh' && o.sshHost) {
-    const [user, host] = o.sshHost.includes('@') ? o.sshHost.split('@', 2) : ['', o.sshHost];
+  const { concurrency: _c, runnerType, dockerImage, sshHost, ...flags } = (run.options ?? {}) as RunOptions & { workflow_path?: string; resume_of?: number };
+  delete (flags as Record<string, unknown>).workflow_path;
+  delete (flags as Record<string, unknown>).resume_of;
+  const input: RunInput = { ...flags, target: run.target, params: run.params ?? {} };
+  if (runnerType === 'docker' && dockerImage) input.runnerOverride = { type: 'docker', config: { image: dockerImage } };
+  if (runnerType === 'ssh' && sshHost) {
+    const [user, host] = sshHost.includes('@') ? sshHost.split('@', 2) : ['', sshHost];
     input.runnerOverride = { type: 'ssh', config: { host, ...(user ? { user } : {}) } };
   }
   return input;
