@@ -121,6 +121,35 @@ export const errors = {
   snapshotExport: def('OSM_ERR_SNAPSHOT_EXPORT', 500, (detail: string) => `Failed to create snapshot: ${detail}`),
   importTooManyRecords: def('OSM_ERR_IMPORT_TOO_MANY', 400, (max: number) => `data: at most ${max} records per request`),
   importFileNotFound: def('OSM_ERR_IMPORT_FILE', 404, (path: string) => `Import file not found: ${path}`),
+  // distributed mode (src/distributed/, src/server/routes/distributed.ts)
+  redisNotConfigured: def('OSM_ERR_REDIS_NOT_CONFIGURED', 400, () => 'redis not configured. Add redis section to osm-settings.yaml or use --redis-url'),
+  invalidRedisUrl: def('OSM_ERR_INVALID_REDIS_URL', 400, (detail: string) => `invalid Redis URL: ${detail}`),
+  redisUnavailable: def('OSM_ERR_REDIS_UNAVAILABLE', 503, (where: string, detail: string) => `cannot reach Redis at ${where}: ${detail}`),
+  distributedRequiresMaster: def('OSM_ERR_DISTRIBUTED_NO_MASTER', 400, () => 'Distributed mode requires the server to be started with --master flag'),
+  distributedQueueFailed: def('OSM_ERR_DISTRIBUTED_QUEUE', 503, (detail: string) => `failed to submit to distributed queue: ${detail}`),
+  taskNotFound: def('OSM_ERR_TASK_NOT_FOUND', 404, (id: string) => `task not found: ${id}`),
+  workerNotFound: def('OSM_ERR_WORKER_NOT_FOUND', 404, () => 'Worker not found'),
+  workerNameTaken: def('OSM_ERR_WORKER_NAME_TAKEN', 409, (name: string) => `worker name already in use by a live worker: ${name} (choose another --name)`),
+  invalidWorkerName: def('OSM_ERR_INVALID_WORKER_NAME', 400, (name: string) => `invalid worker name: ${JSON.stringify(name)} (letters, digits, ".", "_" and "-" only, at most 64)`),
+  // registry and installation (src/services/registry.ts, src/registry/)
+  registryLoad: def('OSM_ERR_REGISTRY_LOAD', 500, (detail: string) => `Failed to load registry: ${detail}`),
+  registryRefused: def('OSM_ERR_REGISTRY_REFUSED', 400, (detail: string) => `Failed to load registry: ${detail}`),
+  registryMode: def('OSM_ERR_REGISTRY_MODE', 400, () => "registry_mode must be 'direct-fetch' or 'nix-build'"),
+  installMethod: def('OSM_ERR_INSTALL_METHOD', 400, () => "method must be 'direct' or 'nix'"),
+  installType: def('OSM_ERR_INSTALL_TYPE', 400, () => "type must be 'binary' or 'workflow'"),
+  installNamesRequired: def('OSM_ERR_INSTALL_NAMES', 400, () => 'names array is required for binary installation (or set install_all=true)'),
+  installNameRequired: def('OSM_ERR_INSTALL_NAME', 400, () => 'name is required'),
+  invalidBinaryName: def('OSM_ERR_INVALID_BINARY_NAME', 400, (name: string) => `Invalid binary name: ${name}`),
+  nixNotInstalled: def('OSM_ERR_NIX_MISSING', 400, () => 'Nix is not installed. Install Nix first or use registry_mode=direct-fetch'),
+  workflowSourceRequired: def('OSM_ERR_WORKFLOW_SOURCE', 400, () => 'source is required for workflow installation (git URL, zip URL, or local path)'),
+  workflowInstall: def('OSM_ERR_WORKFLOW_INSTALL', 500, (detail: string) => `Failed to install workflow: ${detail}`),
+  // URLs the router cannot take apart (src/server/plugins/errors.ts frameworkErrors)
+  badUrl: def('OSM_ERR_BAD_URL', 400, () => 'Malformed URL: invalid percent-encoding in the path'),
+  paramTooLong: def('OSM_ERR_PARAM_TOO_LONG', 414, (max: number) => `URI Too Long: a path parameter is longer than ${max} characters`),
+  malformedMultipart: def('OSM_ERR_MALFORMED_MULTIPART', 400, (detail: string) => `Malformed multipart body: ${detail}`),
+  malformedHttp: def('OSM_ERR_MALFORMED_HTTP', 400, () => 'Malformed HTTP request'),
+  requestTimeout: def('OSM_ERR_REQUEST_TIMEOUT', 408, () => 'Request timeout'),
+  headersTooLarge: def('OSM_ERR_HEADERS_TOO_LARGE', 431, () => 'Request headers are too large'),
 } as const;
 
 /** True for errors of the catalogue. */

@@ -49,6 +49,28 @@ function netChanges(history: HistoryRecord[]): Map<number, FieldChange[]> {
   return out;
 }
 
+/** Items listed per diff set; totals stay exact (indexed counts) and `truncated` says so. */
+export const DIFF_ITEM_LIMIT = 10_000;
+
+/**
+ * Adds the summary. Within the limit the totals are the list lengths (a field that changed and
+ * changed back is not a change); beyond it the lists are cut and the totals come from the counts.
+ */
+function withSummary<T extends { added: unknown[]; removed: unknown[]; changed: unknown[] }>(
+  diff: T & { workspace_name: string; from_time: string; to_time: string },
+  counts: { added: number; removed: number; changed: number },
+  limit: number,
+): T & { summary: { total_added: number; total_removed: number; total_changed: number }; truncated?: boolean } {
+  const truncated = counts.added > limit || counts.removed > limit || counts.changed > limit;
+  return {
+    ...diff,
+    summary: truncated
+      ? { total_added: counts.added, total_removed: counts.removed, total_changed: counts.changed }
+      : { total_added: diff.added.length, total_removed: diff.removed.length, total_changed: diff.changed.length },
+    ...(truncated ? { truncated: true } : {}),
+  };
+}
+
 /** Rows changed in the window: those with history (created before `from`) and legacy rows without history. */
 function changedRows<R extends { id: number; created_at: string }>(
   byUpdate: R[],
@@ -73,45 +95,31 @@ function changedRows<R extends { id: number; created_at: string }>(
 }
 
 /** The asset diff of `workspace` over [from, to] (ISO timestamps). */
-export function computeAssetDiff(store: Store, workspace: string, from: string, to: string): AssetDiff {
-  const added = store.assets.addedBetween(workspace, from, to).map((a: AssetRecord) => ({
+export function computeAssetDiff(store: Store, workspace: string, from: string, to: string, limit = DIFF_ITEM_LIMIT): AssetDiff {
+  const counts = store.assets.diffCounts(workspace, from, to);
+  const added = store.assets.addedBetween(workspace, from, to, limit).map((a: AssetRecord) => ({
     id: a.id, asset_value: a.asset_value, asset_type: a.asset_type, url: a.url, status_code: a.status_code, created_at: a.created_at,
   }));
-  const removed = store.assets.removedBefore(workspace, from).map((a) => ({
+  const removed = store.assets.removedBefore(workspace, from, limit).map((a) => ({
     id: a.id, asset_value: a.asset_value, asset_type: a.asset_type, url: a.url, last_seen_at: a.last_seen_at,
   }));
-  const changed = changedRows(store.assets.changedBetween(workspace, from, to), store.assets.history(workspace, from, to), from, (id) =>
+  const changed = changedRows(store.assets.changedBetween(workspace, from, to, limit), store.assets.history(workspace, from, to, limit * 10), from, (id) =>
     store.assets.get(id),
   ).map(({ row, changes }) => ({ asset_id: row.id, asset_value: row.asset_value, url: row.url, changes }));
-  return {
-    workspace_name: workspace,
-    from_time: from,
-    to_time: to,
-    added,
-    removed,
-    changed,
-    summary: { total_added: added.length, total_removed: removed.length, total_changed: changed.length },
-  };
+  return withSummary({ workspace_name: workspace, from_time: from, to_time: to, added, removed, changed }, counts, limit);
 }
 
 /** The vulnerability diff of `workspace` over [from, to] (ISO timestamps). */
-export function computeVulnDiff(store: Store, workspace: string, from: string, to: string): VulnDiff {
-  const added = store.vulns.addedBetween(workspace, from, to).map((v: VulnRecord) => ({
+export function computeVulnDiff(store: Store, workspace: string, from: string, to: string, limit = DIFF_ITEM_LIMIT): VulnDiff {
+  const counts = store.vulns.diffCounts(workspace, from, to);
+  const added = store.vulns.addedBetween(workspace, from, to, limit).map((v: VulnRecord) => ({
     id: v.id, vuln_info: v.vuln_info, asset_value: v.asset_value, severity: v.severity, template_id: v.template_id, created_at: v.created_at,
   }));
-  const removed = store.vulns.removedBefore(workspace, from).map((v) => ({
+  const removed = store.vulns.removedBefore(workspace, from, limit).map((v) => ({
     id: v.id, vuln_info: v.vuln_info, asset_value: v.asset_value, severity: v.severity, template_id: v.template_id, last_seen_at: v.last_seen_at,
   }));
-  const changed = changedRows(store.vulns.changedBetween(workspace, from, to), store.vulns.history(workspace, from, to), from, (id) =>
+  const changed = changedRows(store.vulns.changedBetween(workspace, from, to, limit), store.vulns.history(workspace, from, to, limit * 10), from, (id) =>
     store.vulns.get(id),
   ).map(({ row, changes }) => ({ vuln_id: row.id, vuln_info: row.vuln_info, asset_value: row.asset_value, changes }));
-  return {
-    workspace_name: workspace,
-    from_time: from,
-    to_time: to,
-    added,
-    removed,
-    changed,
-    summary: { total_added: added.length, total_removed: removed.length, total_changed: changed.length },
-  };
+  return withSummary({ workspace_name: workspace, from_time: from, to_time: to, added, removed, changed }, counts, limit);
 }

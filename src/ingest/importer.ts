@@ -40,6 +40,10 @@ export interface ImportOptions {
   file?: string;
   /** Write events at all (default true). */
   events?: boolean;
+  /** Write the closing summary event (default true; single-record imports turn it off). */
+  summaryEvent?: boolean;
+  /** How many rejected records are listed in error_lines (default 100). */
+  maxErrorLines?: number;
   /** Called after every committed batch (progress, tests). */
   onBatch?: (stats: Readonly<ImportStats>) => void;
 }
@@ -94,13 +98,13 @@ export class RecordImporter<T> {
   /** A record rejected before mapping (e.g. not an object). */
   fail(line: number, message: string): void {
     this.stats.errors++;
-    if (this.stats.error_lines.length < MAX_ERROR_LINES) this.stats.error_lines.push({ line, message });
+    if (this.stats.error_lines.length < (this.opts.maxErrorLines ?? MAX_ERROR_LINES)) this.stats.error_lines.push({ line, message });
   }
 
   /** Commits the last batch and writes the summary events. */
   finish(): ImportStats {
     this.flush();
-    if (this.opts.events !== false && this.stats.total > 0) {
+    if (this.opts.events !== false && this.opts.summaryEvent !== false && this.stats.total > 0) {
       const { error_lines, ...counts } = this.stats;
       this.store.events.insert({
         ...this.eventBase(),

@@ -7,6 +7,7 @@ import type { Workflow } from '../workflow/types.js';
 import { validateTarget, validateParamValue } from '../workflow/target.js';
 import { analyzeTarget } from '../workflow/heuristics.js';
 import { executeRun, type RunOutcome } from '../engine/executor.js';
+import { recordRunDiff } from './diffs.js';
 import type { DisplayOptions, RunInput } from '../engine/types.js';
 import type { RunSource } from '../engine/recorder.js';
 import type { AppContext } from './context.js';
@@ -39,6 +40,8 @@ export interface CreateRunsInput {
   /** The process that will execute the runs itself (CLI); daemon-queued runs have none. */
   ownerPid?: number;
   options?: RunOptions;
+  /** `local` (default) or `distributed` (executed by a worker through the master's task queue). */
+  runMode?: 'local' | 'distributed';
 }
 
 export interface CreatedRuns {
@@ -106,6 +109,7 @@ export function createRuns(app: AppContext, input: CreateRunsInput): CreatedRuns
         runner_type: input.options?.runnerType ?? 'host',
         options,
         owner_pid: input.ownerPid ?? 0,
+        ...(input.runMode ? { run_mode: input.runMode } : {}),
       }),
     ),
   );
@@ -126,9 +130,20 @@ export function runInputOf(run: RunRecord): RunInput {
   return input;
 }
 
-/** Executes a stored run in this process. */
-export function executeStoredRun(app: AppContext, run: RunRecord, display: DisplayOptions, source: RunSource): Promise<RunOutcome> {
-  return executeRun(app, run.id, runInputOf(run), display, source);
+/**
+ * Executes a stored run in this process. When it completes, a diff snapshot of its workspace's
+ * assets over the run's window is stored (GET /assets/diffs).
+ */
+export async function executeStoredRun(app: AppContext, run: RunRecord, display: DisplayOptions, source: RunSource): Promise<RunOutcome> {
+  const out = await executeRun(app, run.id, runInputOf(run), display, source);
+  if (out.status === 'completed' && !runInputOf(run).emptyTarget) {
+    try {
+      recordRunDiff(app, run.id);
+    } catch {
+      // A diff snapshot is a convenience; it must never change the run's outcome.
+    }
+  }
+  return out;
 }
 
 // ---- POST /runs (the HTTP API's run request) ----------------------------------------------------
@@ -289,5 +304,81 @@ export function submitApiRuns(app: AppContext, req: ApiRunRequest, kick?: () => 
     poll_url: `/osm/api/jobs/${created.jobId}`,
     runner_type: runnerType,
     timeout: req.timeout ?? 0,
+  };
+}
+
+// ---- run_mode: distributed (POST /runs on a master, POST /tasks) ---------------------------------
+
+/** Hands created runs to the distributed task queue; throws (after marking them failed) when it cannot. */
+export type EnqueueRuns = (runs: RunRecord[]) => Promise<void>;
+
+export interface DistributedRunResponse extends Omit<ApiRunResponse, 'concurrency'> {
+  run_mode: 'distributed';
+}
+
+/**
+ * `POST /runs` with `run_mode: distributed`: the same validation as a local request, then one
+ * queued run per target (run_mode distributed, never claimed by the local queue) and one task
+ * per run. Without a master (`enqueue` absent) nothing is created.
+ */
+export async function submitDistributedApiRuns(app: AppContext, req: ApiRunRequest, enqueue: EnqueueRuns | undefined): Promise<DistributedRunResponse> {
+  const name = (req.flow || req.module || req.workflow || '').trim();
+  if (!name) throw errors.flowOrModuleRequired();
+  const priority = parsePriority(req.priority);
+  assertWorkflowName(name);
+  if (req.workspace !== undefined && req.workspace !== '' && !isSafeName(req.workspace)) {
+    throw errors.validation(`workspace ${JSON.stringify(req.workspace)} is not a valid name (letters, digits, ".", "_" and "-" only)`);
+  }
+  if (req.docker_image) validateTarget(req.docker_image, 'docker_image');
+  if (req.ssh_host) validateTarget(req.ssh_host, 'ssh_host');
+  const collected = [...(req.target !== undefined ? [req.target] : []), ...(req.targets ?? []), ...(req.target_file ? readTargetFile(app, req.target_file) : [])];
+  let targets = normaliseTargets(collected);
+  if (targets.length === 0 && req.empty_target) targets = [emptyTargetName()];
+  if (targets.length === 0) throw errors.validation('At least one target is required (target, targets, target_file, or empty_target)');
+  const params = req.params ?? {};
+  if (req.empty_target) for (const [k, v] of Object.entries(params)) validateParamValue(k, v);
+  else validateRunInputs(targets, params);
+  const file = resolveWorkflowFile(app, name);
+  const wantKind = req.flow ? 'flow' : req.module ? 'module' : undefined;
+  const wf = app.loader.loadFile(file);
+  if (wantKind && wf.kind !== wantKind) throw errors.validation(`'${name}' is a ${wf.kind}, not a ${wantKind}`);
+  if (!enqueue) throw errors.distributedRequiresMaster();
+
+  const runnerType = req.runner_type ?? 'host';
+  const created = createRuns(app, {
+    workflow: file,
+    targets,
+    params,
+    priority,
+    status: 'queued',
+    triggerType: 'api',
+    runMode: 'distributed',
+    options: {
+      runnerType,
+      ...(req.timeout ? { timeoutMs: req.timeout * 60_000 } : {}),
+      ...(req.docker_image ? { dockerImage: req.docker_image } : {}),
+      ...(req.ssh_host ? { sshHost: req.ssh_host } : {}),
+      ...(req.workspace ? { space: req.workspace } : {}),
+      ...(req.threads_hold ? { threadsHold: req.threads_hold } : {}),
+      ...(req.heuristics_check ? { heuristics: req.heuristics_check } : {}),
+      ...(req.empty_target ? { emptyTarget: true } : {}),
+      ...(req.skip_validation ? { skipValidation: true } : {}),
+    },
+  });
+  await enqueue(created.runs);
+  const single = created.runs.length === 1 ? created.runs[0]! : undefined;
+  return {
+    message: 'Run queued',
+    workflow: created.workflow.name,
+    kind: created.workflow.kind,
+    target_count: created.runs.length,
+    ...(single ? { target: single.target, run_uuid: single.run_uuid } : { targets: created.runs.map((r) => r.target) }),
+    priority,
+    job_id: created.jobId,
+    status: 'queued',
+    poll_url: `/osm/api/jobs/${created.jobId}`,
+    runner_type: runnerType,
+    timeout: req.timeout ?? 0,
+    run_mode: 'distributed',
   };
 }

@@ -6,6 +6,7 @@
 import { errors } from '../errors.js';
 import {
   bit,
+  inTransaction,
   likeContains,
   listPage,
   nowIso,
@@ -87,15 +88,19 @@ export interface AssetsRepo {
   list(filter: AssetListFilter, page: Page): ListResult<AssetRecord>;
   delete(id: number): boolean;
   /** Rows of `workspace` created before `from` whose updated_at lies in [from, to]. */
-  changedSince(workspace: string, from: string, to: string): AssetRecord[];
+  changedSince(workspace: string, from: string, to: string, limit?: number): AssetRecord[];
   /** Alias of changedSince, named like the vulnerability query. */
-  changedBetween(workspace: string, from: string, to: string): AssetRecord[];
+  changedBetween(workspace: string, from: string, to: string, limit?: number): AssetRecord[];
   /** Rows of `workspace` created in [from, to]. */
-  addedBetween(workspace: string, from: string, to: string): AssetRecord[];
+  addedBetween(workspace: string, from: string, to: string, limit?: number): AssetRecord[];
   /** Rows of `workspace` created and last seen before `from`. */
-  removedBefore(workspace: string, from: string): AssetRecord[];
+  removedBefore(workspace: string, from: string, limit?: number): AssetRecord[];
+  /** Exact sizes of the three diff sets (indexed counts), for bounded diff listings. */
+  diffCounts(workspace: string, from: string, to: string): { added: number; removed: number; changed: number };
+  /** created_at of the workspace's oldest row, or undefined when it has none. */
+  oldestCreatedAt(workspace: string): string | undefined;
   /** Field changes of `workspace` recorded in [from, to], oldest first (row_id = asset id). */
-  history(workspace: string, from: string, to: string): HistoryRecord[];
+  history(workspace: string, from: string, to: string, limit?: number): HistoryRecord[];
 }
 
 const STRING_FIELDS = ['input', 'scheme', 'method', 'path', 'content_type', 'title', 'host_ip', 'tls', 'asset_type', 'remarks', 'source'] as const;
@@ -182,10 +187,35 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
     .join(', ')}, updated_at = @updated_at, last_seen_at = @now WHERE id = @id`;
   const rowsOf = (sql: string, ...params: unknown[]) => (q(sql).all(...params) as Row[]).map(mapAsset);
 
-  const changedSince = (workspace: string, from: string, to: string) =>
+  const one = (sql: string, ...params: unknown[]) => Number((q(sql).get(...params) as { n: number | null } | undefined)?.n ?? 0);
+  /**
+   * Exact total of a workspace/status_code/asset_type filter from the trigger-kept counts (migrations
+   * 002 and 004), so listing never counts a large table; only the rare status_code + asset_type
+   * combination is counted (through its covering index).
+   */
+  const facetTotal = (f: AssetListFilter): number => {
+    const ws = f.workspace;
+    if (f.status_code !== undefined && f.status_code !== null && f.asset_type !== undefined && f.asset_type !== null) {
+      const where = new Where().eq('workspace', ws).eq('asset_type', f.asset_type).eq('status_code', f.status_code);
+      return one(`SELECT COUNT(*) AS n FROM assets ${where}`, ...where.params);
+    }
+    if (f.status_code !== undefined && f.status_code !== null) {
+      return ws === undefined
+        ? one('SELECT SUM(n) AS n FROM asset_status_counts WHERE status_code = ?', f.status_code)
+        : one('SELECT n FROM asset_status_counts WHERE workspace = ? AND status_code = ?', ws, f.status_code);
+    }
+    if (f.asset_type !== undefined && f.asset_type !== null) {
+      return ws === undefined
+        ? one('SELECT SUM(n) AS n FROM asset_type_counts WHERE asset_type = ?', f.asset_type)
+        : one('SELECT n FROM asset_type_counts WHERE workspace = ? AND asset_type = ?', ws, f.asset_type);
+    }
+    return ws === undefined ? one(`SELECT value AS n FROM counters WHERE name = 'assets.total'`) : one('SELECT total_assets AS n FROM workspaces WHERE name = ?', ws);
+  };
+
+  const changedSince = (workspace: string, from: string, to: string, limit = -1) =>
     rowsOf(
-      `SELECT * FROM assets WHERE workspace = ? AND updated_at >= ? AND updated_at <= ? AND created_at < ? ORDER BY updated_at ASC, id ASC`,
-      workspace, from, to, from,
+      `SELECT * FROM assets WHERE workspace = ? AND updated_at >= ? AND updated_at <= ? AND created_at < ? ORDER BY updated_at ASC, id ASC LIMIT ?`,
+      workspace, from, to, from, limit,
     );
 
   return {
@@ -197,7 +227,7 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
       const result: UpsertResult = { new: 0, updated: 0, unchanged: 0, ids: [], newIds: [], updatedIds: [] };
       // A row repeated within one batch stays "new" (one discovered event), later copies count as unchanged.
       const seen = new Set<number>();
-      db.transaction(() => {
+      inTransaction(db, () => {
         for (const v of values) {
           let row = q('SELECT * FROM assets WHERE workspace = ? AND asset_value = ? AND url = ?').get(workspace, v.asset_value, v.url) as
             | Row
@@ -231,7 +261,7 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
           }
           result.ids.push(existing.id);
         }
-      }).immediate();
+      });
       return result;
     },
 
@@ -256,7 +286,7 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
         const p = likeContains(filter.search);
         where.add(`(asset_value LIKE ? ESCAPE '\\' OR url LIKE ? ESCAPE '\\' OR title LIKE ? ESCAPE '\\' OR host_ip LIKE ? ESCAPE '\\')`, p, p, p, p);
       }
-      const total = where.empty ? () => (q(`SELECT value FROM counters WHERE name = 'assets.total'`).get() as { value: number }).value : undefined;
+      const total = filter.search ? undefined : () => facetTotal(filter);
       return listPage(db, q, { table: 'assets', where, orderBy: 'created_at DESC, id DESC', map: mapAsset, total }, page);
     },
 
@@ -267,22 +297,36 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
     changedSince,
     changedBetween: changedSince,
 
-    addedBetween(workspace, from, to) {
+    addedBetween(workspace, from, to, limit = -1) {
       return rowsOf(
-        'SELECT * FROM assets WHERE workspace = ? AND created_at >= ? AND created_at <= ? ORDER BY created_at ASC, id ASC',
-        workspace, from, to,
+        'SELECT * FROM assets WHERE workspace = ? AND created_at >= ? AND created_at <= ? ORDER BY created_at ASC, id ASC LIMIT ?',
+        workspace, from, to, limit,
       );
     },
 
-    removedBefore(workspace, from) {
+    removedBefore(workspace, from, limit = -1) {
       return rowsOf(
-        `SELECT * FROM assets WHERE workspace = ? AND last_seen_at < ? AND last_seen_at <> '' AND created_at < ? ORDER BY last_seen_at ASC, id ASC`,
-        workspace, from, from,
+        `SELECT * FROM assets WHERE workspace = ? AND last_seen_at < ? AND last_seen_at <> '' AND created_at < ? ORDER BY last_seen_at ASC, id ASC LIMIT ?`,
+        workspace, from, from, limit,
       );
     },
 
-    history(workspace, from, to) {
-      return historyBetween(q, 'asset_history', workspace, from, to);
+    diffCounts(workspace, from, to) {
+      const one = (sql: string, ...params: unknown[]) => (q(sql).get(...params) as { n: number }).n;
+      return {
+        added: one('SELECT COUNT(*) AS n FROM assets WHERE workspace = ? AND created_at >= ? AND created_at <= ?', workspace, from, to),
+        removed: one(`SELECT COUNT(*) AS n FROM assets WHERE workspace = ? AND last_seen_at < ? AND last_seen_at <> '' AND created_at < ?`, workspace, from, from),
+        changed: one('SELECT COUNT(*) AS n FROM assets WHERE workspace = ? AND updated_at >= ? AND updated_at <= ? AND created_at < ?', workspace, from, to, from),
+      };
+    },
+
+    oldestCreatedAt(workspace) {
+      const row = q(`SELECT MIN(created_at) AS t FROM assets WHERE workspace = ?`).get(workspace) as { t: string | null };
+      return row.t ?? undefined;
+    },
+
+    history(workspace, from, to, limit = -1) {
+      return historyBetween(q, 'asset_history', workspace, from, to, limit);
     },
   };
 }

@@ -37,6 +37,22 @@ export interface EventInput {
   error?: string;
 }
 
+/** An event recorded elsewhere (a distributed worker), imported with its own id and time. */
+export interface EventImport {
+  topic: string;
+  event_id: string;
+  name: string;
+  source: string;
+  source_type: string;
+  data_type: string;
+  data: string;
+  workspace: string;
+  workflow_name: string;
+  processed: boolean;
+  error: string;
+  created_at: string;
+}
+
 export interface EventListFilter {
   topic?: string;
   name?: string;
@@ -61,6 +77,8 @@ export interface EventsRepo {
   listAfter(afterId: number, limit: number): EventRecord[];
   /** The highest event id (0 when empty). */
   maxId(): number;
+  /** Imports a run's events recorded elsewhere, skipping event_ids already stored for that run (idempotent). */
+  importForRun(runUuid: string, events: EventImport[]): number;
 }
 
 /** Maps an event_logs row to its record. */
@@ -128,6 +146,42 @@ export function createEventsRepo(db: Db, q: StatementCache): EventsRepo {
 
     listAfter(afterId, limit) {
       return (q('SELECT * FROM event_logs WHERE id > ? ORDER BY id ASC LIMIT ?').all(Math.trunc(afterId), Math.max(0, Math.trunc(limit))) as Row[]).map(mapEvent);
+    },
+
+    importForRun(runUuid, events) {
+      return db
+        .transaction(() => {
+          const known = new Set((q('SELECT event_id FROM event_logs WHERE run_id = ?').all(runUuid) as { event_id: string }[]).map((r) => r.event_id));
+          let inserted = 0;
+          for (const e of events) {
+            if (!e.event_id || known.has(e.event_id)) continue;
+            known.add(e.event_id);
+            q(
+              `INSERT INTO event_logs (topic, event_id, name, source, source_type, data_type, data, workspace, run_id,
+                 workflow_name, processed, processed_at, error, created_at)
+               VALUES (@topic, @event_id, @name, @source, @source_type, @data_type, @data, @workspace, @run_id,
+                 @workflow_name, @processed, @processed_at, @error, @created_at)`,
+            ).run({
+              topic: e.topic,
+              event_id: e.event_id,
+              name: e.name,
+              source: e.source,
+              source_type: e.source_type,
+              data_type: e.data_type,
+              data: e.data,
+              workspace: e.workspace,
+              run_id: runUuid,
+              workflow_name: e.workflow_name,
+              processed: bit(e.processed),
+              processed_at: e.processed ? nowIso() : null,
+              error: e.error,
+              created_at: e.created_at || nowIso(),
+            });
+            inserted++;
+          }
+          return inserted;
+        })
+        .immediate();
     },
 
     maxId() {

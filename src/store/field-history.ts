@@ -31,11 +31,11 @@ export function recordChanges(q: StatementCache, table: HistoryTable, rowId: num
 }
 
 /** Every change of `workspace` recorded in [from, to], oldest first. */
-export function historyBetween(q: StatementCache, table: HistoryTable, workspace: string, from: string, to: string): HistoryRecord[] {
+export function historyBetween(q: StatementCache, table: HistoryTable, workspace: string, from: string, to: string, limit = -1): HistoryRecord[] {
   const rows = q(
     `SELECT id, ${ID_COLUMN[table]} AS row_id, workspace, field, old_value, new_value, changed_at FROM ${table}
-     WHERE workspace = ? AND changed_at >= ? AND changed_at <= ? ORDER BY changed_at ASC, id ASC`,
-  ).all(workspace, from, to) as { id: number; row_id: number; workspace: string; field: string; old_value: string; new_value: string; changed_at: string }[];
+     WHERE workspace = ? AND changed_at >= ? AND changed_at <= ? ORDER BY changed_at ASC, id ASC LIMIT ?`,
+  ).all(workspace, from, to, limit) as { id: number; row_id: number; workspace: string; field: string; old_value: string; new_value: string; changed_at: string }[];
   return rows.map((r) => ({ ...r, old_value: parseJson<unknown>(r.old_value, null), new_value: parseJson<unknown>(r.new_value, null) }));
 }
 

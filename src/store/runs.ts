@@ -102,8 +102,11 @@ export interface RunsRepo {
   list(filter: RunListFilter, page: Page): ListResult<RunRecord>;
   /** Every run of a job, oldest first. */
   byGroup(groupId: string): RunRecord[];
-  /** Moves a run to `to` when allowed from its current status; undefined (row untouched) otherwise. */
-  transition(id: number, to: RunStatus, patch?: { error_message?: string }): RunRecord | undefined;
+  /**
+   * Moves a run to `to` when allowed from its current status; undefined (row untouched) otherwise.
+   * `at` is when the change happened elsewhere (a distributed worker); default now.
+   */
+  transition(id: number, to: RunStatus, patch?: { error_message?: string; at?: string }): RunRecord | undefined;
   /** Updates progress and bookkeeping columns; never the status. */
   update(id: number, patch: RunPatch): void;
   /** Adds one finished step to completed_steps. */
@@ -114,6 +117,8 @@ export interface RunsRepo {
   listQueued(limit: number, excludeGroups: string[]): RunRecord[];
   /** Runs that are running or still record a live process id (for reconciliation after a crash). */
   listActive(): RunRecord[];
+  /** Queued or running runs of one run_mode, oldest first (the distributed master's reconciliation). */
+  listUnfinishedByMode(mode: string): RunRecord[];
   /** Number of runs per status (statuses without runs are absent). */
   countByStatus(): Record<string, number>;
   /** Deletes a run with its steps and artifacts. */
@@ -151,7 +156,7 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
     return row ? mapRun(row) : undefined;
   };
 
-  const transition = (id: number, to: RunStatus, patch: { error_message?: string } = {}): RunRecord | undefined => {
+  const transition = (id: number, to: RunStatus, patch: { error_message?: string; at?: string } = {}): RunRecord | undefined => {
     const from = ALLOWED_FROM[to];
     if (!from) throw errors.runState(`unknown run status: ${String(to)}`);
     if (from.length === 0) return undefined;
@@ -160,13 +165,13 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
       `UPDATE runs SET
          status = @to,
          updated_at = @now,
-         started_at = CASE WHEN @to = 'running' THEN COALESCE(started_at, @now) ELSE started_at END,
-         completed_at = CASE WHEN @terminal = 1 THEN @now ELSE completed_at END,
+         started_at = CASE WHEN @to = 'running' THEN COALESCE(started_at, @at) ELSE started_at END,
+         completed_at = CASE WHEN @terminal = 1 THEN @at ELSE completed_at END,
          current_pid = CASE WHEN @terminal = 1 THEN 0 ELSE current_pid END,
          error_message = COALESCE(@error_message, error_message)
        WHERE id = @id AND status IN (${from.map((s) => `'${s}'`).join(', ')})
        RETURNING *`,
-    ).get({ id, to, now: nowIso(), terminal, error_message: patch.error_message ?? null }) as Row | undefined;
+    ).get({ id, to, now: nowIso(), at: patch.at ?? nowIso(), terminal, error_message: patch.error_message ?? null }) as Row | undefined;
     return row ? mapRun(row) : undefined;
   };
 
@@ -277,7 +282,7 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
           const now = nowIso();
           const row = q(
             `UPDATE runs SET status = 'running', owner_pid = @owner, started_at = COALESCE(started_at, @now), updated_at = @now
-             WHERE id = (SELECT id FROM runs WHERE status = 'queued' ORDER BY priority_rank DESC, id ASC LIMIT 1)
+             WHERE id = (SELECT id FROM runs WHERE status = 'queued' AND run_mode <> 'distributed' ORDER BY priority_rank DESC, id ASC LIMIT 1)
                AND status = 'queued'
              RETURNING *`,
           ).get({ owner: ownerPid, now }) as Row | undefined;
@@ -291,7 +296,7 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
       if (n === 0) return [];
       const rows = q(
         `SELECT * FROM runs
-         WHERE status = 'queued' AND run_group_id NOT IN (SELECT value FROM json_each(?))
+         WHERE status = 'queued' AND run_mode <> 'distributed' AND run_group_id NOT IN (SELECT value FROM json_each(?))
          ORDER BY priority_rank DESC, id ASC
          LIMIT ?`,
       ).all(JSON.stringify(excludeGroups ?? []), n) as Row[];
@@ -300,7 +305,13 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
 
     listActive() {
       // No ORDER BY: it would make the planner trade the two index lookups for a table scan.
-      const rows = q(`SELECT * FROM runs WHERE status = 'running' OR current_pid > 0`).all() as Row[];
+      // Distributed runs execute on workers: the master reconciles them against the task queue.
+      const rows = q(`SELECT * FROM runs WHERE (status = 'running' OR current_pid > 0) AND run_mode <> 'distributed'`).all() as Row[];
+      return rows.map(mapRun).sort((x, y) => x.id - y.id);
+    },
+
+    listUnfinishedByMode(mode) {
+      const rows = q(`SELECT * FROM runs WHERE status IN ('queued', 'running') AND run_mode = ?`).all(mode) as Row[];
       return rows.map(mapRun).sort((x, y) => x.id - y.id);
     },
 

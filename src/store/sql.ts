@@ -99,6 +99,15 @@ export class Where {
   }
 }
 
+/**
+ * Runs `fn` inside the caller's transaction when there is one, else in a new IMMEDIATE one.
+ * Deliberately not a savepoint: inserting many rows under a SAVEPOINT gets slower as the table
+ * grows (bench/03-ingest measured 100,000 nuclei findings in 616 s nested vs 10 s without).
+ */
+export function inTransaction<T>(db: Db, fn: () => T): T {
+  return db.inTransaction ? fn() : db.transaction(fn).immediate();
+}
+
 export interface ListSpec<T> {
   table: string;
   where: Where;

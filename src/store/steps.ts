@@ -53,6 +53,26 @@ export interface StepPatch {
   command?: string;
 }
 
+/** A finished step recorded elsewhere (a distributed worker), imported with its own timestamps. */
+export interface StepImport {
+  step_uuid?: string;
+  workspace: string;
+  module_name: string;
+  step_name: string;
+  step_type: string;
+  step_index: number;
+  status: StepStatus;
+  command: string;
+  output: string;
+  error_message: string;
+  exports: Record<string, unknown>;
+  duration_ms: number;
+  log_file: string;
+  started_at: string | null;
+  completed_at: string | null;
+  created_at: string;
+}
+
 export interface StepListFilter {
   workspace?: string;
   status?: StepStatus;
@@ -72,6 +92,11 @@ export interface StepsRepo {
   list(filter: StepListFilter, page: Page): ListResult<StepRecord>;
   /** Marks every pending or running step of a run failed (reconciliation); returns how many. */
   failUnfinished(runId: number, message: string): number;
+  /**
+   * Imports the steps of a run executed elsewhere, idempotently: a step is keyed by module, name,
+   * index and occurrence within the run, so importing the same list twice updates, never duplicates.
+   */
+  importForRun(runId: number, runUuid: string, steps: StepImport[]): { inserted: number; updated: number };
 }
 
 const ALLOWED_FROM: Readonly<Record<StepStatus, readonly StepStatus[]>> = {
@@ -173,6 +198,70 @@ export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
         .eq('step_type', filter.step_type)
         .eq('run_id', filter.run_id);
       return listPage(db, q, { table: 'step_results', where, orderBy: 'id DESC', map: mapStep }, page);
+    },
+
+    importForRun(runId, runUuid, steps) {
+      const keyOf = (s: { module_name: string; step_name: string; step_index: number }, seen: Map<string, number>) => {
+        const base = JSON.stringify([s.module_name, s.step_name, s.step_index]);
+        const n = (seen.get(base) ?? 0) + 1;
+        seen.set(base, n);
+        return `${base}#${n}`;
+      };
+      return db
+        .transaction(() => {
+          const existing = new Map<string, number>();
+          const seenOld = new Map<string, number>();
+          for (const row of q('SELECT id, module_name, step_name, step_index FROM step_results WHERE run_id = ? ORDER BY id ASC').all(runId) as {
+            id: number;
+            module_name: string;
+            step_name: string;
+            step_index: number;
+          }[]) {
+            existing.set(keyOf(row, seenOld), row.id);
+          }
+          const seenNew = new Map<string, number>();
+          let inserted = 0;
+          let updated = 0;
+          for (const s of steps) {
+            const values = {
+              workspace: s.workspace,
+              module_name: s.module_name,
+              step_name: s.step_name,
+              step_type: s.step_type,
+              step_index: s.step_index,
+              status: s.status,
+              command: s.command,
+              output: s.output,
+              error_message: s.error_message,
+              exports: JSON.stringify(s.exports ?? {}),
+              duration_ms: Math.max(0, Math.round(s.duration_ms)),
+              log_file: s.log_file,
+              started_at: s.started_at,
+              completed_at: s.completed_at,
+            };
+            const id = existing.get(keyOf(s, seenNew));
+            if (id !== undefined) {
+              q(
+                `UPDATE step_results SET workspace = @workspace, step_type = @step_type, status = @status, command = @command,
+                   output = @output, error_message = @error_message, exports = @exports, duration_ms = @duration_ms,
+                   log_file = @log_file, started_at = @started_at, completed_at = @completed_at
+                 WHERE id = @id`,
+              ).run({ ...values, id });
+              updated++;
+            } else {
+              q(
+                `INSERT INTO step_results (step_uuid, run_id, run_uuid, workspace, module_name, step_name, step_type, step_index,
+                   status, command, output, error_message, exports, duration_ms, log_file, started_at, completed_at, created_at)
+                 VALUES (@step_uuid, @run_id, @run_uuid, @workspace, @module_name, @step_name, @step_type, @step_index,
+                   @status, @command, @output, @error_message, @exports, @duration_ms, @log_file, @started_at, @completed_at, @created_at)
+                 ON CONFLICT (step_uuid) DO NOTHING`,
+              ).run({ ...values, step_uuid: s.step_uuid || randomUUID(), run_id: runId, run_uuid: runUuid, created_at: s.created_at || nowIso() });
+              inserted++;
+            }
+          }
+          return { inserted, updated };
+        })
+        .immediate();
     },
 
     failUnfinished(runId, message) {

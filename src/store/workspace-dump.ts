@@ -4,8 +4,13 @@
  * short separate statements, so nothing holds the connection between pages (the daemon keeps
  * serving while a zip is streamed). Restore re-assigns every id: runs keep their run_uuid, steps,
  * artifacts, diffs and history are re-linked to the new ids, and rows are marked as imported.
+ * Imported rows are data, never work: unfinished runs and steps are closed, events are marked
+ * processed (a replay at start-up must not trigger workflows from a snapshot), and stored paths
+ * that do not lie inside the new workspace folder are cleared.
  */
 import { randomUUID } from 'node:crypto';
+import { isAbsolute } from 'node:path';
+import { isInside } from '../util/fs-safe.js';
 import { errors } from '../errors.js';
 import { vulnFingerprint } from './vulns.js';
 import { nowIso, type Db, type Row, type StatementCache } from './sql.js';
@@ -105,7 +110,7 @@ export function restoreDump(db: Db, q: StatementCache, name: string, source: Dum
     for (const r of source('runs')) runIds.set(num(r.id), insert('runs', r, { workspace: name, ...inertRun(r) }));
     for (const r of source('step_results')) {
       const runId = runIds.get(num(r.run_id));
-      if (runId !== undefined) insert('step_results', r, { run_id: runId, workspace: name, log_file: movePath(r.log_file) });
+      if (runId !== undefined) insert('step_results', r, { run_id: runId, workspace: name, log_file: movePath(r.log_file), ...inertStep(r) });
     }
     for (const r of source('artifacts')) {
       insert('artifacts', r, { id: randomUUID(), run_id: runIds.get(num(r.run_id)) ?? 0, workspace: name, artifact_path: movePath(r.artifact_path) });
@@ -116,7 +121,9 @@ export function restoreDump(db: Db, q: StatementCache, name: string, source: Dum
       vulnIds.set(num(r.id), insert('vulnerabilities', r, { workspace: name, fingerprint }));
     }
     for (const r of source('asset_diffs')) insert('asset_diffs', r, { workspace_name: name, run_id: runIds.get(num(r.run_id)) ?? 0 });
-    for (const r of source('event_logs')) insert('event_logs', r, { workspace: name });
+    for (const r of source('event_logs')) {
+      insert('event_logs', r, { workspace: name, processed: 1, processed_at: typeof r.processed_at === 'string' && r.processed_at ? r.processed_at : nowIso() });
+    }
     for (const r of source('asset_history')) {
       const id = assetIds.get(num(r.asset_id));
       if (id !== undefined) insert('asset_history', r, { asset_id: id, workspace: name });
@@ -170,6 +177,12 @@ function inertRun(r: Row): Row {
   return patch;
 }
 
+/** Steps of an imported run cannot still be pending or running. */
+function inertStep(r: Row): Row {
+  if (r.status !== 'pending' && r.status !== 'running') return {};
+  return { status: 'failed', error_message: `imported from a snapshot while ${String(r.status)}`, completed_at: typeof r.completed_at === 'string' ? r.completed_at : nowIso() };
+}
+
 /** A JSON value as a SQLite parameter: booleans as 0/1, objects as JSON text. */
 function bindable(v: unknown): unknown {
   if (typeof v === 'boolean') return v ? 1 : 0;
@@ -183,9 +196,16 @@ function num(v: unknown): number {
   return Number.isFinite(n) ? n : -1;
 }
 
-/** Moves a stored path from the old workspace folder to the new one (other paths unchanged). */
+/**
+ * Moves a stored path from the old workspace folder to the new one; a path that then does not lie
+ * inside the new folder (a snapshot may name any file) becomes ''.
+ */
 function rebase(p: unknown, oldPrefix: string, newPrefix: string): unknown {
-  if (typeof p !== 'string' || oldPrefix === '' || oldPrefix === newPrefix) return p;
-  if (p === oldPrefix) return newPrefix;
-  return p.startsWith(`${oldPrefix}/`) ? newPrefix + p.slice(oldPrefix.length) : p;
+  if (typeof p !== 'string' || p === '') return p;
+  let moved = p;
+  if (oldPrefix !== '' && oldPrefix !== newPrefix) {
+    if (p === oldPrefix) moved = newPrefix;
+    else if (p.startsWith(`${oldPrefix}/`)) moved = newPrefix + p.slice(oldPrefix.length);
+  }
+  return isAbsolute(moved) && isAbsolute(newPrefix) && isInside(newPrefix, moved) ? moved : '';
 }

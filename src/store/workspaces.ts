@@ -3,7 +3,7 @@
  * (migration 002), so this repository never writes them.
  */
 import { errors } from '../errors.js';
-import { likeContains, listPage, nowIso, Where, type Db, type Row, type StatementCache } from './sql.js';
+import { likeContains, listPage, nowIso, Where, type Db, type StatementCache } from './sql.js';
 import type { ListResult, Page } from './types.js';
 import { dumpPage, restoreDump, type DumpPage, type DumpSource, type DumpTable, type RestoreCounts, type RestoreOptions } from './workspace-dump.js';
 

@@ -25,6 +25,7 @@ import { typeDetectionFunctions } from './type-detection.js';
 import { environmentFunctions } from './environment.js';
 import { diffFunctions } from './diff.js';
 import { dataQueryFunctions } from './data-query.js';
+import { databaseFunctions } from './database.js';
 
 /** One utility function: the evaluation's context first, then the script's arguments as passed. */
 export type FnImpl = (ctx: FnContext, ...args: unknown[]) => unknown;
@@ -68,6 +69,7 @@ function ensureLoaded(): void {
     environment: environmentFunctions,
     diff: diffFunctions,
     data_query: dataQueryFunctions,
+    database: databaseFunctions,
   };
   for (const [category, record] of Object.entries(builtins)) for (const [name, fn] of Object.entries(record)) put(category, name, fn);
   for (const e of FUNCTION_CATALOG) {

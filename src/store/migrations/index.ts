@@ -1,6 +1,7 @@
 import { sql as init } from './001-init.js';
 import { sql as counters } from './002-counters.js';
 import { sql as dataPlane } from './003-data-plane.js';
+import { sql as assetFacets } from './004-asset-facets.js';
 
 /** One schema step: applied once, in its own transaction, recorded in `schema_migrations`. */
 export interface Migration {
@@ -14,4 +15,5 @@ export const migrations: readonly Migration[] = [
   { version: 1, name: 'init', sql: init },
   { version: 2, name: 'counters', sql: counters },
   { version: 3, name: 'data-plane', sql: dataPlane },
+  { version: 4, name: 'asset-facets', sql: assetFacets },
 ];

@@ -57,6 +57,19 @@ describe('httpx import', () => {
     expect(count(s, 'event_logs', `topic = 'asset.import'`)).toBe(2);
   });
 
+  it('records asset.updated events for assets a later scan changed', async () => {
+    const s = store();
+    await importAssetsJsonl(s, 'ws', fx('httpx-run1.jsonl'));
+    const second = await importAssetsJsonl(s, 'ws', fx('httpx-run2.jsonl'));
+    expect(second).toMatchObject({ new: 1, updated: 1, unchanged: 3, total: 5 });
+    const updated = s.events.list({ topic: 'asset.updated' }, all).data;
+    expect(updated).toHaveLength(1);
+    expect(updated[0]).toMatchObject({ name: 'api.example.com', workspace: 'ws', data_type: 'asset' });
+    expect(JSON.parse(updated[0]!.data)).toEqual({ url: 'https://api.example.com', status_code: 200, title: 'API v2', tech: ['Express', 'Node.js'] });
+    expect(s.assets.oldestCreatedAt('ws')).toBe(byValue(s, 'ws', 'www.example.com').created_at);
+    expect(s.assets.oldestCreatedAt('none')).toBeUndefined();
+  });
+
   it('counts and reports broken lines without aborting the file', async () => {
     const s = store();
     const stats = await importAssetsJsonl(s, 'ws', fx('httpx-broken.jsonl'));

@@ -27,7 +27,7 @@ async function writeBigFile(file: string): Promise<number> {
       url: `https://h${i}.example.com`, input: `h${i}.example.com`, host: `h${i}.example.com`, status_code: 200 + (i % 3),
       title: `Host ${i} ${pad}`, tech: ['Nginx'], content_length: i, words: 10, lines: 2, a: ['10.0.0.1'], time: '1ms',
     });
-    if (!out.write(`${line}\n`)) await new Promise((r) => out.once('drain', r));
+    if (!out.write(`${line}\n`)) await new Promise<void>((r) => out.once('drain', () => r()));
   }
   await new Promise<void>((r, j) => out.end((err?: Error | null) => (err ? j(err) : r())));
   return fs.statSync(file).size;

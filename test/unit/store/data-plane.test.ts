@@ -154,6 +154,21 @@ describe('workspace dump and restore', () => {
     // Re-importing the same findings in the new workspace dedupes against the restored fingerprints.
     expect(dst.vulns.upsertMany('copy', [{ template_id: 't1', asset_value: 'a.com' }]).new).toBe(0);
     expect(dst.assetDiffs.list({ workspace: 'copy' }, page()).data[0]).toMatchObject({ run_id: completed.id });
+    expect(dst.events.list({ workspace: 'copy' }, page()).data.every((e) => e.processed)).toBe(true);
+  });
+
+  it('clears stored paths that a snapshot points outside the workspace folder, and closes unfinished steps', () => {
+    const src = memStore();
+    seed(src, 'ws');
+    const d = dumpAll(src, 'ws');
+    d.artifacts[0]!.artifact_path = '/etc/passwd';
+    d.workspace[0]!.state_execution_log = '/old/ws/../../etc/shadow';
+    d.step_results[0]!.status = 'running';
+    const dst = memStore();
+    dst.workspaces.restoreDump('ws', (t) => d[t], { localPath: '/new/ws', replace: false });
+    expect(dst.artifacts.list({ workspace: 'ws' }, page()).data[0]!.artifact_path).toBe('');
+    expect(dst.workspaces.get('ws')!.state_execution_log).toBe('');
+    expect(dst.steps.list({ workspace: 'ws' }, page()).data[0]).toMatchObject({ status: 'failed', error_message: 'imported from a snapshot while running' });
   });
 
   it('rolls everything back when one row is invalid', () => {

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { defineRoute, listEnvelope, paginationShape } from '../route.js';
+import type { RegisterRoutes } from '../app.js';
+import { createVuln, deleteVuln, getVuln, importVulns, listVulns, parseSeverityList, vulnSummary } from '../../services/vulns.js';
+import { vulnDiff } from '../../services/diffs.js';
+
+const listQuery = z.object({
+  workspace: z.string().optional(),
+  severity: z.string().optional(),
+  confidence: z.string().optional(),
+  asset_value: z.string().optional(),
+  ...paginationShape(20),
+});
+
+/** Any JSON object; the service checks the fields so that a missing workspace gets its exact message. */
+const objectBody = z.record(z.string(), z.unknown());
+
+/** Vulnerabilities: list, summary, diff, one, create, delete and bulk import. */
+export const registerVulnRoutes: RegisterRoutes = (server, deps) => {
+  const { app } = deps;
+
+  defineRoute(server, app, {
+    method: 'GET', url: '/osm/api/vulnerabilities', summary: 'List vulnerabilities (severity may be a comma list)', tags: ['vulnerabilities'], sideEffects: 'none',
+    query: listQuery,
+    handler: ({ query }) => {
+      const r = listVulns(app, { workspace: query.workspace, severity: parseSeverityList(query.severity), confidence: query.confidence, asset_value: query.asset_value }, query);
+      return listEnvelope(r.data, r.total, query.offset, query.limit);
+    },
+  });
+
+  defineRoute(server, app, {
+    method: 'GET', url: '/osm/api/vulnerabilities/summary', summary: 'Counts by severity', tags: ['vulnerabilities'], sideEffects: 'none',
+    query: z.object({ workspace: z.string().optional() }),
+    handler: ({ query }) => ({ data: vulnSummary(app, query.workspace) }),
+  });
+
+  defineRoute(server, app, {
+    method: 'GET', url: '/osm/api/vulnerabilities/diff', summary: 'Vulnerabilities added, removed and changed in a time window', tags: ['vulnerabilities'], sideEffects: 'none',
+    query: z.object({ workspace: z.string().optional(), from: z.string().optional(), to: z.string().optional() }),
+    handler: ({ query }) => ({ data: vulnDiff(app, query) }),
+  });
+
+  defineRoute(server, app, {
+    method: 'GET', url: '/osm/api/vulnerabilities/:id', summary: 'One vulnerability', tags: ['vulnerabilities'], sideEffects: 'none',
+    params: z.object({ id: z.string() }),
+    handler: ({ params }) => ({ data: getVuln(app, params.id) }),
+  });
+
+  defineRoute(server, app, {
+    method: 'POST', url: '/osm/api/vulnerabilities', summary: 'Create a vulnerability (plain insert)', tags: ['vulnerabilities'], sideEffects: 'writes',
+    body: objectBody,
+    handler: ({ body, reply }) => {
+      const data = createVuln(app, body);
+      reply.status(201);
+      return { data, message: 'Vulnerability created successfully' };
+    },
+  });
+
+  defineRoute(server, app, {
+    method: 'DELETE', url: '/osm/api/vulnerabilities/:id', summary: 'Delete a vulnerability', tags: ['vulnerabilities'], sideEffects: 'writes',
+    params: z.object({ id: z.string() }),
+    handler: ({ params }) => {
+      deleteVuln(app, params.id);
+      return { message: 'Vulnerability deleted successfully' };
+    },
+  });
+
+  defineRoute(server, app, {
+    method: 'POST', url: '/osm/api/vulnerabilities/import', summary: 'Import findings (osm or nuclei shape), deduplicated by fingerprint', tags: ['vulnerabilities'], sideEffects: 'writes',
+    body: objectBody,
+    handler: ({ body }) => importVulns(app, body),
+  });
+};

@@ -1,0 +1,33 @@
+/** Assets use cases shared by GET /assets* and `osm assets`. */
+import { errors } from '../errors.js';
+import type { AssetListFilter, AssetRecord, ListResult, Page, Store } from '../store/index.js';
+
+/** A list item: the asset without its heavy raw JSON (GET /assets/{id} has it). */
+export type AssetListItem = Omit<AssetRecord, 'raw_json_data'>;
+
+/** Parses a numeric id from a path segment; anything else is `invalid`. */
+export function parseNumericId(text: string, invalid: () => Error): number {
+  const t = String(text).trim();
+  if (!/^-?\d{1,15}$/.test(t)) throw invalid();
+  return Number(t);
+}
+
+/** Filtered page of assets, newest first, without raw_json_data. */
+export function listAssets(app: { store: Store }, filter: AssetListFilter, page: Page): ListResult<AssetListItem> {
+  const clean: AssetListFilter = {
+    workspace: filter.workspace || undefined,
+    asset_type: filter.asset_type || undefined,
+    status_code: filter.status_code || undefined,
+    search: filter.search || undefined,
+  };
+  const r = app.store.assets.list(clean, page);
+  return { data: r.data.map(({ raw_json_data: _raw, ...rest }) => rest), total: r.total };
+}
+
+/** One asset by id (from the path); 400 Invalid asset ID, 404 Asset not found. */
+export function getAsset(app: { store: Store }, idText: string): AssetRecord {
+  const id = parseNumericId(idText, errors.invalidAssetId);
+  const asset = app.store.assets.get(id);
+  if (!asset) throw errors.assetNotFound();
+  return asset;
+}

@@ -1,0 +1,101 @@
+/**
+ * Asset and vulnerability diffs: the /diff endpoints' time parsing and computation, the stored
+ * diff snapshots (asset_diffs), and `recordRunDiff`, which the engine calls when a run completes
+ * to store the diff of the run's workspace over the run's own window.
+ */
+import { errors } from '../errors.js';
+import { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff } from '../ingest/diff.js';
+import type { AssetDiffRecord, Store } from '../store/index.js';
+
+export { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff };
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+const NAIVE = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}:\d{2}))?$/;
+
+/**
+ * Parses a diff bound: RFC 3339, Unix seconds, `YYYY-MM-DD`, `YYYY-MM-DD HH:MM:SS` or
+ * `YYYY-MM-DDTHH:MM:SS` (naive times are UTC). Returns an ISO timestamp, or undefined when the
+ * text is none of these (or names an impossible date such as Feb 30).
+ */
+export function parseDiffTime(text: string): string | undefined {
+  const t = text.trim();
+  let ms = NaN;
+  let datePart = '';
+  if (RFC3339.test(t)) {
+    ms = Date.parse(t.replace(' ', 'T'));
+  } else if (/^\d{1,12}$/.test(t)) {
+    ms = Number(t) * 1000;
+  } else {
+    const m = NAIVE.exec(t);
+    if (m) {
+      datePart = m[1]!;
+      ms = Date.parse(`${m[1]}T${m[2] ?? '00:00:00'}Z`);
+    }
+  }
+  if (!Number.isFinite(ms)) return undefined;
+  const iso = new Date(ms).toISOString();
+  // Date.parse rolls impossible days over (2026-02-30 → March 2); such input is an error.
+  if (datePart && iso.slice(0, 10) !== datePart) return undefined;
+  return iso;
+}
+
+export interface DiffQuery {
+  workspace?: string;
+  from?: string;
+  to?: string;
+}
+
+/** Validates the /diff query in the reference's order: workspace, from, then both formats. */
+export function diffWindow(q: DiffQuery, now = new Date()): { workspace: string; from: string; to: string } {
+  const workspace = q.workspace?.trim() ?? '';
+  if (!workspace) throw errors.workspaceParamRequired();
+  if (!q.from?.trim()) throw errors.fromParamRequired();
+  const from = parseDiffTime(q.from);
+  if (!from) throw errors.invalidTimeFormat('from');
+  let to = now.toISOString();
+  if (q.to !== undefined && q.to.trim() !== '') {
+    const parsed = parseDiffTime(q.to);
+    if (!parsed) throw errors.invalidTimeFormat('to');
+    to = parsed;
+  }
+  return { workspace, from, to };
+}
+
+/** GET /assets/diff. */
+export function assetDiff(app: { store: Store }, q: DiffQuery): AssetDiff {
+  const w = diffWindow(q);
+  return computeAssetDiff(app.store, w.workspace, w.from, w.to);
+}
+
+/** GET /vulnerabilities/diff. */
+export function vulnDiff(app: { store: Store }, q: DiffQuery): VulnDiff {
+  const w = diffWindow(q);
+  return computeVulnDiff(app.store, w.workspace, w.from, w.to);
+}
+
+/** GET /assets/diffs: stored diff snapshots, newest first. */
+export function listAssetDiffs(app: { store: Store }, filter: { workspace?: string }, page: { offset: number; limit: number }) {
+  return app.store.assetDiffs.list({ workspace: filter.workspace || undefined }, page);
+}
+
+/**
+ * Stores the asset diff of a run's workspace over [started_at, completed_at] (now while it still
+ * runs) as an asset_diffs row linked to the run. Returns undefined for runs without a workspace or
+ * that never started. Meant to be called by the engine right after a run completes.
+ */
+export function recordRunDiff(app: { store: Store }, runId: number): AssetDiffRecord | undefined {
+  const run = app.store.runs.get(runId);
+  if (!run) throw errors.runNotFound();
+  if (!run.workspace || !run.started_at) return undefined;
+  const diff = computeAssetDiff(app.store, run.workspace, run.started_at, run.completed_at ?? new Date().toISOString());
+  return app.store.assetDiffs.insert({
+    workspace_name: diff.workspace_name,
+    from_time: diff.from_time,
+    to_time: diff.to_time,
+    total_added: diff.summary.total_added,
+    total_removed: diff.summary.total_removed,
+    total_changed: diff.summary.total_changed,
+    diff_data: JSON.stringify({ added: diff.added, removed: diff.removed, changed: diff.changed }),
+    run_id: run.id,
+  });
+}

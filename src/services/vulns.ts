@@ -1,0 +1,128 @@
+/** Vulnerability use cases shared by /vulnerabilities* and `osm vulns`. */
+import { z } from 'zod';
+import { errors } from '../errors.js';
+import { SEVERITIES, type ListResult, type Page, type Severity, type Store, type VulnInput, type VulnListFilter, type VulnRecord } from '../store/index.js';
+import { RecordImporter, type ImportKind } from '../ingest/importer.js';
+import { isNucleiRecord, nucleiToVuln, vulnRecordToInput } from '../ingest/nuclei.js';
+import { asObject } from '../ingest/records.js';
+import { parseNumericId } from './assets.js';
+
+/** The most records one POST /vulnerabilities/import may carry. */
+export const MAX_IMPORT_RECORDS = 10_000;
+
+/** Splits and validates a severity filter (one value or a comma list); unknown values are a 400. */
+export function parseSeverityList(text: string | undefined): Severity[] | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const values = text.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  for (const v of values) if (!(SEVERITIES as readonly string[]).includes(v)) throw errors.invalidSeverity(v);
+  return values.length > 0 ? (values as Severity[]) : undefined;
+}
+
+/** Filtered page of vulnerabilities (confidence filters rows and total alike). */
+export function listVulns(app: { store: Store }, filter: VulnListFilter, page: Page): ListResult<VulnRecord> {
+  return app.store.vulns.list(
+    { workspace: filter.workspace || undefined, severity: filter.severity, confidence: filter.confidence || undefined, asset_value: filter.asset_value || undefined },
+    page,
+  );
+}
+
+/** Counts by severity (all five always present) of one workspace, or of all when none is given. */
+export function vulnSummary(app: { store: Store }, workspace?: string) {
+  const ws = workspace?.trim() ?? '';
+  const s = app.store.vulns.summary(ws === '' ? undefined : ws);
+  return { by_severity: { critical: s.critical, high: s.high, medium: s.medium, low: s.low, info: s.info }, total: s.total, workspace: ws };
+}
+
+/** One vulnerability; 400 Invalid vulnerability ID, 404 Vulnerability not found. */
+export function getVuln(app: { store: Store }, idText: string): VulnRecord {
+  const v = app.store.vulns.get(parseNumericId(idText, errors.invalidVulnId));
+  if (!v) throw errors.vulnNotFound();
+  return v;
+}
+
+/** Deletes one vulnerability; same errors as getVuln. */
+export function deleteVuln(app: { store: Store }, idText: string): void {
+  if (!app.store.vulns.delete(parseNumericId(idText, errors.invalidVulnId))) throw errors.vulnNotFound();
+}
+
+const optText = z.string().nullish().transform((v) => v ?? undefined);
+const severity = z
+  .string()
+  .nullish()
+  .transform((v) => (v ? v.trim().toLowerCase() : undefined))
+  .refine((v) => v === undefined || (SEVERITIES as readonly string[]).includes(v), { message: `must be one of ${SEVERITIES.join(', ')}` });
+
+/** Body of POST /vulnerabilities (workspace is checked first, with its own message). */
+export const createVulnSchema = z.object({
+  workspace: z.string(),
+  vuln_info: optText,
+  vuln_title: optText,
+  vuln_desc: optText,
+  vuln_poc: optText,
+  severity,
+  confidence: optText,
+  asset_type: optText,
+  asset_value: optText,
+  tags: z.array(z.string()).nullish().transform((v) => v ?? undefined),
+  detail_http_request: optText,
+  detail_http_response: optText,
+  raw_vuln_json: z
+    .union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())])
+    .nullish()
+    .transform((v) => (v === null || v === undefined ? undefined : typeof v === 'string' ? v : JSON.stringify(v))),
+});
+
+function requireWorkspace(body: unknown): Record<string, unknown> {
+  const obj = asObject(body);
+  if (!obj) throw errors.invalidBody();
+  if (typeof obj.workspace !== 'string' || obj.workspace.trim() === '') throw errors.workspaceRequired();
+  return obj;
+}
+
+/** POST /vulnerabilities: plain insert (no dedupe), confidence defaults to Certain. */
+export function createVuln(app: { store: Store }, body: unknown): VulnRecord {
+  const r = createVulnSchema.safeParse(requireWorkspace(body));
+  if (!r.success) throw errors.invalidBody(r.error.issues.map((i) => `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; '));
+  const { workspace, ...fields } = r.data;
+  return app.store.vulns.create({ ...(fields as VulnInput), workspace: workspace.trim() });
+}
+
+export interface VulnImportResult {
+  message: string;
+  imported: number;
+  updated: number;
+  /** Records already present and unchanged. */
+  skipped: number;
+  errors: { index: number; message: string }[];
+}
+
+/** Records of either shape: nuclei output (template-id / info) or the API's Vulnerability. */
+const anyVulnKind: ImportKind<VulnInput> = {
+  kind: 'vuln',
+  map: (record, raw) => (isNucleiRecord(record) ? nucleiToVuln(record, raw) : vulnRecordToInput(record)),
+  upsert: (store, workspace, rows, now) => store.vulns.upsertMany(workspace, rows, now),
+};
+
+/** POST /vulnerabilities/import: upsert by fingerprint; bad records are listed by index, never fatal. */
+export function importVulns(app: { store: Store }, body: unknown): VulnImportResult {
+  const obj = requireWorkspace(body);
+  if (!Array.isArray(obj.data)) throw errors.validation('data: expected an array of records');
+  if (obj.data.length > MAX_IMPORT_RECORDS) throw errors.importTooManyRecords(MAX_IMPORT_RECORDS);
+  const importer = new RecordImporter(app.store, obj.workspace as string, anyVulnKind, { eventSource: 'api', maxErrorLines: MAX_IMPORT_RECORDS });
+  obj.data.forEach((rec: unknown, index: number) => {
+    const record = asObject(rec);
+    if (record) importer.record(index, record);
+    else {
+      importer.stats.total++;
+      importer.fail(index, 'not a JSON object');
+    }
+  });
+  const s = importer.finish();
+  return {
+    message: `Imported ${s.new} new and ${s.updated} updated vulnerabilities`,
+    imported: s.new,
+    updated: s.updated,
+    skipped: s.unchanged,
+    errors: s.error_lines.map((e) => ({ index: e.line, message: e.message })),
+  };
+}
