@@ -95,6 +95,9 @@ export const serverSchema = z
     max_body_mb: int(4, 1),
     max_upload_mb: int(512, 1),
     max_snapshot_mb: int(2048, 1),
+    // A caller-supplied registry_url (API) may not point at loopback, link-local or private
+    // addresses, nor at a local file, unless the operator allows it (SSRF guard, docs/registry.md).
+    allow_private_registry: bool(false),
   })
   .prefault({});
 
