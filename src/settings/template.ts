@@ -84,6 +84,8 @@ server:
   max_body_mb: ${s.max_body_mb}
   max_upload_mb: ${s.max_upload_mb}
   max_snapshot_mb: ${s.max_snapshot_mb}
+  # Let API clients point registry-info/install at loopback or private addresses (SSRF guard).
+  allow_private_registry: false
 
 scan_tactic:
   aggressive: ${d.scan_tactic.aggressive}
