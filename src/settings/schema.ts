@@ -117,6 +117,8 @@ export const redisSchema = z
     password: text(''),
     db: int(0),
     connection_timeout: int(60),
+    /** Key prefix of the distributed queue (BullMQ) and worker registry. */
+    prefix: text('osm'),
   })
   .prefault({});
 

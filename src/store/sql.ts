@@ -117,6 +117,9 @@ export interface ListSpec<T> {
   total?: () => number;
 }
 
+/** From this offset on, pages are read with a deferred join (see listPage). */
+export const DEFERRED_JOIN_OFFSET = 200;
+
 /** Runs the page query and its COUNT in one read transaction, so both see the same snapshot. */
 export function listPage<T>(db: Db, q: StatementCache, spec: ListSpec<T>, page: Page): ListResult<T> {
   const { offset, limit } = normalizePage(page);
@@ -125,14 +128,13 @@ export function listPage<T>(db: Db, q: StatementCache, spec: ListSpec<T>, page: 
     const total = spec.total
       ? spec.total()
       : Number((q(`SELECT COUNT(*) AS n FROM ${spec.table} ${where}`).get(...spec.where.params) as { n: number }).n);
-    const rows =
-      limit === 0
-        ? []
-        : (q(`SELECT * FROM ${spec.table} ${where} ORDER BY ${spec.orderBy} LIMIT ? OFFSET ?`).all(
-            ...spec.where.params,
-            limit,
-            offset,
-          ) as Row[]);
+    // Deep pages skip rows in the index only (the inner SELECT reads no table rows), then fetch
+    // just the page: OFFSET 20000 costs an index walk instead of 20000 row reads.
+    const sql =
+      offset >= DEFERRED_JOIN_OFFSET
+        ? `SELECT * FROM ${spec.table} WHERE rowid IN (SELECT rowid FROM ${spec.table} ${where} ORDER BY ${spec.orderBy} LIMIT ? OFFSET ?) ORDER BY ${spec.orderBy}`
+        : `SELECT * FROM ${spec.table} ${where} ORDER BY ${spec.orderBy} LIMIT ? OFFSET ?`;
+    const rows = limit === 0 ? [] : (q(sql).all(...spec.where.params, limit, offset) as Row[]);
     return { data: rows.map(spec.map), total };
   })();
 }

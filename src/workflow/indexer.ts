@@ -3,7 +3,9 @@
  * /workflows/refresh`, `osm db index workflow`). Unlike the reference, a row whose checksum did
  * not change is counted as `unchanged`, not `updated`, so the numbers say what was written.
  */
+import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
+import { checksumOf } from './parse.js';
 import type { Store, WorkflowRow } from '../store/index.js';
 import { messageOf } from '../errors.js';
 import { WorkflowLoader } from './loader.js';
@@ -46,7 +48,26 @@ export function indexWorkflows(store: Store, workflowsDir: string, opts: { force
   const indexedAt = new Date().toISOString();
   const shown = (file: string) => relative(workflowsDir, file) || file;
 
+  // Unchanged files are recognised by hashing their bytes, before any YAML parsing: a restart
+  // with a thousand unchanged workflows only reads and hashes them.
+  const byPath = new Map<string, WorkflowRow>();
+  if (!opts.force) for (const row of store.workflows.all()) byPath.set(row.file_path, row);
+
   for (const file of listWorkflowFiles(workflowsDir)) {
+    const known = byPath.get(file);
+    if (known && !firstFile.has(known.name)) {
+      let sum = '';
+      try {
+        sum = checksumOf(readFileSync(file));
+      } catch {
+        /* unreadable: parsed below, which reports the error */
+      }
+      if (sum === known.checksum) {
+        firstFile.set(known.name, file);
+        result.unchanged++;
+        continue;
+      }
+    }
     let wf: Workflow;
     try {
       wf = loader.loadFile(file);

@@ -38,6 +38,18 @@ export async function serveAction(command: Command): Promise<void> {
     log,
   });
   const server = await buildServer(app, { noAuth, logger: { level: o.debug ? 'debug' : 'info' }, queue });
+  // Distributed master (--master): tasks go to Redis through BullMQ; workers report back.
+  let master: { stop(): Promise<void>; master: { prefix: string; redisDisplay: string } } | undefined;
+  if (o.master) {
+    const { startMaster } = await import('../../distributed/index.js');
+    try {
+      master = await startMaster(app, { redisUrl: o.redisUrl, log });
+    } catch (err) {
+      await server.close();
+      app.close();
+      throw err;
+    }
+  }
   let scheduler: { stop(): Promise<void> | void } | undefined;
   if (o.schedule !== false) {
     const { startScheduler } = await import('../../scheduler/index.js');
@@ -61,6 +73,7 @@ export async function serveAction(command: Command): Promise<void> {
     `  Run queue:     limit ${queue.limit()} concurrent runs; ${reconciled.requeued} queued; ${reconciled.failed.length} interrupted run(s) marked failed`,
     `  API docs:      ${url}/swagger (OpenAPI: ${url}/openapi.json)`,
   ];
+  if (master) lines.push(`  Distributed:   master on ${master.master.redisDisplay} (queue ${master.master.prefix}:osm-tasks); workers join with \`osm worker join\``);
   if (noAuth) {
     lines.push('  Auth:          DISABLED (--no-auth): every endpoint is open');
   } else {
@@ -89,6 +102,7 @@ export async function serveAction(command: Command): Promise<void> {
         const closed = server.close();
         await scheduler?.stop();
         await queue.stop(7000);
+        await master?.stop();
         await closed;
       } finally {
         app.close();

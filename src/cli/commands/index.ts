@@ -13,3 +13,8 @@ import { registerWorkflow } from './workflow.js'; COMMAND_MODULES.push(registerW
 import { registerServe } from './serve.js'; COMMAND_MODULES.push(registerServe);
 import { registerFunc } from './func.js'; COMMAND_MODULES.push(registerFunc);
 import { registerSchedule } from './schedule.js'; COMMAND_MODULES.push(registerSchedule);
+import { registerSnapshot } from './snapshot.js'; COMMAND_MODULES.push(registerSnapshot);
+import { registerAssets } from './assets.js'; COMMAND_MODULES.push(registerAssets);
+import { registerVulns } from './vulns.js'; COMMAND_MODULES.push(registerVulns);
+import { registerInstall } from './install.js'; COMMAND_MODULES.push(registerInstall);
+import { registerWorker } from './worker.js'; COMMAND_MODULES.push(registerWorker);

@@ -17,3 +17,8 @@ import { registerFunctionRoutes } from './functions.js'; ROUTE_MODULES.push(regi
 import { registerLlmRoutes } from './llm.js'; ROUTE_MODULES.push(registerLlmRoutes);
 import { registerScheduleRoutes } from './schedules.js'; ROUTE_MODULES.push(registerScheduleRoutes);
 import { registerEventRoutes } from './events.js'; ROUTE_MODULES.push(registerEventRoutes);
+import { registerAssetRoutes } from './assets.js'; ROUTE_MODULES.push(registerAssetRoutes);
+import { registerVulnRoutes } from './vulns.js'; ROUTE_MODULES.push(registerVulnRoutes);
+import { registerSnapshotRoutes } from './snapshots.js'; ROUTE_MODULES.push(registerSnapshotRoutes);
+import { registerRegistryRoutes } from './registry.js'; ROUTE_MODULES.push(registerRegistryRoutes);
+import { registerDistributedRoutes } from './distributed.js'; ROUTE_MODULES.push(registerDistributedRoutes);

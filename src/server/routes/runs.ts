@@ -3,6 +3,7 @@ import { RUN_STATUSES, type RunStatus } from '../../store/index.js';
 import { boolParam, defineRoute, listEnvelope, paginationShape } from '../route.js';
 import type { RegisterRoutes } from '../app.js';
 import { submitApiRuns } from '../../services/runs.js';
+import { submitDistributedRuns } from '../../distributed/service.js';
 import { cancelRun, duplicateRun, getRun, listRuns, runArtifacts, runSteps, startRun, resumeRun } from '../../services/run-control.js';
 
 /**
@@ -30,7 +31,7 @@ const runBody = z
     heuristics_check: z.enum(['none', 'basic', 'advanced']).optional(),
     empty_target: z.boolean().optional(),
     skip_validation: z.boolean().optional(),
-    run_mode: z.enum(['local']).optional(),
+    run_mode: z.enum(['local', 'distributed']).optional(),
   })
   .superRefine((b, ctx) => {
     if (b.runner_type === 'docker' && !b.docker_image) ctx.addIssue({ code: 'custom', path: ['docker_image'], message: "required when runner_type is 'docker'" });
@@ -56,8 +57,9 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     method: 'POST', url: '/osm/api/runs', summary: 'Queue runs of a flow or module against one or many targets', tags: ['runs'], sideEffects: 'executes',
     body: runBody,
     responses: { 202: { description: 'Runs queued (poll_url tracks the job)' }, 400: { description: 'Invalid request' }, 404: { description: 'Workflow not found' } },
-    handler: ({ body, reply }) => {
-      const res = submitApiRuns(app, body, () => deps.queue?.kick());
+    handler: async ({ body, reply }) => {
+      // Distributed runs go to the master's BullMQ queue (400 without --master); local ones to the run queue.
+      const res = body.run_mode === 'distributed' ? await submitDistributedRuns(app, body) : submitApiRuns(app, body, () => deps.queue?.kick());
       reply.status(202);
       return res;
     },

@@ -1,0 +1,115 @@
+/**
+ * Implementation of `osm worker join|status`, imported lazily by commands/worker.ts. `join` runs
+ * until SIGTERM/SIGINT: runs in hand are aborted and their tasks handed back to the queue, the
+ * worker is marked offline and every connection is closed (the process then exits by itself).
+ */
+import type { Command } from 'commander';
+import { Queue } from 'bullmq';
+import { errors } from '../../errors.js';
+import { optionsOf, type GlobalOptions } from '../context.js';
+import { colorEnabled, createUi, renderTable } from '../output.js';
+import { createAppContext } from '../../services/context.js';
+import { loadSettings } from '../../settings/index.js';
+import { connectionOptions, pingRedis, resolveDistributedConfig } from '../../distributed/redis-config.js';
+import { DistributedWorker } from '../../distributed/worker.js';
+import { QUEUE_NAME } from '../../distributed/keys.js';
+import { listWorkerViews } from '../../distributed/worker-registry.js';
+import { VERSION } from '../../version.js';
+
+interface JoinFlags extends GlobalOptions {
+  redisUrl?: string;
+  redisPrefix?: string;
+  concurrency: string;
+  name?: string;
+  lockDuration?: string;
+  stalledInterval?: string;
+  maxStalledCount?: string;
+}
+
+interface StatusFlags extends GlobalOptions {
+  redisUrl?: string;
+  redisPrefix?: string;
+}
+
+function intFlag(value: string | undefined, flag: string, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw errors.validation(`${flag} must be an integer ≥ ${min}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** `osm worker join`. */
+export async function workerJoin(command: Command): Promise<void> {
+  const o = optionsOf<JoinFlags>(command);
+  const concurrency = intFlag(o.concurrency, '--concurrency', 1) ?? 1;
+  const lockDurationMs = intFlag(o.lockDuration, '--lock-duration', 100);
+  const stalledIntervalMs = intFlag(o.stalledInterval, '--stalled-interval', 100);
+  const maxStalledCount = intFlag(o.maxStalledCount, '--max-stalled-count', 0);
+  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const log = (msg: string, fields: Record<string, unknown> = {}) => {
+    if (!o.silent) process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n`);
+  };
+  let worker: DistributedWorker;
+  try {
+    const config = resolveDistributedConfig(app.settings(), { redisUrl: o.redisUrl, prefix: o.redisPrefix });
+    worker = new DistributedWorker(app, { config, name: o.name, concurrency, lockDurationMs, stalledIntervalMs, maxStalledCount, log });
+    await worker.start();
+    const settings = app.settings();
+    process.stdout.write(
+      [
+        `osm ${VERSION} worker ${worker.id} joined ${config.redis.display} (queue ${config.prefix}:${QUEUE_NAME}, concurrency ${concurrency})`,
+        `  Base folder:   ${settings.paths.base}`,
+        `  Workflows:     ${settings.paths.workflows}`,
+        `  Database:      ${settings.paths.db} (this worker's own record of its runs)`,
+        '  Stop with Ctrl-C: runs in hand are aborted and their tasks go back to the queue.',
+      ].join('\n') + '\n',
+    );
+  } catch (err) {
+    app.close();
+    throw err;
+  }
+
+  await new Promise<void>((resolve) => {
+    let closing = false;
+    const shutdown = async (sig: string) => {
+      if (closing) return;
+      closing = true;
+      log('worker leaving', { signal: sig, tasks: worker.activeTasks() });
+      try {
+        await worker.stop();
+      } finally {
+        app.close();
+        resolve();
+      }
+    };
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+  });
+}
+
+/** `osm worker status [--json]`. */
+export async function workerStatus(command: Command): Promise<void> {
+  const o = optionsOf<StatusFlags>(command);
+  const ui = createUi(o);
+  const settings = loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const config = resolveDistributedConfig(settings, { redisUrl: o.redisUrl, prefix: o.redisPrefix });
+  await pingRedis(config.redis);
+  const queue = new Queue(QUEUE_NAME, { connection: connectionOptions(config.redis), prefix: config.prefix });
+  queue.on('error', () => undefined);
+  try {
+    const workers = await listWorkerViews(await queue.client, queue, config.prefix);
+    if (o.json) {
+      ui.json({ data: workers, count: workers.length });
+      return;
+    }
+    if (workers.length === 0) {
+      ui.info(`No workers registered on ${config.redis.display} (prefix ${config.prefix}). Start one with \`osm worker join --redis-url <url>\`.`);
+      return;
+    }
+    const color = colorEnabled(o.disableColor);
+    const rows = workers.map((w) => [w.id, w.hostname, w.status, w.current_tasks.join(', ') || '-', w.tasks_complete, w.tasks_failed, w.joined_at, w.last_heartbeat]);
+    ui.out(await renderTable(['ID', 'Host', 'Status', 'Current task', 'Done', 'Failed', 'Joined', 'Last heartbeat'], rows, { color }));
+  } finally {
+    await queue.close();
+  }
+}

@@ -1,0 +1,32 @@
+import { Option, type Command } from 'commander';
+
+/** `osm worker`: join a distributed master's queue, or list its workers. */
+export function registerWorker(program: Command): void {
+  const worker = program.command('worker').description('distributed mode: execute tasks of an `osm serve --master` (shared Redis)');
+
+  worker
+    .command('join')
+    .description('connect to the task queue and execute tasks with this base folder (its workflows, its database)')
+    .option('--redis-url <url>', 'Redis URL, redis://[user:password@]host[:port][/db] (default: redis section of the settings)')
+    .option('--redis-prefix <prefix>', 'Redis key prefix shared with the master (default redis.prefix, $OSM_REDIS_PREFIX or osm)')
+    .option('-c, --concurrency <n>', 'tasks executed at once', '1')
+    .option('--name <name>', 'unique worker id (default wosm-<random>)')
+    .addOption(new Option('--lock-duration <ms>', 'BullMQ lock duration: how long a dead worker keeps its task (default 30000)').hideHelp())
+    .addOption(new Option('--stalled-interval <ms>', 'BullMQ stalled-task check interval (default 30000)').hideHelp())
+    .addOption(new Option('--max-stalled-count <n>', 're-runs after stalls before a task fails (default 1)').hideHelp())
+    .action(async (_opts, command: Command) => {
+      const { workerJoin } = await import('../actions/worker.js');
+      await workerJoin(command);
+    });
+
+  worker
+    .command('status')
+    .alias('ls')
+    .description('list the workers registered in Redis (idle, busy or offline)')
+    .option('--redis-url <url>', 'Redis URL (default: redis section of the settings)')
+    .option('--redis-prefix <prefix>', 'Redis key prefix (default redis.prefix, $OSM_REDIS_PREFIX or osm)')
+    .action(async (_opts, command: Command) => {
+      const { workerStatus } = await import('../actions/worker.js');
+      await workerStatus(command);
+    });
+}

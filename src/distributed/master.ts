@@ -1,0 +1,370 @@
+/**
+ * The master (`osm serve --master`): one BullMQ `Queue` to add tasks, one `QueueEvents` to learn
+ * what happened to them, and a periodic sweep that reconciles the database with the queue (events
+ * are not replayed after a disconnect, so the sweep is what makes the master eventually right).
+ * The master never executes a distributed run itself; it records what workers report.
+ */
+import { Job, Queue, QueueEvents, type JobsOptions } from 'bullmq';
+import { errors, messageOf } from '../errors.js';
+import type { AppContext } from '../services/context.js';
+import { runToApi } from '../services/run-control.js';
+import type { RunRecord } from '../store/index.js';
+import { CANCEL_FLAG_TTL_S, QUEUE_NAME, cancelKey } from './keys.js';
+import { bullPriority, issuesText, PROTOCOL_VERSION, taskOptionsSchema, taskProgressSchema, taskResultSchema, type TaskData } from './protocol.js';
+import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from './persist.js';
+import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
+import { taskView, type TaskView } from './task-view.js';
+import { getWorkerView, listWorkerViews, type WorkerView } from './worker-registry.js';
+
+export interface MasterOptions {
+  config: DistributedConfig;
+  /** Attempts per task (a thrown error or a worker shutdown; not a workflow that failed). Default 3. */
+  attempts?: number;
+  /** First retry delay (exponential). Default 5000 ms. */
+  backoffMs?: number;
+  /** Reconciliation interval. Default 5000 ms. */
+  sweepMs?: number;
+  log?: (msg: string, fields?: Record<string, unknown>) => void;
+}
+
+export interface TaskLists {
+  running: TaskView[];
+  waiting: TaskView[];
+  completed: TaskView[];
+  failed: TaskView[];
+}
+
+const WAITING_STATES = new Set(['waiting', 'prioritized', 'delayed', 'waiting-children', 'wait', 'paused']);
+
+/** Job data of a stored run; options that name paths of this machine are not sent. */
+export function taskDataOf(run: RunRecord): TaskData {
+  const options = taskOptionsSchema.safeParse(run.options ?? {});
+  return {
+    v: PROTOCOL_VERSION,
+    run_uuid: run.run_uuid,
+    workflow_name: run.workflow_name,
+    workflow_kind: run.workflow_kind === 'flow' ? 'flow' : 'module',
+    target: run.target,
+    params: run.params ?? {},
+    priority: run.priority,
+    workspace: run.workspace,
+    options: options.success ? options.data : {},
+    submitted_at: new Date().toISOString(),
+  };
+}
+
+/** The master's task queue: submit, cancel, list, and record what workers report. */
+export class DistributedMaster {
+  private queue?: Queue;
+  private events?: QueueEvents;
+  private readonly chains = new Map<string, Promise<void>>();
+  /** Runs whose task is (or may be) in the queue. */
+  private readonly inflight = new Set<string>();
+  private sweepTimer?: NodeJS.Timeout;
+  private sweeping?: Promise<void>;
+  private stopped = false;
+
+  constructor(
+    private readonly app: AppContext,
+    private readonly opts: MasterOptions,
+  ) {}
+
+  /** Key prefix in use. */
+  get prefix(): string {
+    return this.opts.config.prefix;
+  }
+
+  /** Redis address without credentials. */
+  get redisDisplay(): string {
+    return this.opts.config.redis.display;
+  }
+
+  private log(msg: string, fields: Record<string, unknown> = {}): void {
+    this.opts.log?.(msg, fields);
+  }
+
+  private get q(): Queue {
+    if (!this.queue || this.stopped) throw errors.unavailable('the distributed master is not running');
+    return this.queue;
+  }
+
+  /** Connects (failing fast when Redis is unreachable), listens to queue events and reconciles once. */
+  async start(): Promise<void> {
+    const { redis, prefix } = this.opts.config;
+    await pingRedis(redis);
+    const connection = connectionOptions(redis);
+    // A producer should fail fast rather than queue commands while Redis is away (BullMQ's advice).
+    this.queue = new Queue(QUEUE_NAME, { connection: { ...connection, enableOfflineQueue: false }, prefix });
+    this.events = new QueueEvents(QUEUE_NAME, { connection, prefix });
+    this.queue.on('error', (err) => this.log('distributed queue error', { error: messageOf(err) }));
+    this.events.on('error', (err) => this.log('distributed queue events error', { error: messageOf(err) }));
+    await Promise.all([this.queue.waitUntilReady(), this.events.waitUntilReady()]);
+    this.events.on('active', ({ jobId }) => this.serial(jobId, () => this.onActive(jobId)));
+    this.events.on('progress', ({ jobId, data }) => this.serial(jobId, () => this.onProgress(jobId, data)));
+    this.events.on('completed', ({ jobId }) => this.serial(jobId, () => this.settle(jobId)));
+    this.events.on('failed', ({ jobId }) => this.serial(jobId, () => this.settle(jobId)));
+    this.events.on('stalled', ({ jobId }) => this.log('task stalled: its worker stopped renewing the lock; BullMQ moved it back to wait', { run_uuid: jobId }));
+    await this.adoptQueuedJobs();
+    await this.sweep();
+    this.sweepTimer = setInterval(() => void this.sweep(), this.opts.sweepMs ?? 5000);
+    this.sweepTimer.unref();
+  }
+
+  /** Stops listening and closes every connection (pending writes finish first). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    await this.sweeping;
+    await Promise.allSettled([...this.chains.values()]);
+    await Promise.allSettled([this.events?.close(), this.queue?.close()]);
+  }
+
+  /** Runs `fn` after earlier work on the same task, so its events are applied in order. */
+  private serial(jobId: string, fn: () => Promise<void> | void): Promise<void> {
+    const prev = this.chains.get(jobId) ?? Promise.resolve();
+    const next = prev
+      .then(() => (this.stopped ? undefined : fn()))
+      .catch((err: unknown) => this.log('distributed: cannot apply task update', { run_uuid: jobId, error: messageOf(err) }))
+      .finally(() => {
+        if (this.chains.get(jobId) === next) this.chains.delete(jobId);
+      });
+    this.chains.set(jobId, next);
+    return next;
+  }
+
+  private jobOptions(run: RunRecord): JobsOptions {
+    return {
+      jobId: run.run_uuid,
+      priority: bullPriority(run.priority),
+      attempts: Math.max(1, this.opts.attempts ?? 3),
+      backoff: { type: 'exponential', delay: Math.max(0, this.opts.backoffMs ?? 5000) },
+      removeOnComplete: { age: 7 * 24 * 3600, count: 1000 },
+      removeOnFail: { age: 30 * 24 * 3600, count: 5000 },
+    };
+  }
+
+  /**
+   * Adds one task per run (job id = run_uuid, so adding twice is a no-op). When Redis refuses,
+   * the runs are marked failed and the error is thrown.
+   */
+  async submit(runs: RunRecord[]): Promise<void> {
+    if (runs.length === 0) return;
+    try {
+      await this.q.addBulk(runs.map((run) => ({ name: 'run', data: taskDataOf(run), opts: this.jobOptions(run) })));
+    } catch (err) {
+      const message = `failed to submit to distributed queue: ${messageOf(err)}`;
+      for (const run of runs) failRemoteRun(this.app, run, message);
+      throw errors.distributedQueueFailed(messageOf(err));
+    }
+    for (const run of runs) this.inflight.add(run.run_uuid);
+    this.log('distributed tasks submitted', { count: runs.length, runs: runs.map((r) => r.run_uuid) });
+  }
+
+  private onActive(jobId: string): Promise<void> | void {
+    const run = this.runOf(jobId);
+    if (!run) return;
+    this.inflight.add(jobId);
+    return Job.fromId(this.q, jobId).then((job) => {
+      markRemoteStarted(this.app, run, job?.processedOn ? new Date(job.processedOn).toISOString() : undefined);
+    });
+  }
+
+  private onProgress(jobId: string, data: unknown): void {
+    const run = this.runOf(jobId);
+    const p = taskProgressSchema.safeParse(data);
+    if (!run || !p.success) return;
+    if (run.status === 'queued') markRemoteStarted(this.app, run);
+    applyProgress(this.app, this.app.store.runs.get(run.id) ?? run, p.data);
+  }
+
+  private runOf(jobId: string): RunRecord | undefined {
+    const run = this.app.store.runs.getByUuid(jobId);
+    return run && run.run_mode === 'distributed' ? run : undefined;
+  }
+
+  /** Records a finished task (completed with a result, or failed for good); retries are left alone. */
+  private async settle(jobId: string): Promise<void> {
+    const run = this.runOf(jobId);
+    if (!run) return;
+    // State first, then the job: a finished job no longer changes, while a job read before its
+    // state could be an older copy (e.g. read while waiting for a retry, then completed).
+    const state = await this.q.getJobState(jobId);
+    if (state === 'unknown') return this.lost(run);
+    if (state !== 'completed' && state !== 'failed') {
+      if (state === 'active') await this.onActive(jobId);
+      return;
+    }
+    const job = await Job.fromId(this.q, jobId);
+    if (!job) return this.lost(run);
+    const at = job.finishedOn ? new Date(job.finishedOn).toISOString() : undefined;
+    if (state === 'completed') {
+      const parsed = taskResultSchema.safeParse(job.returnvalue);
+      if (!parsed.success) {
+        failRemoteRun(this.app, run, `the worker returned an invalid result: ${issuesText(parsed.error)}`, at);
+      } else {
+        const r = applyTaskResult(this.app, run, parsed.data);
+        this.log('distributed run recorded', { run_uuid: jobId, status: r.run.status, worker: parsed.data.worker_id, steps: parsed.data.steps.length });
+      }
+      this.inflight.delete(jobId);
+    } else if (state === 'failed') {
+      failRemoteRun(this.app, run, job.failedReason || 'task failed', at);
+      this.log('distributed run failed', { run_uuid: jobId, error: job.failedReason });
+      this.inflight.delete(jobId);
+    }
+  }
+
+  /** The task is gone from the queue (removed, or trimmed before the master saw it finish). */
+  private lost(run: RunRecord): void {
+    this.inflight.delete(run.run_uuid);
+    failRemoteRun(this.app, run, 'the task disappeared from the distributed queue before its result was recorded');
+  }
+
+  /**
+   * Reconciliation: unfinished distributed runs get a task when they have none (created while
+   * Redis was down, or started/resumed later), finished tasks are recorded, cancelled runs have
+   * their task removed or flagged.
+   */
+  sweep(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.sweeping ??= this.doSweep()
+      .catch((err: unknown) => this.log('distributed sweep failed', { error: messageOf(err) }))
+      .finally(() => {
+        this.sweeping = undefined;
+      });
+    return this.sweeping;
+  }
+
+  private async doSweep(): Promise<void> {
+    for (const run of this.app.store.runs.listUnfinishedByMode('distributed')) {
+      if (this.inflight.has(run.run_uuid)) continue;
+      await this.serial(run.run_uuid, () => this.ensureTask(run.run_uuid));
+    }
+    for (const uuid of [...this.inflight]) await this.serial(uuid, () => this.check(uuid));
+  }
+
+  /**
+   * At start: unfinished jobs of runs that ended while the master was down (cancelled, typically)
+   * are tracked again, so the sweep removes or flags them. Unfinished runs are the sweep's own job.
+   */
+  private async adoptQueuedJobs(): Promise<void> {
+    const jobs = await this.q.getJobs(['active', 'prioritized', 'waiting', 'delayed'], 0, 999, true);
+    for (const job of jobs) {
+      const run = job?.id ? this.runOf(job.id) : undefined;
+      if (run && run.status !== 'queued' && run.status !== 'running') this.inflight.add(run.run_uuid);
+    }
+  }
+
+  private async ensureTask(uuid: string): Promise<void> {
+    const run = this.runOf(uuid);
+    if (!run || (run.status !== 'queued' && run.status !== 'running')) return;
+    const job = await Job.fromId(this.q, uuid);
+    if (job) {
+      this.inflight.add(uuid);
+      return this.check(uuid);
+    }
+    if (run.status === 'queued') {
+      await this.submit([run]).catch(() => undefined);
+      return;
+    }
+    this.lost(run);
+  }
+
+  private async check(uuid: string): Promise<void> {
+    const run = this.app.store.runs.getByUuid(uuid);
+    const state = await this.q.getJobState(uuid);
+    if (!run) {
+      if (WAITING_STATES.has(state)) await (await Job.fromId(this.q, uuid))?.remove().catch(() => undefined);
+      this.inflight.delete(uuid);
+      return;
+    }
+    if (state === 'unknown') {
+      if (run.status === 'queued' || run.status === 'running') this.lost(run);
+      this.inflight.delete(uuid);
+      return;
+    }
+    if (state === 'completed' || state === 'failed') return this.settle(uuid);
+    if (run.status === 'cancelled') {
+      await this.cancelTask(uuid);
+      return;
+    }
+    if (state === 'active' && run.status === 'queued') await this.onActive(uuid);
+  }
+
+  /**
+   * Cancels a task: a waiting one is removed from the queue; an active one gets a cancellation
+   * flag its worker polls every second (the worker then aborts the run and kills its process
+   * groups). The run row itself is cancelled by the caller (`cancelRun`).
+   */
+  async cancelTask(uuid: string): Promise<{ removed: boolean; flagged: boolean }> {
+    const client = await this.q.client;
+    // The flag first: a worker may pick the task up between the state check and the removal.
+    await client.set(cancelKey(this.prefix, uuid), '1', { EX: CANCEL_FLAG_TTL_S });
+    const job = await Job.fromId(this.q, uuid);
+    if (!job) {
+      this.inflight.delete(uuid);
+      return { removed: false, flagged: true };
+    }
+    const state = await job.getState();
+    if (WAITING_STATES.has(state)) {
+      try {
+        await job.remove();
+        this.inflight.delete(uuid);
+        return { removed: true, flagged: true };
+      } catch {
+        // Locked by a worker that just took it: the flag reaches it.
+      }
+    }
+    return { removed: false, flagged: true };
+  }
+
+  /** After `DELETE /runs/{id}`: propagates a cancel of a distributed run to its task. */
+  async propagateCancel(idOrUuid: string): Promise<void> {
+    const run = this.app.store.runs.find(idOrUuid);
+    if (!run || run.run_mode !== 'distributed' || run.status !== 'cancelled') return;
+    await this.serial(run.run_uuid, async () => {
+      await this.cancelTask(run.run_uuid);
+    });
+  }
+
+  /** `GET /tasks`: bounded lists per state (running and waiting oldest first, finished newest first). */
+  async listTasks(limit: number): Promise<TaskLists> {
+    const n = Math.max(1, limit);
+    const q = this.q;
+    const [active, waiting, completed, failed] = await Promise.all([
+      q.getJobs(['active'], 0, n - 1, true),
+      q.getJobs(['prioritized', 'waiting', 'delayed'], 0, n - 1, true),
+      q.getJobs(['completed'], 0, n - 1, false),
+      q.getJobs(['failed'], 0, n - 1, false),
+    ]);
+    const view = (jobs: (Job | undefined)[], state: string | ((j: Job) => string)) =>
+      jobs.filter((j): j is Job => Boolean(j)).map((j) => taskView(j, typeof state === 'string' ? state : state(j)));
+    return {
+      running: view(active, 'active'),
+      waiting: view(waiting, (j) => (j.delay > 0 ? 'delayed' : j.priority > 0 ? 'prioritized' : 'waiting')).slice(0, n),
+      completed: view(completed, 'completed'),
+      failed: view(failed, 'failed'),
+    };
+  }
+
+  /** `GET /tasks/{id}`: the task and, when the master has it, its run. */
+  async getTask(id: string): Promise<TaskView & { run: ReturnType<typeof runToApi> | null }> {
+    const state = await this.q.getJobState(id);
+    const job = state === 'unknown' ? undefined : await Job.fromId(this.q, id);
+    if (!job) throw errors.taskNotFound(id);
+    const run = this.app.store.runs.getByUuid(String(job.id));
+    return { ...taskView(job, state), run: run ? runToApi(run) : null };
+  }
+
+  /** `GET /workers`. */
+  async listWorkers(): Promise<WorkerView[]> {
+    return listWorkerViews(await this.q.client, this.q, this.prefix);
+  }
+
+  /** `GET /workers/{id}`. */
+  async getWorker(id: string): Promise<WorkerView> {
+    const w = await getWorkerView(await this.q.client, this.q, this.prefix, id);
+    if (!w) throw errors.workerNotFound();
+    return w;
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The master's side of a finished task: the worker's record of the run (status, timestamps,
+ * steps, events, artifact metadata) written into the master's database in one transaction.
+ * Idempotent — steps are keyed by run + module/name/index, events by their event_id, artifacts by
+ * run + workspace/name/path — so a result seen twice (queue event and reconciliation sweep, or a
+ * master restart) never duplicates rows. Terminal statuses stay sticky: a run cancelled on the
+ * master stays cancelled even when the worker finished it first.
+ */
+import type { AppContext } from '../services/context.js';
+import type { RunRecord } from '../store/index.js';
+import { notifyRunFinished } from '../events/webhooks.js';
+import type { TaskResult } from './protocol.js';
+
+export interface PersistOutcome {
+  /** The run changed status (false when it was already terminal). */
+  transitioned: boolean;
+  run: RunRecord;
+  steps: { inserted: number; updated: number };
+  events: number;
+}
+
+function notify(app: AppContext, run: RunRecord): void {
+  if ((run.options as { disableNotification?: boolean })?.disableNotification) return;
+  const artifacts = app.store.artifacts.listByRun(run.id);
+  // Delivered in the background with its own retries; failures are recorded as events, never thrown.
+  void notifyRunFinished(app, run, artifacts).catch(() => undefined);
+}
+
+/** Writes a worker's result for `run`. */
+export function applyTaskResult(app: AppContext, run: RunRecord, result: TaskResult): PersistOutcome {
+  const store = app.store;
+  const out = store.tx(() => {
+    const cur = store.runs.get(run.id);
+    if (!cur) return undefined;
+    if (cur.status === 'queued' || cur.status === 'pending') store.runs.transition(run.id, 'running', { at: result.run.started_at ?? undefined });
+    const steps = store.steps.importForRun(run.id, run.run_uuid, result.steps);
+    const events = store.events.importForRun(run.run_uuid, result.events);
+    for (const a of result.artifacts) store.artifacts.upsert({ ...a, run_id: run.id });
+    store.runs.update(run.id, {
+      total_steps: result.run.total_steps,
+      completed_steps: result.run.completed_steps,
+      ...(result.run.workspace ? { workspace: result.run.workspace } : {}),
+    });
+    const done = store.runs.transition(run.id, result.run.status, {
+      ...(result.run.error_message ? { error_message: result.run.error_message } : {}),
+      ...(result.run.completed_at ? { at: result.run.completed_at } : {}),
+    });
+    return { transitioned: Boolean(done), steps, events };
+  });
+  const final = store.runs.get(run.id) ?? run;
+  if (!out) return { transitioned: false, run: final, steps: { inserted: 0, updated: 0 }, events: 0 };
+  if (out.transitioned) notify(app, final);
+  return { ...out, run: final };
+}
+
+/**
+ * Marks a run failed when its task failed without a result (workflow missing on the worker,
+ * attempts exhausted, stalled too often, lost from the queue), with the run.failed event the
+ * worker could not write. False when the run was already terminal.
+ */
+export function failRemoteRun(app: AppContext, run: RunRecord, message: string, at?: string): boolean {
+  const store = app.store;
+  const ok = store.tx(() => {
+    const next = store.runs.transition(run.id, 'failed', { error_message: message, ...(at ? { at } : {}) });
+    if (!next) return false;
+    store.steps.failUnfinished(run.id, message);
+    store.events.insert({
+      topic: 'run.failed', name: 'run.failed', source: 'distributed', source_type: 'run', data_type: 'scan',
+      data: { scan_id: run.run_uuid, target: run.target, error: message },
+      workspace: run.workspace, run_id: run.run_uuid, workflow_name: run.workflow_name, processed: true,
+    });
+    return true;
+  });
+  if (ok) notify(app, store.runs.get(run.id) ?? run);
+  return ok;
+}
+
+/** The run's task started on a worker: queued → running at the worker's start time. */
+export function markRemoteStarted(app: AppContext, run: RunRecord, at?: string): boolean {
+  if (run.status !== 'queued' && run.status !== 'pending') return false;
+  return Boolean(app.store.runs.transition(run.id, 'running', at ? { at } : {}));
+}
+
+/** Progress reported by the worker (only while the run is running on the master). */
+export function applyProgress(app: AppContext, run: RunRecord, progress: { completed_steps: number; total_steps: number }): void {
+  if (run.status !== 'running') return;
+  app.store.runs.update(run.id, { completed_steps: progress.completed_steps, total_steps: progress.total_steps });
+}

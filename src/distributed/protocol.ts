@@ -1,0 +1,197 @@
+/**
+ * What travels through the queue: the task a master adds (job data), the progress a worker
+ * reports and the result it returns (job return value). Both ends validate with these schemas:
+ * a job written by an older or foreign producer fails cleanly instead of crashing a worker, and a
+ * result is checked before the master writes it into its database.
+ */
+import { z } from 'zod';
+import type { Priority } from '../store/index.js';
+
+/** Version of job data and results; a worker refuses other versions (the schema fails). */
+export const PROTOCOL_VERSION = 1;
+
+const str = (max: number) => z.string().max(max);
+
+/** Every issue of a failed parse as `path: message`. */
+export function issuesText(err: z.ZodError): string {
+  return err.issues.map((i) => `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
+}
+
+/** The options of a run a worker honours (paths of the master's machine are never sent). */
+export const taskOptionsSchema = z.object({
+  tactic: str(64).optional(),
+  threadsHold: z.number().int().min(0).optional(),
+  heuristics: z.enum(['none', 'basic', 'advanced']).optional(),
+  space: str(255).optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  skipValidation: z.boolean().optional(),
+  emptyTarget: z.boolean().optional(),
+  runnerType: z.enum(['host', 'docker', 'ssh']).optional(),
+  dockerImage: str(512).optional(),
+  sshHost: str(512).optional(),
+});
+export type TaskOptions = z.infer<typeof taskOptionsSchema>;
+
+/** Job data: one run of one workflow against one target. */
+export const taskDataSchema = z.object({
+  v: z.literal(PROTOCOL_VERSION),
+  run_uuid: z.string().uuid(),
+  workflow_name: str(255).min(1),
+  workflow_kind: z.enum(['flow', 'module']),
+  target: str(4096).min(1),
+  params: z.record(z.string(), str(65_536)).default({}),
+  priority: z.enum(['low', 'normal', 'high', 'critical']).default('normal'),
+  workspace: str(255).default(''),
+  options: taskOptionsSchema.default({}),
+  submitted_at: z.string(),
+});
+export type TaskData = z.infer<typeof taskDataSchema>;
+
+/** Progress a worker reports while a task runs (`job.updateProgress`). */
+export const taskProgressSchema = z.object({
+  worker_id: z.string(),
+  completed_steps: z.number().int().min(0),
+  total_steps: z.number().int().min(0),
+  current_step: z.string(),
+});
+export type TaskProgress = z.infer<typeof taskProgressSchema>;
+
+const stepSchema = z.object({
+  step_uuid: str(64).optional(),
+  workspace: str(255),
+  module_name: str(255),
+  step_name: str(255),
+  step_type: str(64),
+  step_index: z.number().int(),
+  status: z.enum(['pending', 'running', 'completed', 'failed', 'skipped']),
+  command: z.string(),
+  output: z.string(),
+  error_message: z.string(),
+  exports: z.record(z.string(), z.unknown()),
+  duration_ms: z.number().min(0),
+  log_file: z.string(),
+  started_at: z.string().nullable(),
+  completed_at: z.string().nullable(),
+  created_at: z.string(),
+});
+
+const eventSchema = z.object({
+  topic: str(255),
+  event_id: str(64),
+  name: str(255),
+  source: str(64),
+  source_type: str(64),
+  data_type: str(64),
+  data: z.string(),
+  workspace: str(255),
+  workflow_name: str(255),
+  processed: z.boolean(),
+  error: z.string(),
+  created_at: z.string(),
+});
+
+const artifactSchema = z.object({
+  workspace: str(255),
+  name: str(1024),
+  artifact_path: str(4096),
+  artifact_type: str(64),
+  content_type: str(128),
+  size_bytes: z.number().int().min(0),
+  line_count: z.number().int().min(0),
+  optional: z.boolean(),
+  description: z.string(),
+});
+
+/** The job's return value: the run as the worker recorded it. */
+export const taskResultSchema = z.object({
+  v: z.literal(PROTOCOL_VERSION),
+  worker_id: str(128),
+  hostname: str(255),
+  run: z.object({
+    status: z.enum(['completed', 'failed', 'cancelled']),
+    started_at: z.string().nullable(),
+    completed_at: z.string().nullable(),
+    error_message: z.string(),
+    total_steps: z.number().int().min(0),
+    completed_steps: z.number().int().min(0),
+    workspace: str(255),
+  }),
+  steps: z.array(stepSchema),
+  events: z.array(eventSchema),
+  artifacts: z.array(artifactSchema),
+  truncated: z.boolean(),
+});
+export type TaskResult = z.infer<typeof taskResultSchema>;
+export type TaskStep = TaskResult['steps'][number];
+export type TaskEvent = TaskResult['events'][number];
+export type TaskArtifact = TaskResult['artifacts'][number];
+
+/** BullMQ priorities: 1 is served first. */
+const PRIORITY_TO_BULL: Readonly<Record<Priority, number>> = { critical: 1, high: 2, normal: 3, low: 4 };
+
+/** The BullMQ priority of a run priority. */
+export function bullPriority(p: Priority): number {
+  return PRIORITY_TO_BULL[p] ?? PRIORITY_TO_BULL.normal;
+}
+
+// ---- bounds --------------------------------------------------------------------------------------
+
+/** Bounds of a task result (it lives in Redis and is written into the master's database). */
+export const RESULT_LIMITS = {
+  /** Serialized result size the master accepts without trimming further. */
+  maxBytes: 2 * 1024 * 1024,
+  stepOutput: 16 * 1024,
+  stepOutputTight: 1024,
+  exportsBytes: 16 * 1024,
+  eventData: 8 * 1024,
+  eventDataTight: 1024,
+  maxSteps: 5000,
+  maxEvents: 2000,
+  maxArtifacts: 2000,
+} as const;
+
+const TRUNCATED_NOTE = "\n[truncated by the worker; the full text is in the worker's workspace]";
+
+/**
+ * Keeps a result within RESULT_LIMITS: long outputs and event payloads are cut (tighter when the
+ * whole is still too large), then the oldest events are dropped. `truncated` says it happened.
+ */
+export function boundResult(result: TaskResult): TaskResult {
+  let changed = false;
+  const cut = (text: string, max: number): string => {
+    if (text.length <= max) return text;
+    changed = true;
+    return `${text.slice(0, max)}${TRUNCATED_NOTE}`;
+  };
+  const shape = (outMax: number, dataMax: number): TaskResult => {
+    if (result.steps.length > RESULT_LIMITS.maxSteps || result.events.length > RESULT_LIMITS.maxEvents || result.artifacts.length > RESULT_LIMITS.maxArtifacts) changed = true;
+    const steps = result.steps.slice(0, RESULT_LIMITS.maxSteps).map((s) => {
+      const exportsText = JSON.stringify(s.exports ?? {});
+      const big = exportsText.length > RESULT_LIMITS.exportsBytes;
+      if (big) changed = true;
+      return {
+        ...s,
+        output: cut(s.output, outMax),
+        command: cut(s.command, outMax),
+        error_message: cut(s.error_message, outMax),
+        exports: big ? { _truncated: `exports were ${exportsText.length} bytes; kept on the worker` } : s.exports,
+      };
+    });
+    const events = result.events.slice(-RESULT_LIMITS.maxEvents).map((e) => {
+      if (e.data.length <= dataMax) return e;
+      changed = true;
+      return { ...e, data: JSON.stringify({ _truncated: `event data was ${e.data.length} bytes` }) };
+    });
+    return { ...result, steps, events, artifacts: result.artifacts.slice(0, RESULT_LIMITS.maxArtifacts), truncated: result.truncated || changed };
+  };
+  const size = (r: TaskResult) => Buffer.byteLength(JSON.stringify(r));
+  let out = shape(RESULT_LIMITS.stepOutput, RESULT_LIMITS.eventData);
+  if (size(out) > RESULT_LIMITS.maxBytes) out = { ...shape(RESULT_LIMITS.stepOutputTight, RESULT_LIMITS.eventDataTight), truncated: true };
+  while (size(out) > RESULT_LIMITS.maxBytes && out.events.length > 0) {
+    out = { ...out, events: out.events.slice(Math.ceil(out.events.length / 2)), truncated: true };
+  }
+  while (size(out) > RESULT_LIMITS.maxBytes && out.steps.length > 0) {
+    out = { ...out, steps: out.steps.slice(0, Math.floor(out.steps.length / 2)).map((s) => ({ ...s, output: '', exports: {} })), truncated: true };
+  }
+  return out;
+}

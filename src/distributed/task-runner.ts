@@ -1,0 +1,200 @@
+/**
+ * A worker's side of one task: the workflow is looked up by NAME in the worker's own workflows
+ * folder (never a path from the queue), the run is recorded in the worker's own database as a
+ * scratch copy (same run_uuid, trigger_type and run_mode `distributed`) and executed by the
+ * engine exactly like a local run. What the engine recorded becomes the task's result.
+ */
+import { isOsmError, messageOf } from '../errors.js';
+import type { AppContext } from '../services/context.js';
+import { executeStoredRun, validateRunInputs } from '../services/runs.js';
+import { resolveWorkflowFile } from '../services/workflows.js';
+import { validateParamValue, validateTarget } from '../workflow/target.js';
+import { isSafeName } from '../util/fs-safe.js';
+import { analyzeTarget } from '../workflow/heuristics.js';
+import type { RunRecord } from '../store/index.js';
+import { boundResult, PROTOCOL_VERSION, RESULT_LIMITS, type TaskData, type TaskProgress, type TaskResult } from './protocol.js';
+import { WORKER_POLL_MS } from './keys.js';
+
+export interface TaskContext {
+  workerId: string;
+  hostname: string;
+  /** Called when progress changed (at most every WORKER_POLL_MS). */
+  onProgress?: (p: TaskProgress) => void;
+}
+
+/** The task cannot run on this worker (missing or mismatched workflow, invalid input). */
+export class TaskRejected extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TaskRejected';
+  }
+}
+
+/** Loads the task's workflow from this worker's folder; a clear error when it is not there. */
+function workflowFor(app: AppContext, data: TaskData, workerId: string) {
+  let file: string;
+  try {
+    file = resolveWorkflowFile(app, data.workflow_name);
+  } catch (err) {
+    if (isOsmError(err) && err.status === 404) {
+      throw new TaskRejected(`workflow not found on worker ${workerId}: ${data.workflow_name} (looked in ${app.settings().paths.workflows})`);
+    }
+    throw new TaskRejected(`invalid workflow name in task: ${messageOf(err)}`);
+  }
+  const wf = app.loader.loadFile(file);
+  if (wf.kind !== data.workflow_kind) throw new TaskRejected(`workflow ${data.workflow_name} is a ${wf.kind} on worker ${workerId}, the task expects a ${data.workflow_kind}`);
+  return wf;
+}
+
+/** Creates the scratch run row (replacing one left by an earlier attempt of the same task). */
+function scratchRun(app: AppContext, data: TaskData, workerId: string): RunRecord {
+  // Targets and params come out of Redis: validated again here, as at every creation path.
+  try {
+    if (data.options.emptyTarget) for (const [k, v] of Object.entries(data.params)) validateParamValue(k, v);
+    else validateRunInputs([data.target], data.params);
+    if (data.options.dockerImage) validateTarget(data.options.dockerImage, 'docker_image');
+    if (data.options.sshHost) validateTarget(data.options.sshHost, 'ssh_host');
+    // Both name a folder under the workspaces folder: never a path.
+    if (data.options.space && !isSafeName(data.options.space)) throw new TaskRejected(`options.space ${JSON.stringify(data.options.space)} is not a valid workspace name`);
+    if (data.workspace && (/[/\\\u0000-\u001f\u007f]/.test(data.workspace) || /^\.+$/.test(data.workspace))) {
+      throw new TaskRejected(`workspace ${JSON.stringify(data.workspace)} is not a valid workspace name`);
+    }
+  } catch (err) {
+    throw new TaskRejected(messageOf(err));
+  }
+  const wf = workflowFor(app, data, workerId);
+  const earlier = app.store.runs.getByUuid(data.run_uuid);
+  if (earlier) app.store.runs.delete(earlier.id);
+  return app.store.runs.create({
+    run_uuid: data.run_uuid,
+    workflow_name: wf.name,
+    workflow_kind: wf.kind,
+    target: data.target,
+    params: data.params,
+    status: 'queued',
+    workspace: data.workspace || analyzeTarget(data.target, { level: data.options.heuristics ?? 'basic', space: data.options.space }).targetSpace,
+    trigger_type: 'distributed',
+    trigger_name: workerId,
+    priority: data.priority,
+    run_mode: 'distributed',
+    total_steps: app.loader.stepCount(wf),
+    hooks_enabled: wf.hooks.pre_scan_steps.length + wf.hooks.post_scan_steps.length > 0,
+    timeout_seconds: data.options.timeoutMs ? Math.round(data.options.timeoutMs / 1000) : 0,
+    runner_type: data.options.runnerType ?? 'host',
+    // Webhooks are the master's job (it knows when the result is recorded).
+    options: { ...data.options, workflow_path: wf.file_path, disableNotification: true },
+    owner_pid: process.pid,
+  });
+}
+
+/** Progress of a run from the worker's database. */
+function progressOf(app: AppContext, run: RunRecord, workerId: string): TaskProgress {
+  const cur = app.store.runs.get(run.id) ?? run;
+  const steps = app.store.steps.listByRun(run.id);
+  const running = [...steps].reverse().find((s) => s.status === 'running');
+  return { worker_id: workerId, completed_steps: cur.completed_steps, total_steps: cur.total_steps, current_step: running?.step_name ?? '' };
+}
+
+/** The run as recorded in the worker's database, bounded for the queue. */
+export function collectResult(app: AppContext, runId: number, ctx: Pick<TaskContext, 'workerId' | 'hostname'>): TaskResult {
+  const run = app.store.runs.get(runId);
+  if (!run) throw new Error(`scratch run ${runId} disappeared`);
+  const status = run.status === 'completed' || run.status === 'cancelled' ? run.status : 'failed';
+  const events = app.store.events.list({ run_id: run.run_uuid }, { offset: 0, limit: RESULT_LIMITS.maxEvents }).data.reverse();
+  return boundResult({
+    v: PROTOCOL_VERSION,
+    worker_id: ctx.workerId,
+    hostname: ctx.hostname,
+    run: {
+      status,
+      started_at: run.started_at,
+      completed_at: run.completed_at,
+      error_message: run.error_message || (status === 'failed' && run.status !== 'failed' ? `run ended in status ${run.status} on the worker` : ''),
+      total_steps: run.total_steps,
+      completed_steps: run.completed_steps,
+      workspace: run.workspace,
+    },
+    steps: app.store.steps.listByRun(run.id).map((s) => ({
+      step_uuid: s.step_uuid,
+      workspace: s.workspace,
+      module_name: s.module_name,
+      step_name: s.step_name,
+      step_type: s.step_type,
+      step_index: s.step_index,
+      status: s.status,
+      command: s.command,
+      output: s.output,
+      error_message: s.error_message,
+      exports: s.exports ?? {},
+      duration_ms: s.duration_ms,
+      log_file: s.log_file,
+      started_at: s.started_at,
+      completed_at: s.completed_at,
+      created_at: s.created_at,
+    })),
+    events: events.map((e) => ({
+      topic: e.topic,
+      event_id: e.event_id,
+      name: e.name,
+      source: e.source,
+      source_type: e.source_type,
+      data_type: e.data_type,
+      data: e.data,
+      workspace: e.workspace,
+      workflow_name: e.workflow_name,
+      processed: e.processed,
+      error: e.error,
+      created_at: e.created_at,
+    })),
+    artifacts: app.store.artifacts.listByRun(run.id).map((a) => ({
+      workspace: a.workspace,
+      name: a.name,
+      artifact_path: a.artifact_path,
+      artifact_type: a.artifact_type,
+      content_type: a.content_type,
+      size_bytes: a.size_bytes,
+      line_count: a.line_count,
+      optional: a.optional,
+      description: a.description,
+    })),
+    truncated: events.length >= RESULT_LIMITS.maxEvents,
+  });
+}
+
+/**
+ * Executes one task and returns its result. A workflow that fails is a result (status failed),
+ * not an error: only a task this worker cannot run throws (TaskRejected). `cancelledBeforeStart`
+ * short-cuts a task whose cancellation flag was already set.
+ */
+export async function runTask(app: AppContext, data: TaskData, ctx: TaskContext, opts: { cancelledBeforeStart?: boolean } = {}): Promise<{ result: TaskResult; run: RunRecord }> {
+  const run = scratchRun(app, data, ctx.workerId);
+  if (opts.cancelledBeforeStart) {
+    app.store.runs.transition(run.id, 'cancelled', { error_message: 'Cancelled by user' });
+    return { result: collectResult(app, run.id, ctx), run };
+  }
+  let last = '';
+  const report = () => {
+    if (!ctx.onProgress) return;
+    const p = progressOf(app, run, ctx.workerId);
+    const key = JSON.stringify(p);
+    if (key === last) return;
+    last = key;
+    ctx.onProgress(p);
+  };
+  const timer = setInterval(report, WORKER_POLL_MS);
+  try {
+    report();
+    // The same path as a local run of the daemon (options carry disableNotification).
+    await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor');
+  } finally {
+    clearInterval(timer);
+  }
+  report();
+  return { result: collectResult(app, run.id, ctx), run };
+}
+
+/** A TaskRejected, or a catalogue error, as the job's failure message. */
+export function rejectionMessage(err: unknown): string {
+  return err instanceof TaskRejected || isOsmError(err) ? err.message : `worker error: ${messageOf(err)}`;
+}
+

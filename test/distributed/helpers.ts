@@ -1,0 +1,90 @@
+/**
+ * Shared set-up of the distributed tests: a Redis check (skip with a visible message locally,
+ * fail on CI), a unique key prefix per test file with cleanup, small workflows, polling.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+
+export const REDIS_URL = process.env.OSM_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+
+/** True when the local Redis answers PING; on CI an unreachable Redis is a failure, not a skip. */
+export async function redisAvailable(): Promise<boolean> {
+  const client = new Redis(REDIS_URL, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch (err) {
+    if (process.env.CI === 'true') throw new Error(`Redis is required on CI for the distributed tests (${REDIS_URL}): ${(err as Error).message}`);
+    console.warn(`[distributed tests] Redis not reachable at ${REDIS_URL}: skipping (set up Redis to run them)`);
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** A key prefix no other test uses. */
+export function testPrefix(): string {
+  return `osm-test-${randomBytes(5).toString('hex')}`;
+}
+
+/** Deletes every key of a prefix. */
+export async function dropPrefix(prefix: string): Promise<void> {
+  const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length > 0) await client.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Number of keys of a prefix. */
+export async function countKeys(prefix: string): Promise<number> {
+  const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    return (await client.keys(`${prefix}:*`)).length;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Writes small modules that run with coreutils only. */
+export function writeWorkflows(dir: string, names: ('quick' | 'slow' | 'broken' | 'marker')[] = ['quick', 'slow', 'broken', 'marker']): void {
+  fs.mkdirSync(path.join(dir, 'modules'), { recursive: true });
+  const mod = (name: string, steps: string) => fs.writeFileSync(path.join(dir, 'modules', `${name}.yaml`), `kind: module\nname: ${name}\ndescription: test ${name}\nsteps:\n${steps}`);
+  const all: Record<string, string> = {
+    quick: '  - name: hello\n    type: bash\n    command: echo "hello {{Target}}"\n  - name: bye\n    type: bash\n    command: echo bye\n',
+    slow: '  - name: first\n    type: bash\n    command: echo first\n  - name: nap\n    type: bash\n    command: sleep {{nap}} && echo rested\n  - name: last\n    type: bash\n    command: echo last\n',
+    broken: '  - name: ok\n    type: bash\n    command: echo fine\n  - name: boom\n    type: bash\n    command: exit 3\n',
+    marker: '  - name: touch\n    type: bash\n    command: touch "{{Output}}/MARKER-RAN" && echo ran {{Target}}\n',
+  };
+  for (const n of names) mod(n, all[n]!);
+  if (names.includes('slow')) {
+    // `nap` is a param with a default, so tasks can choose how long the middle step takes.
+    const file = path.join(dir, 'modules', 'slow.yaml');
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('steps:\n', 'params:\n  - name: nap\n    default: "1"\nsteps:\n'));
+  }
+}
+
+/** Polls `fn` until it returns a truthy value (bounded, so a hang fails instead of blocking). */
+export async function until<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 45_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v as NonNullable<T>;
+    } catch (err) {
+      lastErr = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastErr ? ` (last error: ${(lastErr as Error).message})` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

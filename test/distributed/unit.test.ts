@@ -1,0 +1,143 @@
+/** Pure pieces of distributed mode: Redis URL and prefix resolution, result bounds, worker status. */
+import { describe, expect, it } from 'vitest';
+import { parseRedisUrl, resolveDistributedConfig, resolvePrefix } from '../../src/distributed/redis-config.js';
+import { boundResult, bullPriority, PROTOCOL_VERSION, RESULT_LIMITS, taskDataSchema, type TaskResult } from '../../src/distributed/protocol.js';
+import { effectiveStatus, workerView, type WorkerEntry } from '../../src/distributed/worker-registry.js';
+import { taskStatusOf } from '../../src/distributed/task-view.js';
+import { OFFLINE_AFTER_MS } from '../../src/distributed/keys.js';
+import type { LoadedSettings } from '../../src/settings/index.js';
+
+const settingsWith = (redis: Record<string, unknown>) => ({ settings: { redis } }) as unknown as LoadedSettings;
+
+describe('parseRedisUrl', () => {
+  it.each([
+    ['redis://127.0.0.1:6379/0', { host: '127.0.0.1', port: 6379, db: 0, tls: false }],
+    ['127.0.0.1', { host: '127.0.0.1', port: 6379, db: 0 }],
+    ['redis.internal:6380/3', { host: 'redis.internal', port: 6380, db: 3 }],
+    ['redis://user:p%40ss@h:1/2', { host: 'h', port: 1, db: 2, username: 'user', password: 'p@ss' }],
+    ['redis://:secret@h', { host: 'h', password: 'secret', port: 6379 }],
+    ['rediss://h', { host: 'h', tls: true, port: 6379 }],
+    ['redis://[::1]:7000', { host: '::1', port: 7000 }],
+  ])('%s', (url, expected) => {
+    expect(parseRedisUrl(url)).toMatchObject(expected);
+  });
+
+  it('never shows the password', () => {
+    const t = parseRedisUrl('redis://user:hunter2@h:6379/1');
+    expect(t.display).toBe('redis://h:6379/1');
+    expect(JSON.stringify(t.display)).not.toContain('hunter2');
+  });
+
+  it.each([
+    ['', 'empty'],
+    ['http://h', 'unsupported scheme http://'],
+    ['redis://h:99999', 'cannot parse it'],
+    ['redis://h/abc', 'database index'],
+    ['redis://', 'host is missing'],
+  ])('rejects %j', (url, message) => {
+    expect(() => parseRedisUrl(url)).toThrow(message);
+  });
+});
+
+describe('resolveDistributedConfig', () => {
+  it('needs Redis from the URL or the settings', () => {
+    expect(() => resolveDistributedConfig(settingsWith({ host: '', port: 6379 }))).toThrow('redis not configured. Add redis section to osm-settings.yaml or use --redis-url');
+    const fromSettings = resolveDistributedConfig(settingsWith({ host: 'r', port: 6390, db: 2, password: 'pw', connection_timeout: 5 }));
+    expect(fromSettings.redis).toMatchObject({ host: 'r', port: 6390, db: 2, password: 'pw', connectTimeoutMs: 5000, display: 'redis://r:6390/2' });
+    expect(fromSettings.prefix).toBe(process.env.OSM_REDIS_PREFIX || 'osm');
+    expect(resolveDistributedConfig(settingsWith({ host: 'r' }), { redisUrl: 'other:1' }).redis).toMatchObject({ host: 'other', port: 1 });
+  });
+
+  it('prefix: option, then env, then settings, then osm; junk refused', () => {
+    const saved = process.env.OSM_REDIS_PREFIX;
+    try {
+      delete process.env.OSM_REDIS_PREFIX;
+      expect(resolvePrefix(settingsWith({}))).toBe('osm');
+      expect(resolvePrefix(settingsWith({ prefix: 'fromsettings' }))).toBe('fromsettings');
+      process.env.OSM_REDIS_PREFIX = 'fromenv';
+      expect(resolvePrefix(settingsWith({ prefix: 'fromsettings' }))).toBe('fromenv');
+      expect(resolvePrefix(settingsWith({}), 'explicit')).toBe('explicit');
+      expect(() => resolvePrefix(settingsWith({}), 'a b*')).toThrow('invalid Redis key prefix');
+    } finally {
+      if (saved === undefined) delete process.env.OSM_REDIS_PREFIX;
+      else process.env.OSM_REDIS_PREFIX = saved;
+    }
+  });
+});
+
+describe('protocol', () => {
+  it('maps run priorities so that critical is served first', () => {
+    expect(['critical', 'high', 'normal', 'low'].map((p) => bullPriority(p as 'low'))).toEqual([1, 2, 3, 4]);
+  });
+
+  it('task data is validated (a foreign or hostile job fails cleanly)', () => {
+    const ok = { v: PROTOCOL_VERSION, run_uuid: '550e8400-e29b-41d4-a716-446655440000', workflow_name: 'w', workflow_kind: 'module', target: 'a.com', submitted_at: 'now' };
+    expect(taskDataSchema.parse(ok)).toMatchObject({ params: {}, priority: 'normal', options: {} });
+    const bad = taskDataSchema.safeParse({ ...ok, run_uuid: '../x', workflow_kind: 'script', params: { a: 1 } });
+    expect(bad.success).toBe(false);
+    expect(bad.error!.issues.map((i) => i.path.join('.')).sort()).toEqual(['params.a', 'run_uuid', 'workflow_kind']);
+  });
+
+  const base = (): TaskResult => ({
+    v: PROTOCOL_VERSION, worker_id: 'w', hostname: 'h',
+    run: { status: 'completed', started_at: null, completed_at: null, error_message: '', total_steps: 1, completed_steps: 1, workspace: 'ws' },
+    steps: [], events: [], artifacts: [], truncated: false,
+  });
+  const step = (output: string, exports: Record<string, unknown> = {}) => ({
+    workspace: 'ws', module_name: 'm', step_name: 's', step_type: 'bash', step_index: 0, status: 'completed' as const, command: 'c', output, error_message: '',
+    exports, duration_ms: 1, log_file: '', started_at: null, completed_at: null, created_at: 'x',
+  });
+
+  it('leaves a small result alone', () => {
+    const r = { ...base(), steps: [step('hello')] };
+    expect(boundResult(r)).toEqual(r);
+  });
+
+  it('cuts long outputs and exports and says so', () => {
+    const r = boundResult({ ...base(), steps: [step('x'.repeat(RESULT_LIMITS.stepOutput + 10), { big: 'y'.repeat(RESULT_LIMITS.exportsBytes) })] });
+    expect(r.truncated).toBe(true);
+    expect(r.steps[0]!.output.length).toBeLessThan(RESULT_LIMITS.stepOutput + 200);
+    expect(r.steps[0]!.output).toContain('[truncated by the worker');
+    expect(Object.keys(r.steps[0]!.exports)).toEqual(['_truncated']);
+  });
+
+  it('keeps the whole result under the size limit', () => {
+    const many = Array.from({ length: 600 }, () => step('z'.repeat(RESULT_LIMITS.stepOutput)));
+    const r = boundResult({ ...base(), steps: many });
+    expect(Buffer.byteLength(JSON.stringify(r))).toBeLessThanOrEqual(RESULT_LIMITS.maxBytes);
+    expect(r.truncated).toBe(true);
+    expect(r.steps).toHaveLength(600);
+  });
+});
+
+describe('worker status', () => {
+  const entry = (over: Partial<WorkerEntry> = {}): WorkerEntry => ({
+    id: 'w1', instance: 'i', hostname: 'h', pid: 1, status: 'busy', current_tasks: ['t1'], concurrency: 1, joined_at: 'j',
+    last_heartbeat: new Date(1_000_000).toISOString(), tasks_complete: 3, tasks_failed: 1, version: 'v', ...over,
+  });
+  const now = 1_000_000;
+
+  it('is what the worker says while its heartbeat is fresh and its connection is alive', () => {
+    expect(effectiveStatus(entry(), now + 1000, new Set(['w1']))).toBe('busy');
+    expect(effectiveStatus(entry(), now + 1000, undefined)).toBe('busy');
+  });
+
+  it('is offline after 30 s without a heartbeat, without a live connection, or when it left', () => {
+    expect(effectiveStatus(entry(), now + OFFLINE_AFTER_MS + 1, new Set(['w1']))).toBe('offline');
+    expect(effectiveStatus(entry(), now + 1000, new Set(['other']))).toBe('offline');
+    expect(effectiveStatus(entry({ status: 'offline' }), now, new Set(['w1']))).toBe('offline');
+    expect(effectiveStatus(entry({ last_heartbeat: 'garbage' }), now, undefined)).toBe('offline');
+  });
+
+  it('an offline worker shows no current task', () => {
+    expect(workerView(entry(), 'offline')).toMatchObject({ status: 'offline', current_task: null, current_tasks: [] });
+    expect(workerView(entry(), 'busy')).toEqual({
+      id: 'w1', hostname: 'h', status: 'busy', current_task: 't1', current_tasks: ['t1'], concurrency: 1, joined_at: 'j',
+      last_heartbeat: entry().last_heartbeat, tasks_complete: 3, tasks_failed: 1,
+    });
+  });
+
+  it('task status from BullMQ state', () => {
+    expect(['active', 'completed', 'failed', 'waiting', 'prioritized', 'delayed'].map(taskStatusOf)).toEqual(['running', 'completed', 'failed', 'waiting', 'waiting', 'waiting']);
+  });
+});
