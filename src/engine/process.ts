@@ -11,6 +11,8 @@ export interface SpawnOptions {
   /** argv; the first element is the program. */
   argv: string[];
   env?: Record<string, string | undefined>;
+  /** A stable base environment `env` is merged over (sent to the spawner once, see spawner/pool). */
+  baseEnv?: Record<string, string>;
   cwd?: string;
   timeoutMs?: number;
   /** Aborting kills the whole process group. */
@@ -51,7 +53,7 @@ export async function spawnCommand(opts: SpawnOptions): Promise<SpawnResult> {
     return { exitCode: -1, stdout: '', stderr: '', truncated: false, timedOut: false, cancelled: true, durationMs: 0, lines: 0 };
   }
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(opts.env ?? process.env)) if (v !== undefined) env[k] = v;
+  for (const [k, v] of Object.entries(opts.env ?? (opts.baseEnv ? {} : process.env))) if (v !== undefined) env[k] = v;
 
   let pid = 0;
   let timedOut = false;
@@ -71,6 +73,7 @@ export async function spawnCommand(opts: SpawnOptions): Promise<SpawnResult> {
       {
         argv: opts.argv,
         env,
+        baseEnv: opts.baseEnv,
         cwd: opts.cwd,
         logFile: opts.logFile,
         stdoutCap: opts.stdoutCap ?? STDOUT_CAP,

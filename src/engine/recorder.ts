@@ -18,6 +18,8 @@ export interface StepFinishInfo {
   durationMs: number;
   outputLines: number;
   command?: string;
+  /** The run's live process group after this step (written in the same transaction). */
+  currentPid?: number;
 }
 
 const OUTPUT_LIMIT = 64 * 1024;
@@ -160,6 +162,7 @@ export class RunRecorder {
         processed: true,
       });
       if (countKey && status === 'completed') this.countOnce(countKey);
+      if (info.currentPid !== undefined) this.store.runs.update(this.run.id, { current_pid: info.currentPid });
     });
   }
 

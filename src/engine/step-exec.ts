@@ -4,7 +4,7 @@ import { render } from '../workflow/template.js';
 import { parseDuration } from '../util/duration.js';
 import { sanitizeName } from '../util/fs-safe.js';
 import { messageOf } from '../errors.js';
-import { renderCommands } from './steps/bash.js';
+import { livePid, renderCommands } from './steps/bash.js';
 import { parseThreads } from './steps/foreach.js';
 import { renderJs } from './safe-render.js';
 import { runCondition } from './scripts.js';
@@ -198,7 +198,7 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
   mergeVars(scope, exported.values, exported.tainted);
   const durationMs = Date.now() - started;
   if (opts.record) {
-    recorder.stepFinished(stepId, step.name, 'completed', { output: result.output, exports: storableExports(auto, exported.values), durationMs, outputLines: result.lines, command: result.commands.join('\n') }, opts.countKey);
+    recorder.stepFinished(stepId, step.name, 'completed', { output: result.output, exports: storableExports(auto, exported.values), durationMs, outputLines: result.lines, command: result.commands.join('\n'), currentPid: livePid(scope) }, opts.countKey);
   }
   printer.stepSuccess(step.name, step.type, durationMs, result.output);
   exec.log.write('INFO', 'Step completed', { step_name: step.name, step_type: step.type, command: result.commands.join('\n'), status: 'success', duration: durationMs / 1000, output: result.output.slice(0, 4096) });
@@ -217,7 +217,7 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
   async function fail(error: string, output: string, commands: string[]): Promise<StepOutcome> {
     const durationMs = Date.now() - started;
     const id = stepId || (opts.record ? recorder.stepStarted({ ...base, command: commands.join('\n'), logFile: '' }) : 0);
-    if (opts.record) recorder.stepFinished(id, step.name, 'failed', { output, error, durationMs, outputLines: output ? output.split('\n').length : 0 });
+    if (opts.record) recorder.stepFinished(id, step.name, 'failed', { output, error, durationMs, outputLines: output ? output.split('\n').length : 0, currentPid: livePid(scope) });
     printer.stepFailed(step.name, step.type, error, commands);
     if (output) printer.outputBlock(output);
     exec.log.write('ERROR', 'Step failed', { step_name: step.name, step_type: step.type, command: commands.join('\n'), status: 'failed', duration: durationMs / 1000, error, output: output.slice(0, 4096) });

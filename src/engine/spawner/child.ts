@@ -16,15 +16,21 @@
  * `node -e "(<source>)()"`, so it works the same from `dist/` and from the TypeScript sources
  * under test. It must not reference anything outside its own body.
  */
-export function spawnerMain(): void {
-  const { spawn } = require('node:child_process') as typeof import('node:child_process');
-  const { createWriteStream, existsSync } = require('node:fs') as typeof import('node:fs');
+export function spawnerMain(local?: (msg: unknown) => void, load?: NodeJS.Require): ((msg: unknown) => void) | undefined {
+  // `node -e` provides CommonJS `require`; in-process (ESM) use passes one in.
+  const req_ = load ?? require;
+  const { spawn } = req_('node:child_process') as typeof import('node:child_process');
+  const { createWriteStream, existsSync } = req_('node:fs') as typeof import('node:fs');
 
   interface SpawnRequest {
     t: 'spawn';
     id: number;
     argv: string[];
     env: Record<string, string>;
+    /** A cached base environment (defined once with envDef, evicted by envDrop). */
+    envId?: number;
+    envDef?: Record<string, string>;
+    envDrop?: number[];
     cwd?: string;
     logFile?: string;
     stdoutCap: number;
@@ -51,9 +57,16 @@ export function spawnerMain(): void {
     return c;
   };
 
-  const send = (msg: unknown) => process.send?.(msg);
+  const send = local ?? ((msg: unknown) => process.send?.(msg));
+  const envs = new Map<number, Record<string, string>>();
+  /** Process groups started here and still running. */
+  const live = new Set<number>();
 
   const run = (req: SpawnRequest) => {
+    for (const id of req.envDrop ?? []) envs.delete(id);
+    if (req.envId !== undefined && req.envDef) envs.set(req.envId, req.envDef);
+    const base = req.envId !== undefined ? envs.get(req.envId) : undefined;
+    const env = base ? { ...base, ...req.env } : req.env;
     const [file, ...args] = req.argv;
     const out = capture(req.stdoutCap);
     const err = capture(req.stderrCap);
@@ -64,7 +77,7 @@ export function spawnerMain(): void {
     try {
       child = spawn(file!, args, {
         cwd: req.cwd && existsSync(req.cwd) ? req.cwd : undefined,
-        env: req.env,
+        env,
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -73,7 +86,9 @@ export function spawnerMain(): void {
       send({ t: 'exit', id: req.id, code: 127, signal: null, stdout: '', stderr: `${(e as Error).message}\n`, truncated: false, lines: 1 });
       return;
     }
-    send({ t: 'pid', id: req.id, pid: child.pid ?? 0 });
+    const pid = child.pid ?? 0;
+    if (pid) live.add(pid);
+    send({ t: 'pid', id: req.id, pid });
     const onData = (cap: ReturnType<typeof capture>) => (chunk: Buffer) => {
       cap.push(chunk);
       for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
@@ -90,6 +105,7 @@ export function spawnerMain(): void {
       spawnError = `${e.message}\n`;
     });
     child.on('close', (code, signal) => {
+      live.delete(pid);
       const finish = () =>
         send({
           t: 'exit',
@@ -106,10 +122,31 @@ export function spawnerMain(): void {
     });
   };
 
-  process.on('message', (msg: SpawnRequest) => {
-    if (msg && msg.t === 'spawn') run(msg);
+  const onMessage = (msg: unknown) => {
+    const m = msg as SpawnRequest;
+    if (m && m.t === 'spawn') run(m);
+  };
+  // In-process use (see pool.ts LocalSpawner): the caller delivers requests itself.
+  if (local) return onMessage;
+  process.on('message', onMessage);
+  // The engine went away (it exited, or was killed): its runs cannot record anything any more,
+  // so their process groups must not outlive it. SIGTERM now, SIGKILL after a grace period.
+  const killAll = (signal: NodeJS.Signals) => {
+    for (const pid of live) {
+      try {
+        process.kill(-pid, signal);
+      } catch {
+        /* already gone */
+      }
+    }
+  };
+  process.on('disconnect', () => {
+    if (live.size === 0) process.exit(0);
+    killAll('SIGTERM');
+    setTimeout(() => {
+      killAll('SIGKILL');
+      process.exit(0);
+    }, 2000);
   });
-  // The engine went away: exit. Children are their own process groups; the engine (or the
-  // daemon's reconciliation at its next start) kills them.
-  process.on('disconnect', () => process.exit(0));
+  return undefined;
 }

@@ -8,6 +8,7 @@ import { renderShell } from '../safe-render.js';
 import { spawnCommand, commandError, SHELL } from '../process.js';
 import { StepFailure, type DispatchResult, type Scope, type StepContext } from '../types.js';
 import { runnerArgv } from './runners.js';
+import { commandExists } from '../deps-check.js';
 import { mapLimit } from '../pool.js';
 
 /** The command lines of a bash-like step in precedence order (parallel > sequential > single). */
@@ -31,38 +32,86 @@ export function stepEnv(scope: Scope): Record<string, string> {
   return { ...scope.exec.baseEnv, ...targetEnvironment(scope.vars, scope.userParamKeys) };
 }
 
-/** Keeps the process registry and `runs.current_pid` in step with spawned process groups. */
-export function trackPid(scope: Scope, pid: number): void {
+/** A process still running after this long gets its PID written to `runs.current_pid`. */
+const PID_WRITE_DELAY_MS = 25;
+
+/**
+ * Keeps the process registry and `runs.current_pid` in step with spawned process groups. The
+ * in-memory registry (what cancel and timeouts use) is updated at once. The database copy — the
+ * fallback that lets a restarted daemon kill a group left by a dead one — is written once the
+ * process has lived PID_WRITE_DELAY_MS, so a short command costs no commit; the step's finishing
+ * transaction writes the run's live PID (or 0). Orphans of a crashed engine are also killed by
+ * its spawner, which watches its parent (see spawner/child.ts).
+ */
+export function trackPid(scope: Scope, pid: number, exited?: number): void {
   const exec = scope.exec;
   if (pid) {
     exec.deps.registry.add(exec.runUuid, pid);
-    exec.recorder.setPid(pid);
+    const timer = setTimeout(() => {
+      if (exec.deps.registry.pids(exec.runUuid).includes(pid)) exec.recorder.setPid(pid);
+    }, PID_WRITE_DELAY_MS);
+    timer.unref();
     return;
   }
-  const alive = exec.deps.registry.pids(exec.runUuid).filter((p) => {
-    try {
-      process.kill(p, 0);
-      return true;
-    } catch {
-      exec.deps.registry.remove(exec.runUuid, p);
-      return false;
-    }
-  });
-  exec.recorder.setPid(alive[alive.length - 1] ?? 0);
+  if (exited) exec.deps.registry.remove(exec.runUuid, exited);
+}
+
+/** The newest live process group of a run (0 when none), for `runs.current_pid`. */
+export function livePid(scope: Scope): number {
+  const pids = scope.exec.deps.registry.pids(scope.exec.runUuid);
+  return pids[pids.length - 1] ?? 0;
+}
+
+/** Shell words that never need a shell: no quoting, expansion, redirection or operators. */
+const SIMPLE_LINE = /^[A-Za-z0-9_./:@%+,=-]+(?:[ \t]+[A-Za-z0-9_./:@%+,=-]+)*$/;
+/** Builtins and keywords that must run inside a shell even when a same-named binary exists. */
+const SHELL_ONLY = new Set(['cd', 'source', '.', 'export', 'set', 'unset', 'alias', 'exit', 'return', 'shift', 'ulimit', 'umask', 'wait', 'eval', 'exec', 'trap', 'read', 'declare', 'local', 'typeset', 'readonly', 'hash', 'type', 'command', 'builtin', 'let', 'shopt', 'pushd', 'popd', 'dirs', 'history', 'jobs', 'fg', 'bg', 'times', 'getopts', 'caller', 'enable', 'help', 'logout', 'mapfile', 'readarray', 'compgen', 'complete', 'suspend', 'disown', 'time', 'coproc', 'if', 'then', 'else', 'elif', 'fi', 'for', 'while', 'until', 'do', 'done', 'case', 'esac', 'function', 'select']);
+const resolved = new Map<string, boolean>();
+
+function onPath(cmd: string, pathEnv: string): boolean {
+  const key = `${pathEnv}\u0000${cmd}`;
+  let hit = resolved.get(key);
+  if (hit === undefined) {
+    hit = cmd.includes('/') ? false : commandExists(cmd, pathEnv);
+    if (resolved.size > 4096) resolved.clear();
+    resolved.set(key, hit);
+  }
+  return hit;
+}
+
+/**
+ * The argv of a host command. A line that is only plain words (`true`, `nuclei -l x -o y`) whose
+ * program is on PATH is executed directly — exactly what bash would do for it, minus ~1 ms of
+ * shell start-up per step; anything with quoting, variables, globs, pipes or redirections, an
+ * assignment or a shell builtin goes through bash as the reference does.
+ */
+export function hostArgv(line: string, pathEnv: string): string[] {
+  const trimmed = line.trim();
+  if (SIMPLE_LINE.test(trimmed)) {
+    const words = trimmed.split(/[ \t]+/);
+    const cmd = words[0]!;
+    if (!cmd.includes('=') && !SHELL_ONLY.has(cmd) && onPath(cmd, pathEnv)) return words;
+  }
+  return [SHELL, '-c', line];
 }
 
 /** Runs one rendered command line through the module's runner; throws StepFailure on failure. */
 export async function runLine(line: string, scope: Scope, ctx: StepContext, runner = scope.runner): Promise<{ output: string; lines: number }> {
   const exec = scope.exec;
-  const argv = runner.type === 'host' ? [SHELL, '-c', line] : runnerArgv(runner.type, runner.config, line, scope);
+  const argv = runner.type === 'host' ? hostArgv(line, exec.baseEnv.PATH ?? '') : runnerArgv(runner.type, runner.config, line, scope);
+  let pid = 0;
   const res = await spawnCommand({
     argv,
-    env: stepEnv(scope),
+    baseEnv: exec.baseEnv,
+    env: targetEnvironment(scope.vars, scope.userParamKeys),
     cwd: process.cwd(),
     timeoutMs: ctx.timeoutMs,
     signal: exec.signal,
     logFile: ctx.logFile,
-    onPid: (pid) => trackPid(scope, pid),
+    onPid: (p) => {
+      if (p) pid = p;
+      trackPid(scope, p, pid);
+    },
   });
   const combined = `${res.stdout}${res.stdout && res.stderr && !res.stdout.endsWith('\n') ? '\n' : ''}${res.stderr}`;
   if (res.exitCode !== 0 || res.timedOut || res.cancelled) {
