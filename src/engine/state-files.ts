@@ -18,7 +18,7 @@ export const STATE_FILES = {
 export function writeWorkflowState(output: string, wf: Workflow): void {
   const { raw: _raw, checksum: _c, ...rest } = wf;
   try {
-    atomicWriteFile(join(output, STATE_FILES.workflow), stringify(rest));
+    atomicWriteFile(join(output, STATE_FILES.workflow), stringify(rest), undefined, { durable: false });
   } catch {
     /* not fatal */
   }
@@ -68,8 +68,8 @@ export function writeRunState(output: string, run: RunRecord, workspace: Record<
     updated_at: new Date().toISOString(),
   };
   const text = `${JSON.stringify(state, null, 2)}\n`;
-  atomicWriteFile(join(output, STATE_FILES.state), text);
-  atomicWriteFile(join(output, STATE_FILES.completed), text);
+  atomicWriteFile(join(output, STATE_FILES.state), text, undefined, { durable: false });
+  atomicWriteFile(join(output, STATE_FILES.completed), text, undefined, { durable: false });
 }
 
 const REPORT_TYPES: Record<string, string> = {
