@@ -74,10 +74,14 @@ export async function saveUpload(app: AppContext, input: UploadInput): Promise<U
   const counter = new LineCounter(input.limitBytes);
   const filename = `${epochNanos()}_${sanitizeName(input.filename || 'upload')}`;
   const path = join(dir, filename);
+  // 'wx': never overwrite an existing file, even if two uploads ever got the same stamp.
+  const out = createWriteStream(path, { flags: 'wx', mode: 0o644 });
   try {
-    // 'wx': never overwrite an existing file, even if two uploads ever got the same stamp.
-    await pipeline(input.stream, counter, createWriteStream(path, { flags: 'wx', mode: 0o644 }));
+    await pipeline(input.stream, counter, out);
   } catch (err) {
+    // A body cut short fails the pipeline before the write stream has finished opening the file;
+    // removing it then would race the open and leave the partial upload behind.
+    if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
     rmSync(path, { force: true });
     if (err instanceof UploadLimitError || (err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw errors.uploadTooLarge(limitMb);
     throw err;

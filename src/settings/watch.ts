@@ -26,6 +26,8 @@ export class SettingsManager {
   private listeners = new Set<SettingsListener>();
   private watcher: FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Bumped by every watch() and close(): a watch() that finds it changed was overtaken. */
+  private watchGeneration = 0;
   private _version = 1;
   private _lastReload = new Date().toISOString();
   private _lastError = '';
@@ -106,7 +108,11 @@ export class SettingsManager {
   /** Starts watching the file's folder; resolves once the watcher is ready. */
   async watch(): Promise<void> {
     if (this.watcher) return;
+    const generation = ++this.watchGeneration;
     const { watch } = await import('chokidar');
+    // close() (a SIGTERM right after start) may have run while chokidar was loading: a watcher
+    // started now would never be closed, and its stat poller alone keeps the process alive.
+    if (generation !== this.watchGeneration || this.watcher) return;
     const file = resolve(this.path);
     // Poll the file itself (one stat every POLL_MS) rather than watching its folder: the folder
     // also holds the database, whose WAL changes on every write, and a folder watch then costs
@@ -131,6 +137,7 @@ export class SettingsManager {
 
   /** Stops watching and cancels a pending reload. */
   async close(): Promise<void> {
+    this.watchGeneration++;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const w = this.watcher;

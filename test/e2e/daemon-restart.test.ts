@@ -4,6 +4,7 @@
  * that was executing must end `failed` (saying the daemon stopped), its orphaned process group
  * must be killed, and the queued runs must then complete.
  */
+import { descendants, pgidOf } from '../helpers/daemon.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -141,6 +142,14 @@ afterAll(async () => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 }, 60_000);
 
+function signalQuietly(p: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(p, sig);
+  } catch {
+    /* already gone */
+  }
+}
+
 describe('daemon restart after kill -9', () => {
   it('fails the interrupted run, kills its orphan, then completes the queued runs', async () => {
     const first = await startDaemon(tmp, wf);
@@ -162,9 +171,12 @@ describe('daemon restart after kill -9', () => {
     for (const uuid of queued) expect((await api(first.port, 'GET', `/osm/api/runs/${uuid}`)).json.data.status).toBe('queued');
 
     const exited = new Promise((r) => first.child.once('exit', r));
-    first.child.kill('SIGKILL');
+    // Kill the daemon together with its spawner processes (frozen first so none can react), as a
+    // crash of the whole service would: the step's own process group is left behind, orphaned.
+    const helpers = descendants(first.child.pid!).filter((p) => pgidOf(p) !== pid);
+    for (const p of [first.child.pid!, ...helpers]) signalQuietly(p, 'SIGSTOP');
+    for (const p of [first.child.pid!, ...helpers]) signalQuietly(p, 'SIGKILL');
     await exited;
-    // SIGKILL gives the daemon no chance to clean up: the step's process group survives it.
     expect(groupAlive(pid)).toBe(true);
 
     const second = await startDaemon(tmp, wf);

@@ -6,6 +6,7 @@ import { indexWorkflows } from '../../workflow/indexer.js';
 import { RunQueue } from '../../engine/queue.js';
 import { buildServer } from '../../server/app.js';
 import { VERSION } from '../../version.js';
+import { spawnerPool } from '../../engine/spawner/pool.js';
 
 interface ServeFlags {
   host?: string;
@@ -56,7 +57,7 @@ export async function serveAction(command: Command): Promise<void> {
     scheduler = await startScheduler(app, { log, queue });
   }
   const reconciled = queue.start();
-  if (o.hotReload !== false) app.manager.watch();
+  if (o.hotReload !== false) await app.manager.watch();
 
   const address = await server.listen({ host, port });
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
