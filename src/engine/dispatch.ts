@@ -16,7 +16,7 @@ export async function dispatch(step: Step, scope: Scope, ctx: StepContext): Prom
         ? executeBash(step, { ...scope, runner: scope.exec.input.runnerOverride }, ctx)
         : executeBash(step, scope, ctx);
     case 'function':
-      return executeFunction(step, scope);
+      return executeFunction(step, scope, ctx);
     case 'foreach':
       return executeForeach(step, scope, ctx);
     case 'parallel-steps':

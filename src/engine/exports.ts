@@ -2,7 +2,7 @@ import type { Step } from '../workflow/types.js';
 import { looksLikeFunctionCall } from './js-runtime.js';
 import { referencedRoots } from './safe-render.js';
 import { render } from '../workflow/template.js';
-import { runScript } from './scripts.js';
+import { runScriptAsync } from './scripts.js';
 import { StepFailure, type Scope } from './types.js';
 import { messageOf } from '../errors.js';
 
@@ -11,7 +11,7 @@ import { messageOf } from '../errors.js';
  * function call it is evaluated as JS and the JS value stored, else the rendered string. Values
  * computed by scripts, or rendered from tainted variables, are tainted themselves.
  */
-export function evaluateExports(step: Step, scope: Scope): { values: Record<string, unknown>; tainted: string[] } {
+export async function evaluateExports(step: Step, scope: Scope): Promise<{ values: Record<string, unknown>; tainted: string[] }> {
   const values: Record<string, unknown> = {};
   const tainted: string[] = [];
   for (const [name, raw] of Object.entries(step.exports ?? {})) {
@@ -27,7 +27,7 @@ export function evaluateExports(step: Step, scope: Scope): { values: Record<stri
     const probe = scope.tainted.size ? render(text, maskTainted(scope)) : rendered;
     if (looksLikeFunctionCall(probe)) {
       try {
-        values[name] = runScript(text, scope).value;
+        values[name] = (await runScriptAsync(text, scope)).value;
       } catch (err) {
         throw new StepFailure(`export evaluation failed for ${name}: ${messageOf(err)}`);
       }

@@ -337,13 +337,34 @@ function run(script: string, vars: Record<string, unknown>, opts: EvalOptions, p
 
 /** Evaluates a script; the result is the value of its last expression statement. */
 export function evaluate(script: string, vars: Record<string, unknown>, opts: EvalOptions = {}): EvalResult {
-  const { value, logs } = run(script, vars, opts);
+  const { value, logs } = guarded(opts, () => run(script, vars, opts));
   return { value, logs };
 }
 
 /** Evaluates a condition with JS truthiness (`"false"` is true); errors propagate. */
 export function evaluateCondition(expr: string, vars: Record<string, unknown>, opts: EvalOptions = {}): boolean {
-  return run(expr, vars, opts).truthy;
+  return guarded(opts, () => run(expr, vars, opts)).truthy;
+}
+
+/**
+ * A script stopped by its time limit is terminated wherever it is — possibly inside a database
+ * function, between BEGIN and COMMIT, where no JS `catch` runs. A transaction the evaluation
+ * opened and left open is rolled back here, so the connection is never left holding the lock.
+ */
+function guarded<T>(opts: EvalOptions, fn: () => T): T {
+  const db = (opts.ctx?.store as { db?: { inTransaction?: boolean; exec?: (sql: string) => unknown } } | undefined)?.db;
+  const wasOpen = Boolean(db?.inTransaction);
+  try {
+    return fn();
+  } finally {
+    if (db && !wasOpen && db.inTransaction) {
+      try {
+        db.exec?.('ROLLBACK');
+      } catch {
+        /* already closed */
+      }
+    }
+  }
 }
 
 /** True when text looks like a function call (`name(`): the rule for evaluating exports. */

@@ -189,7 +189,7 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
   let exported: { values: Record<string, unknown>; tainted: string[] };
   try {
     const tempScope: Scope = { ...scope, vars: { ...scope.vars, ...auto }, tainted: new Set([...scope.tainted, ...autoTainted]) };
-    exported = evaluateExports(step, tempScope);
+    exported = await evaluateExports(step, tempScope);
   } catch (err) {
     if (err instanceof ModuleSkip) throw err;
     return fail(messageOf(err), result.output, result.commands);

@@ -1,9 +1,9 @@
 import type { Step } from '../../workflow/types.js';
-import { runScript, resultText } from '../scripts.js';
-import { StepFailure, ModuleSkip, type DispatchResult, type Scope } from '../types.js';
+import { runScriptAsync, resultText } from '../scripts.js';
+import { StepFailure, ModuleSkip, type DispatchResult, type Scope, type StepContext } from '../types.js';
 
 /** function step: function | functions (sequential) | parallel_functions. Output = first result. */
-export async function executeFunction(step: Step, scope: Scope): Promise<DispatchResult> {
+export async function executeFunction(step: Step, scope: Scope, ctx: StepContext): Promise<DispatchResult> {
   const scripts = step.parallel_functions?.length
     ? step.parallel_functions
     : step.functions?.length
@@ -16,7 +16,7 @@ export async function executeFunction(step: Step, scope: Scope): Promise<Dispatc
   const rendered: string[] = [];
   for (const script of scripts) {
     try {
-      const r = runScript(script, scope);
+      const r = await runScriptAsync(script, scope, { timeoutMs: ctx.timeoutMs });
       results.push(r.value);
       rendered.push(r.rendered);
     } catch (err) {

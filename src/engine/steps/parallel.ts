@@ -18,7 +18,7 @@ export async function executeParallelSteps(step: Step, scope: Scope, ctx: StepCo
       const r = await dispatch(child, childScope, ctx);
       const vars = { ...childScope.vars, ...(r.autoExports ?? {}) };
       for (const k of Object.keys(r.autoExports ?? {})) childScope.tainted.add(k);
-      const ex = evaluateExports(child, { ...childScope, vars });
+      const ex = await evaluateExports(child, { ...childScope, vars });
       return { ok: true as const, r, exports: { ...(r.autoExports ?? {}), ...ex.values }, tainted: [...Object.keys(r.autoExports ?? {}), ...ex.tainted] };
     } catch (err) {
       if (err instanceof ModuleSkip) throw err;
