@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+
 /**
  * Live child process groups per run. Every spawned step process is registered here (and its PID
  * written to `runs.current_pid` by the caller) so cancel, timeouts and shutdown can kill whole
@@ -56,6 +58,34 @@ export class ProcessRegistry {
   }
 }
 
+/**
+ * The kernel's start time of a process (Linux: /proc/<pid>/stat field 22, in clock ticks since
+ * boot), or undefined when it does not exist or the platform has no /proc. A PID plus its start
+ * time identifies one process: PIDs themselves are reused.
+ */
+export function processStartTime(pid: number): string | undefined {
+  if (!pid || pid <= 0) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may contain spaces: split after it.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * True when `pid` is still the process recorded with `start` (an empty `start` — recorded where
+ * /proc is unavailable, or by an older version — trusts the PID alone).
+ */
+export function sameProcess(pid: number, start: string): boolean {
+  if (!isAlive(pid)) return false;
+  if (!start) return true;
+  const now = processStartTime(pid);
+  return now === undefined || now === start;
+}
+
 /** True when a process (or group, for negative ids) exists. */
 export function isAlive(pid: number): boolean {
   if (!pid) return false;
@@ -73,13 +103,16 @@ export function isAlive(pid: number): boolean {
  */
 export function killGroup(pid: number, graceMs = GRACE_MS_DEFAULT): void {
   if (!pid || pid <= 1) return;
+  const start = processStartTime(pid);
   signalGroup(pid, 'SIGTERM');
   if (graceMs <= 0) {
     signalGroup(pid, 'SIGKILL');
     return;
   }
   const timer = setTimeout(() => {
-    if (isAlive(-pid) || isAlive(pid)) signalGroup(pid, 'SIGKILL');
+    // The leader may have exited and its number been reused by an unrelated process: escalate
+    // only to the same process, or to the group when the leader is gone.
+    if (isAlive(pid) ? start === undefined || processStartTime(pid) === start : isAlive(-pid)) signalGroup(pid, 'SIGKILL');
   }, graceMs);
   timer.unref();
 }

@@ -2,7 +2,7 @@ import type { AppContext } from '../services/context.js';
 import type { RunRecord } from '../store/index.js';
 import { executeStoredRun } from '../services/runs.js';
 import { abortRun } from './executor.js';
-import { isAlive, killGroup } from './process-registry.js';
+import { isAlive, killGroup, sameProcess } from './process-registry.js';
 import type { RunSource } from './recorder.js';
 
 export interface QueueOptions {
@@ -79,7 +79,8 @@ export class RunQueue {
       if (run.status !== 'running' && run.status !== 'pending' && run.current_pid === 0) continue;
       if (run.owner_pid && run.owner_pid !== process.pid && isAlive(run.owner_pid)) continue;
       if (run.status === 'pending' && !run.owner_pid) continue;
-      if (run.current_pid && (isAlive(-run.current_pid) || isAlive(run.current_pid))) {
+      // Only the very process that was recorded (PID + start time): PIDs are reused.
+      if (run.current_pid && (sameProcess(run.current_pid, run.current_pid_start) || (!isAlive(run.current_pid) && isAlive(-run.current_pid)))) {
         killGroup(run.current_pid, 0);
         report.killedPids.push(run.current_pid);
       }

@@ -1,4 +1,5 @@
 import type { Store, RunRecord, RunStatus, StepStatus } from '../store/index.js';
+import { processStartTime } from './process-registry.js';
 
 export type RunSource = 'cli' | 'api' | 'scheduler' | 'executor';
 
@@ -88,7 +89,7 @@ export class RunRecorder {
 
   /** Writes the live PID (0 clears it). */
   setPid(pid: number): void {
-    this.store.runs.update(this.run.id, { current_pid: pid });
+    this.store.runs.update(this.run.id, { current_pid: pid, current_pid_start: pid ? (processStartTime(pid) ?? '') : '' });
   }
 
   /** Current status in the database (another process may have cancelled the run). */
@@ -162,7 +163,7 @@ export class RunRecorder {
         processed: true,
       });
       if (countKey && status === 'completed') this.countOnce(countKey);
-      if (info.currentPid !== undefined) this.store.runs.update(this.run.id, { current_pid: info.currentPid });
+      if (info.currentPid !== undefined) this.store.runs.update(this.run.id, { current_pid: info.currentPid, current_pid_start: info.currentPid ? (processStartTime(info.currentPid) ?? '') : '' });
     });
   }
 

@@ -7,7 +7,7 @@
 import { errors } from '../errors.js';
 import type { ArtifactRecord, Page, RunRecord, RunStatus, StepRecord, StepStatus } from '../store/index.js';
 import { abortRun } from '../engine/executor.js';
-import { isAlive, killGroupAndWait } from '../engine/process-registry.js';
+import { isAlive, killGroupAndWait, sameProcess } from '../engine/process-registry.js';
 import type { RunQueue } from '../engine/queue.js';
 import { isSecretKey, maskSecrets, REDACTED, redactVariables, secretValues } from '../workflow/tpl-redact.js';
 import type { AppContext } from './context.js';
@@ -199,7 +199,7 @@ export async function cancelRun(app: AppContext, idOrUuid: string): Promise<Canc
   if (pids.length > 0) {
     app.registry.killRun(run.run_uuid);
     method = 'registry';
-  } else if (!local && run.current_pid > 1 && run.current_pid !== process.pid && (isAlive(-run.current_pid) || isAlive(run.current_pid))) {
+  } else if (!local && run.current_pid > 1 && run.current_pid !== process.pid && (sameProcess(run.current_pid, run.current_pid_start) || (!isAlive(run.current_pid) && isAlive(-run.current_pid)))) {
     pids = [run.current_pid];
     method = 'database_pid';
   }

@@ -40,6 +40,8 @@ export interface RunRecord {
   total_steps: number;
   completed_steps: number;
   current_pid: number;
+  /** Start time of `current_pid` (see migration 005); '' when unknown. */
+  current_pid_start: string;
   hooks_enabled: boolean;
   timeout_seconds: number;
   runner_type: string;
@@ -85,6 +87,8 @@ export type RunPatch = Partial<{
   completed_steps: number;
   workspace: string;
   current_pid: number;
+  /** Start time of `current_pid` (see migration 005); '' when unknown. */
+  current_pid_start: string;
   params: Record<string, string>;
   options: object;
   owner_pid: number;
@@ -168,6 +172,7 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
          started_at = CASE WHEN @to = 'running' THEN COALESCE(started_at, @at) ELSE started_at END,
          completed_at = CASE WHEN @terminal = 1 THEN @at ELSE completed_at END,
          current_pid = CASE WHEN @terminal = 1 THEN 0 ELSE current_pid END,
+         current_pid_start = CASE WHEN @terminal = 1 THEN '' ELSE current_pid_start END,
          error_message = COALESCE(@error_message, error_message)
        WHERE id = @id AND status IN (${from.map((s) => `'${s}'`).join(', ')})
        RETURNING *`,
@@ -256,7 +261,7 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
           params.push(patch[key]);
         }
       }
-      for (const key of ['workspace', 'run_group_id'] as const) {
+      for (const key of ['workspace', 'run_group_id', 'current_pid_start'] as const) {
         if (patch[key] !== undefined) {
           sets.push(`${key} = ?`);
           params.push(patch[key]);

@@ -2,6 +2,7 @@ import { sql as init } from './001-init.js';
 import { sql as counters } from './002-counters.js';
 import { sql as dataPlane } from './003-data-plane.js';
 import { sql as assetFacets } from './004-asset-facets.js';
+import { sql as pidStart } from './005-pid-start.js';
 
 /** One schema step: applied once, in its own transaction, recorded in `schema_migrations`. */
 export interface Migration {
@@ -16,4 +17,5 @@ export const migrations: readonly Migration[] = [
   { version: 2, name: 'counters', sql: counters },
   { version: 3, name: 'data-plane', sql: dataPlane },
   { version: 4, name: 'asset-facets', sql: assetFacets },
+  { version: 5, name: 'pid-start', sql: pidStart },
 ];
