@@ -269,10 +269,14 @@ function runHelper(sb: ReturnType<typeof createSandbox>, which: 'export' | 'erro
     });
     const out = (which === 'export' ? EXPORT_SCRIPT : ERROR_SCRIPT).runInContext(sb.context, { timeout: Math.max(1, timeoutMs) });
     return typeof out === 'string' ? out : null;
-  } catch {
+  } catch (err) {
+    // vm's own timer may fire a moment before Date.now() reaches the deadline: trust its code.
+    if ((err as { code?: string } | null)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return HELPER_TIMED_OUT;
     return null;
   }
 }
+
+const HELPER_TIMED_OUT = '\u0000timeout';
 
 /** A primitive completion value as JSON would carry it (`undefined`, NaN, symbols → null). */
 function primitiveValue(v: unknown): unknown {
@@ -318,7 +322,7 @@ function run(script: string, vars: Record<string, unknown>, opts: EvalOptions, p
     }
     const primitive = err === null || (typeof err !== 'object' && typeof err !== 'function');
     const text = primitive ? String(err) : runHelper(sb, 'error', err, Math.min(1000, Math.max(50, deadline - Date.now())));
-    throw scriptError(text ?? 'uncaught exception');
+    throw scriptError(text === HELPER_TIMED_OUT ? 'uncaught exception (its message could not be read in time)' : (text ?? 'uncaught exception'));
   }
   if (state.fatal) throw state.fatal;
   // Primitives and functions are exported on the host side; only objects can run code (getters, toJSON).
@@ -327,8 +331,8 @@ function run(script: string, vars: Record<string, unknown>, opts: EvalOptions, p
   }
   if (typeof completion === 'function') return { value: null, logs, truthy: true };
   const exported = runHelper(sb, 'export', completion, deadline - Date.now());
-  if (exported === null) {
-    if (deadline <= Date.now()) throw scriptError(`script timed out after ${timeoutMs}ms`);
+  if (exported === null || exported === HELPER_TIMED_OUT) {
+    if (exported === HELPER_TIMED_OUT || deadline <= Date.now()) throw scriptError(`script timed out after ${timeoutMs}ms`);
     throw scriptError('the result cannot be exported');
   }
   const box = JSON.parse(exported) as { t: boolean; v?: unknown };
