@@ -76,6 +76,9 @@ function applyPragmas(db: Db, readonly: boolean): void {
   db.pragma('busy_timeout = 5000');
   db.pragma('synchronous = NORMAL');
   db.pragma('temp_store = MEMORY');
+  // 32 MB of page cache (default 2 MB): the asset and vulnerability indexes of a million-row
+  // workspace stop paying page reads on every insert and deep list page.
+  db.pragma('cache_size = -32000');
 }
 
 function buildStore(db: Db, path: string): Store {

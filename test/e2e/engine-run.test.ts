@@ -209,3 +209,14 @@ describe('resume', () => {
     expect(again.stderr).toContain("Cannot resume run with status 'completed'");
   });
 });
+
+describe('workflow show with a target', () => {
+  it('prints the plan: rendered commands for that target, nothing executed', async () => {
+    rmSync(join(base, 'workspaces/example.com/MARKER-RAN'), { force: true });
+    const r = await osm(['workflow', 'show', 'marker', '-t', 'plan.example.com']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('DRY-RUN');
+    expect(r.stdout).toContain(`touch "${join(base, 'workspaces/example.com/MARKER-RAN')}" && echo ran plan.example.com`);
+    expect(existsSync(join(base, 'workspaces/example.com/MARKER-RAN'))).toBe(false);
+  });
+});

@@ -83,8 +83,24 @@ export async function workflowList(command: Command, search?: string): Promise<v
 /** `osm workflow show NAME`: sections, `--yaml` raw file, or the detail object with --json. */
 export async function workflowShow(command: Command, name: string): Promise<void> {
   const ctx = context(command);
-  const opts = optionsOf<{ yaml?: boolean }>(command);
+  const opts = optionsOf<{ yaml?: boolean; target?: string; params?: string[] }>(command);
   const file = findWorkflow(name, ctx.dir);
+  if (opts.target !== undefined && !opts.yaml) {
+    // The plan: what a run against this target would execute (nothing runs).
+    const { createAppContext } = await import('../../services/context.js');
+    const { buildRunPlan } = await import('../../services/plan.js');
+    const { formatPlan } = await import('../../workflow/plan.js');
+    const { parseParamPairs } = await import('../../workflow/params.js');
+    const app = createAppContext({ baseFolder: ctx.o.baseFolder, settingsFile: ctx.o.settingsFile, workflowFolder: ctx.o.workflowFolder });
+    try {
+      const plan = buildRunPlan(app, file, opts.target, parseParamPairs(opts.params ?? []));
+      if (ctx.o.json) ctx.ui.json(plan);
+      else process.stdout.write(`${formatPlan(plan)}\n`);
+    } finally {
+      app.close();
+    }
+    return;
+  }
   if (opts.yaml) {
     // Exactly the bytes on disk: users compare it with their file and expect extends/override as written.
     process.stdout.write(readFileSync(file));

@@ -30,6 +30,8 @@ export function registerWorkflow(program: Command): void {
     .description('show a workflow: metadata, params, steps or modules, triggers')
     .argument('<name>', 'workflow name or path to a YAML file')
     .option('--yaml', 'print the raw YAML file exactly as written')
+    .option('-t, --target <target>', 'also print the plan for this target: resolved variables and rendered commands')
+    .option('-p, --params <key=value>', 'workflow parameter for the plan (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .action(async (name: string, _opts, command: Command) => {
       const { workflowShow } = await import('../actions/workflow.js');
       await workflowShow(command, name);
