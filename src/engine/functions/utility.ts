@@ -4,8 +4,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { FnImpl } from './registry.js';
-import { argInt, argStr, asText, findExecutable, isMissing, ok, readText, runProgram, runShell, stateOf, budgetMs } from './helpers.js';
-import { SkipSignal, ScriptError } from './signals.js';
+import { argInt, argStr, asText, findExecutable, isMissing, ok, readText, runProgram, runShell, stateOf } from './helpers.js';
+import { SkipSignal, ScriptError, scriptError } from './signals.js';
 
 /** The reference's emptiness: nullish, blank or "undefined" strings, empty arrays. */
 export function isEmptyValue(v: unknown): boolean {
@@ -91,8 +91,10 @@ export const utilityFunctions: Record<string, FnImpl> = {
     if (typeof s === 'number' && s > 0 && secs === 0) secs = 1;
     if (secs <= 0) secs = 1;
     // Atomics.wait blocks this thread without spinning; capped by the evaluation's budget.
-    const ms = Math.min(secs * 1000, budgetMs(ctx));
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+    const left = Math.max(1, stateOf(ctx).deadline - Date.now());
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.min(secs * 1000, left));
+    // Atomics.wait may wake a hair before the deadline: a sleep that outlasts the budget ends the script.
+    if (secs * 1000 >= left) throw scriptError(`script timed out (sleep(${secs}) outlasts the time left)`);
     return null;
   },
   command_exists: (_c, n) => {

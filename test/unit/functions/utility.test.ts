@@ -53,6 +53,9 @@ describe('utility functions', () => {
 
   it('sleep blocks within the budget', () => {
     expect(() => evaluate('sleep(30); 1', {}, { timeoutMs: 200 })).toThrow(/timed out/);
+    // Caught by the script or not, a sleep past the deadline ends the evaluation.
+    expect(() => evaluate('try { sleep(30) } catch (e) {}; 1', {}, { timeoutMs: 200 })).toThrow(/timed out/);
+    expect(evaluate('sleep(1); 7', {}, { timeoutMs: 10_000 }).value).toBe(7);
   });
 
   it('command_exists / commandExists', () => {
