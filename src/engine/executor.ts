@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -78,8 +79,10 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
   const run0 = deps.store.runs.get(runId);
   if (!run0) throw new Error(`run ${runId} not found`);
   const recorder = new RunRecorder(deps.store, run0, source);
-  const printer = new RunPrinter({ stdout: display.stdout, silent: display.silent, color: display.color, prefix: display.prefix });
+  const printer = new RunPrinter({ stdout: display.stdout, silent: display.silent, color: display.color, prefix: display.prefix, spinner: display.spinner, noLogLines: display.noLogLines });
   const controller = new AbortController();
+  // Every in-flight command listens for the run's abort: a foreach with parallel 64 is normal.
+  setMaxListeners(0, controller.signal);
   const entry: { controller: AbortController; reason?: string } = { controller };
   active.set(run0.run_uuid, entry);
   const steps: StepSummary[] = [];
@@ -121,6 +124,7 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
       void notifyRunFinished(deps, finalRun, artifacts).catch(() => undefined);
     }
     const shownStatus = finalRun.status === 'running' ? status : finalRun.status;
+    printer.stopSpinner();
     printSummary(
       exec,
       {

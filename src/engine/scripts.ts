@@ -76,6 +76,7 @@ export async function runScriptAsync(script: string, scope: Scope, opts: { timeo
         output: c.output,
         stateFile: c.stateFile,
         dbPath: scope.exec.deps.store.path,
+        settings: scope.exec.settings.settings,
       },
       timeoutMs: opts.timeoutMs ?? WORKER_SCRIPT_TIMEOUT_MS,
       onLog: c.log,

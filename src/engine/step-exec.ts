@@ -110,6 +110,8 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
   const base = { moduleName: scope.moduleName, stepName: step.name, stepType: step.type, stepIndex: opts.index };
   const started = Date.now();
   let stepId = 0;
+  // Assigned once the step starts; fail() may run before (a pre_condition that throws).
+  let logFile = '';
 
   // Resume: a step that completed in the source run is reused, not executed again.
   const resume = exec.resume;
@@ -151,7 +153,7 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
     }
   }
   const shown = describeStep(step, scope);
-  const logFile = join(exec.logDir, `${String(exec.nextLogIndex()).padStart(4, '0')}-${sanitizeName(step.name)}.log`);
+  logFile = join(exec.logDir, `${String(exec.nextLogIndex()).padStart(4, '0')}-${sanitizeName(step.name)}.log`);
   stepId = opts.record ? recorder.stepStarted({ ...base, command: shown.join('\n'), logFile }) : 0;
   printer.stepStart(step.name, step.type, shown, step.suppress_details);
   exec.log.write('INFO', 'Executing step', { step_name: step.name, step_type: step.type, command: shown.join('\n') });

@@ -76,5 +76,5 @@ export function printSummary(exec: Execution, s: SummaryInput, color: boolean, v
     failed_steps: s.steps.filter((r) => r.status === 'failed').length,
     skipped_steps: s.steps.filter((r) => r.status === 'skipped').length,
   };
-  p.line(`${new Date().toISOString()} INFO Execution Summary ${JSON.stringify(counts)}`);
+  p.logLine(`${new Date().toISOString()} INFO Execution Summary ${JSON.stringify(counts)}`);
 }

@@ -1,3 +1,4 @@
+import type { LanePool } from './steps/lanes.js';
 import type { Store } from '../store/index.js';
 import type { LoadedSettings } from '../settings/index.js';
 import type { WorkflowLoader } from '../workflow/loader.js';
@@ -47,6 +48,10 @@ export interface DisplayOptions {
   color: boolean;
   verbose?: boolean;
   prefix?: string;
+  /** Spinner for long steps (interactive terminals only). */
+  spinner?: boolean;
+  /** --disable-logging. */
+  noLogLines?: boolean;
 }
 
 /** State shared by everything that executes within one run. */
@@ -136,4 +141,6 @@ export type StepExecutor = (step: Step, scope: Scope, ctx: StepContext) => Promi
 export interface StepContext {
   logFile: string;
   timeoutMs?: number;
+  /** Shell lanes of an enclosing foreach (see steps/lanes.ts). */
+  lanes?: LanePool;
 }

@@ -113,6 +113,14 @@ describe('control flow', () => {
     expect(r.stdout + r.stderr).toContain('Status: failed');
   });
 
+  it('a pre_condition that throws fails the step with its message and still runs on_error actions', async () => {
+    const r = await osm(['run', '-m', 'precondition-error-continue', '-t', 'example.com']);
+    expect(r.stderr).toContain('pre-condition evaluation failed');
+    expect(r.stdout + r.stderr).not.toContain('before initialization');
+    expect(r.stdout).not.toContain('SHOULD-NOT-RUN');
+    expect(r.stdout).toContain('AFTER-RAN'); // on_error: continue took effect
+  });
+
   it('runs depends_on as a DAG and does not run dependents of a failed step', async () => {
     const r = await osm(['run', '-m', 'dag', '-t', 'example.com']);
     expect(r.code).toBe(1);

@@ -13,6 +13,8 @@ export interface WorkerFnContext {
   cwd?: string;
   /** The database file the worker opens for database functions. */
   dbPath?: string;
+  /** Plain settings (notification webhooks for notify_* / generate_event). */
+  settings?: unknown;
 }
 
 export interface ScriptRequest {

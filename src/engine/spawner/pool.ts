@@ -105,6 +105,14 @@ class Spawner {
     return { envId: id, envDef: base, ...(drop.length ? { envDrop: drop } : {}) };
   }
 
+  /** Starts the child now (idle, not holding the process open) so the first step does not wait for it. */
+  warm(): void {
+    if (this.child) return;
+    this.cachedEnvs = [];
+    this.child = this.start();
+    this.idle();
+  }
+
   run(req: SpawnRequest, onPid: (pid: number) => void): Promise<SpawnExit> {
     if (!this.child) this.cachedEnvs = [];
     this.child ??= this.start();
@@ -152,6 +160,8 @@ class LocalSpawner {
     return this.pending.size;
   }
 
+  warm(): void {}
+
   run(req: SpawnRequest, onPid: (pid: number) => void): Promise<SpawnExit> {
     const id = this.nextId++;
     const { baseEnv, env, ...rest } = req;
@@ -181,6 +191,15 @@ export class SpawnerPool {
     let best = this.spawners[0]!;
     for (const s of this.spawners) if (s.load < best.load) best = s;
     return best.run(req, onPid);
+  }
+
+  /**
+   * Starts every spawner process ahead of use (the daemon, at start): a spawner takes ~100 ms to
+   * boot, which the first steps of the first runs would otherwise wait for (measured: the first
+   * wave of 20 runs took 250–400 ms longer than later ones).
+   */
+  warm(): void {
+    for (const s of this.spawners) s.warm();
   }
 
   stop(): void {

@@ -5,7 +5,7 @@ import type { Step } from '../../workflow/types.js';
 import { render } from '../../workflow/template.js';
 import { targetEnvironment } from '../../workflow/target.js';
 import { renderShell } from '../safe-render.js';
-import { spawnCommand, commandError, SHELL } from '../process.js';
+import { spawnCommand, commandError, SHELL, type SpawnResult } from '../process.js';
 import { StepFailure, type DispatchResult, type Scope, type StepContext } from '../types.js';
 import { runnerArgv } from './runners.js';
 import { commandExists } from '../deps-check.js';
@@ -98,12 +98,32 @@ export function hostArgv(line: string, pathEnv: string): string[] {
 /** Runs one rendered command line through the module's runner; throws StepFailure on failure. */
 export async function runLine(line: string, scope: Scope, ctx: StepContext, runner = scope.runner): Promise<{ output: string; lines: number }> {
   const exec = scope.exec;
+  const env = targetEnvironment(scope.vars, scope.userParamKeys);
+  let res: SpawnResult | undefined;
+  if (ctx.lanes && runner.type === 'host' && !ctx.timeoutMs && ctx.lanes.accepts(laneSignature(env))) {
+    res = exec.signal.aborted ? undefined : await ctx.lanes.run(line, ctx.logFile);
+  }
+  res ??= await spawnLine(line, scope, ctx, runner, env);
+  const combined = `${res.stdout}${res.stdout && res.stderr && !res.stdout.endsWith('\n') ? '\n' : ''}${res.stderr}`;
+  if (res.exitCode !== 0 || res.timedOut || res.cancelled) {
+    throw new StepFailure(commandError(res, ctx.timeoutMs), combined.trim(), [line]);
+  }
+  return { output: combined.trim(), lines: res.lines };
+}
+
+/** The per-item environment a lane must have been started with to run a command. */
+export function laneSignature(env: Record<string, string>): string {
+  return JSON.stringify(env);
+}
+
+async function spawnLine(line: string, scope: Scope, ctx: StepContext, runner: Scope['runner'], env: Record<string, string>): Promise<SpawnResult> {
+  const exec = scope.exec;
   const argv = runner.type === 'host' ? hostArgv(line, exec.baseEnv.PATH ?? '') : runnerArgv(runner.type, runner.config, line, scope);
   let pid = 0;
-  const res = await spawnCommand({
+  return spawnCommand({
     argv,
     baseEnv: exec.baseEnv,
-    env: targetEnvironment(scope.vars, scope.userParamKeys),
+    env,
     cwd: process.cwd(),
     timeoutMs: ctx.timeoutMs,
     signal: exec.signal,
@@ -113,11 +133,6 @@ export async function runLine(line: string, scope: Scope, ctx: StepContext, runn
       trackPid(scope, p, pid);
     },
   });
-  const combined = `${res.stdout}${res.stdout && res.stderr && !res.stdout.endsWith('\n') ? '\n' : ''}${res.stderr}`;
-  if (res.exitCode !== 0 || res.timedOut || res.cancelled) {
-    throw new StepFailure(commandError(res, ctx.timeoutMs), combined.trim(), [line]);
-  }
-  return { output: combined.trim(), lines: res.lines };
 }
 
 /** bash step: command | commands (sequential, stop at first failure) | parallel_commands. */

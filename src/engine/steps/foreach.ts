@@ -1,4 +1,5 @@
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Step } from '../../workflow/types.js';
 import { render, valueToString } from '../../workflow/template.js';
@@ -7,6 +8,9 @@ import { StepFailure, ModuleSkip, type DispatchResult, type Scope, type StepCont
 import { runScript } from '../scripts.js';
 import { dispatch } from '../dispatch.js';
 import { OrderedOutput } from './ordered-output.js';
+import { LANES_AVAILABLE, LanePool } from './lanes.js';
+import { laneSignature, trackPid } from './bash.js';
+import { targetEnvironment } from '../../workflow/target.js';
 
 /** `[[ name ]]` → `{{ name }}` for identifiers only (so JS array literals like `[[1,2]]` survive). */
 export function convertLoopSyntax<T>(value: T): T {
@@ -80,6 +84,34 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
     return { item: r.value, i: index++ };
   };
 
+  // Items of a plain host bash step run in shell lanes (see lanes.ts): far cheaper than a process
+  // spawned per item. OSM_FOREACH_LANES=0 turns them off (every item then spawns as usual).
+  let lanes: LanePool | undefined;
+  if (LANES_AVAILABLE && inner.type === 'bash' && scope.runner.type === 'host' && !scope.exec.input.runnerOverride && !ctx.timeoutMs && process.env.OSM_FOREACH_LANES !== '0') {
+    const env = targetEnvironment(scope.vars, scope.userParamKeys);
+    lanes = new LanePool(threads, { ...scope.exec.baseEnv, ...env }, laneSignature(env), process.cwd(), (pid, alive) => (alive ? trackPid(scope, pid) : trackPid(scope, 0, pid)));
+  }
+  const innerCtx: StepContext = { ...ctx, lanes };
+  // exports.streaming_output (reference §1.12): every item's output goes to this file (truncated
+  // first) as the item completes, instead of being kept; the step output names the file.
+  let stream: { path: string; fd: number } | undefined;
+  const streamPath = step.exports?.streaming_output ? render(String(step.exports.streaming_output), scope.vars).trim() : '';
+  if (streamPath) {
+    try {
+      mkdirSync(dirname(streamPath), { recursive: true });
+      stream = { path: streamPath, fd: openSync(streamPath, 'w') };
+    } catch (err) {
+      lanes?.close();
+      throw new StepFailure(`cannot open streaming_output ${streamPath}: ${(err as Error).message}`);
+    }
+  }
+  const record = (i: number, text: string) => {
+    if (!stream) return out.set(i, text);
+    if (text !== '') writeSync(stream.fd, text.endsWith('\n') ? text : `${text}\n`);
+  };
+  const onAbort = () => lanes?.kill();
+  scope.exec.signal.addEventListener('abort', onAbort, { once: true });
+
   const worker = async () => {
     for (;;) {
       if (scope.exec.signal.aborted || skip) return;
@@ -100,8 +132,8 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
         tainted,
       };
       try {
-        const r = await dispatch({ ...inner, name: inner.name || `${step.name}-item` }, child, ctx);
-        out.set(got.i, r.output);
+        const r = await dispatch({ ...inner, name: inner.name || `${step.name}-item` }, child, innerCtx);
+        record(got.i, r.output);
         lines += r.lines;
       } catch (err) {
         if (err instanceof ModuleSkip) {
@@ -109,7 +141,7 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
           return;
         }
         const f = err instanceof StepFailure ? err : new StepFailure((err as Error).message);
-        out.set(got.i, f.output);
+        record(got.i, f.output);
         if (!firstError) {
           firstError = f;
           firstErrorItem = got.item;
@@ -123,10 +155,13 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
     // errors reading the input file surface here
     throw err instanceof StepFailure ? err : new StepFailure((err as Error).message);
   } finally {
+    scope.exec.signal.removeEventListener('abort', onAbort);
+    lanes?.close();
+    if (stream) closeSync(stream.fd);
     await out.close();
   }
   if (skip) throw skip;
-  const output = out.text();
+  const output = stream ? `Results streamed to: ${stream.path}` : out.text();
   const header = `foreach [[${variable}]] in ${Array.isArray(step.input) ? `[${step.input.length} items]` : render(String(step.input ?? ''), scope.vars)} | threads: ${threads}`;
   if (firstError) {
     throw new StepFailure(
