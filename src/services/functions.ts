@@ -11,6 +11,9 @@ import { catalogByCategory, CATEGORY_TITLES, FUNCTION_CATALOG } from '../engine/
 import { referencedVariables, render, TemplateError } from '../workflow/template.js';
 import { validateParamValue, validateTarget } from '../workflow/target.js';
 import type { AppContext } from './context.js';
+import { randomUUID } from 'node:crypto';
+import { builtinVariables } from '../workflow/builtin-vars.js';
+import { builtinPathsOf } from '../engine/module-exec.js';
 
 /** Time limit of one API evaluation. */
 export const EVAL_TIMEOUT_MS = 10_000;
@@ -43,6 +46,15 @@ function fnContext(app: AppContext) {
   return { store: app.store, settings: app.settings().settings, log: () => undefined };
 }
 
+function builtinsFor(app: AppContext, target: string): Record<string, unknown> {
+  try {
+    const s = app.settings();
+    return builtinVariables({ target, paths: builtinPathsOf(s), scanTactic: s.settings.scan_tactic, runUuid: randomUUID(), moduleName: 'eval' });
+  } catch {
+    return {};
+  }
+}
+
 /** Strips the engine's own "template rendering failed: " prefix (the API adds its own). */
 function templateDetail(err: unknown): string {
   return messageOf(err).replace(/^template rendering failed:\s*/i, '');
@@ -56,7 +68,9 @@ export function evalScript(app: AppContext, input: EvalInput): { result: unknown
   const params = input.params ?? {};
   if (target !== '') validateTarget(target);
   for (const [k, v] of Object.entries(params)) validateParamValue(k, v);
-  const vars: Record<string, unknown> = { ...params, ...(target !== '' ? { target, Target: target } : {}) };
+  // Built-in variables as a run would have them (BaseFolder, Workspaces, Output, Today, threads …;
+  // reference: "renders {{..}} with built-ins (+target)"), then the params, then the target.
+  const vars: Record<string, unknown> = { ...builtinsFor(app, target), ...params, ...(target !== '' ? { target, Target: target } : {}) };
   const meta = { target, param_names: Object.keys(params) };
   let rendered: string;
   try {

@@ -23,6 +23,32 @@ describe('osm func', () => {
     expect(r.stdout).toBe('example.com\n');
   });
 
+  it('eval renders the built-in variables a run has (BaseFolder, Workspaces, Output, threads)', () => {
+    const r = osm('eval', '"{{BaseFolder}}|{{Output}}|{{threads}}|{{TargetSpace}}"', '-t', 'example.com');
+    expect(r.code, r.stderr).toBe(0);
+    const [baseFolder, output, threads, space] = r.stdout.trim().split('|');
+    expect(baseFolder).toBe(base);
+    expect(output).toBe(`${base}/workspaces/example.com`);
+    expect(Number(threads)).toBeGreaterThan(0);
+    expect(space).toBe('example.com');
+  });
+
+  it('reference eval inputs: -f fn args, --stdin, --function-file, -T one evaluation per target; list -s', () => {
+    expect(osm('eval', '-f', 'toUpperCase', 'abc').stdout).toBe('ABC\n');
+    const piped = spawnSync(process.execPath, [BIN, '-b', base, 'func', 'eval', '--stdin', '-t', 'x.com'], { cwd: base, encoding: 'utf8', input: 'trim("  {{Target}} ")', env: { ...process.env, NO_COLOR: '1' } });
+    expect(piped.stdout).toBe('x.com\n');
+    const script = path.join(base, 'script.js');
+    fs.writeFileSync(script, 'len("{{Target}}")');
+    expect(osm('eval', '--function-file', script, '-t', 'abcd').stdout).toBe('4\n');
+    const targets = path.join(base, 'targets.txt');
+    fs.writeFileSync(targets, 'a.com\n# comment\nb.com\n');
+    expect(osm('eval', '-T', targets, 'toUpperCase("{{Target}}")').stdout).toBe('A.COM\nB.COM\n');
+    expect(JSON.parse(osm('eval', '-T', targets, '"{{Target}}"', '--json').stdout).map((r: { result: string }) => r.result)).toEqual(['a.com', 'b.com']);
+    const list = osm('func', 'list', '-s', 'base64', '--json');
+    expect(Object.values(JSON.parse(list.stdout).functions).flat().map((f) => (f as { name: string }).name)).toEqual(['base64_encode(str)', 'base64_decode(str)']);
+    expect(osm('eval', '-f', 'bad name()', 'x').code).toBe(1);
+  });
+
   it('eval --json prints { result, rendered_script }', () => {
     const r = osm('func', 'eval', 'trim("  {{target}} ")', '-t', 'example.com', '--json');
     expect(r.code).toBe(0);

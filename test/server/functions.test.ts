@@ -29,6 +29,8 @@ describe('POST /functions/eval', () => {
     const res = await post('/osm/api/functions/eval', { script: 'trim("  {{target}} ")', target: 'example.com' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ result: 'example.com', rendered_script: 'trim("  example.com ")' });
+    const bi = await post('/osm/api/functions/eval', { script: '"{{Output}}"', target: 'example.com' });
+    expect(bi.json().result).toBe(`${t.app.settings().paths.workspaces}/example.com`); // built-ins are rendered too
     const res2 = await post('/osm/api/functions/eval', { script: '"{{Target}}-{{suffix}}".length + 1', target: 'a.io', params: { suffix: 'x y' } });
     expect(res2.json()).toEqual({ result: 9, rendered_script: '"a.io-x y".length + 1' });
     // Objects and arrays come back as JSON.
@@ -121,6 +123,10 @@ describe('GET /functions/list and /functions', () => {
     const fns = res.json().functions;
     expect(Object.keys(fns)).toContain('file');
     expect(fns.file).toContainEqual({ name: 'file_exists(path)', description: expect.any(String), return_type: 'bool' });
+    // the spec's camelCase spellings are listed too
+    expect(fns.file).toContainEqual({ name: 'fileExists(path)', description: expect.stringContaining('same as file_exists'), return_type: 'bool' });
+    expect(fns.string.map((f: { name: string }) => f.name)).toContain('toLowerCase(str)');
+    expect(fns.notification.map((f: { name: string }) => f.name)).toContain('notify_webhook(message)');
   });
 
   it('filters by category; unknown category is 404', async () => {

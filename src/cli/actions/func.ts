@@ -1,3 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { loadSettings } from '../../settings/load.js';
+import { builtinVariables } from '../../workflow/builtin-vars.js';
+import { builtinPathsOf } from '../../engine/module-exec.js';
 /**
  * `osm func eval` and `osm func list`. Eval renders `{{…}}` first (the target and -p values are
  * escaped as data wherever they land, so a hostile value stays a string), then evaluates the JS
@@ -5,7 +10,7 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { optionsOf } from '../context.js';
+import { optionsOf, type GlobalOptions } from '../context.js';
 import { colorEnabled, createUi, renderTable } from '../output.js';
 import { errors } from '../../errors.js';
 import { parseDuration } from '../../util/duration.js';
@@ -18,6 +23,10 @@ interface EvalFlags {
   target?: string;
   params?: string[];
   timeout?: string;
+  stdin?: boolean;
+  functionFile?: string;
+  function?: string;
+  targetFile?: string;
 }
 
 const paramSchema = z.array(z.string().regex(/^[A-Za-z_][\w.-]*=/, 'expected key=value (key: letters, digits, _ . -)'));
@@ -36,17 +45,40 @@ export function parseParams(raw: string[]): Record<string, string> {
   return out;
 }
 
+function cliBuiltins(o: GlobalOptions, target: string): Record<string, unknown> {
+  try {
+    const loaded = loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+    return builtinVariables({ target, paths: builtinPathsOf(loaded), scanTactic: loaded.settings.scan_tactic, runUuid: randomUUID(), moduleName: 'eval' });
+  } catch {
+    return {};
+  }
+}
+
 /** Renders the script like /functions/eval: only when it contains `{{`; supplied values are tainted. */
 export function renderScript(script: string, vars: Record<string, unknown>): string {
   if (!script.includes('{{')) return script;
   return renderJs(script, vars, new Set(Object.keys(vars)));
 }
 
-/** `osm func eval '<script>' [-t target] [-p k=v]... [--json]` (also `osm func -e '<script>'`). */
-export async function funcEval(command: Command, scriptArg?: string): Promise<void> {
+/**
+ * `osm func eval '<script>' [-t target] [-p k=v]... [--json]` (also `osm func -e '<script>'`,
+ * `--stdin`, `--function-file f`, `-f fn args…` and `-T targets.txt` for one evaluation per target).
+ */
+export async function funcEval(command: Command, scriptArgs?: string[] | string): Promise<void> {
   const o = optionsOf<EvalFlags>(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
-  const script = scriptArg ?? o.eval;
+  const args = Array.isArray(scriptArgs) ? scriptArgs : scriptArgs === undefined ? [] : [scriptArgs];
+  let script: string | undefined;
+  if (o.function) {
+    if (!/^[A-Za-z_$][\w$]*$/.test(o.function)) throw errors.badRequest(`-f: not a function name: ${JSON.stringify(o.function)}`);
+    script = `${o.function}(${args.map((a) => JSON.stringify(a)).join(', ')})`;
+  } else if (o.stdin) {
+    script = readFileSync(0, 'utf8');
+  } else if (o.functionFile) {
+    script = readFileSync(o.functionFile, 'utf8');
+  } else {
+    script = args.length ? args.join(' ') : o.eval;
+  }
   if (script === undefined && command.name() === 'func') {
     command.outputHelp();
     return;
@@ -54,30 +86,44 @@ export async function funcEval(command: Command, scriptArg?: string): Promise<vo
   if (script === undefined || script.trim() === '') {
     throw errors.badRequest("a script is required: osm func eval '<script>' (or -e '<script>')");
   }
-  const vars: Record<string, unknown> = { ...parseParams(o.params ?? []) };
-  if (o.target) {
-    vars.target = o.target;
-    vars.Target = o.target;
-  }
   let timeoutMs: number | undefined;
   try {
     timeoutMs = parseDuration(o.timeout ?? '10s');
   } catch (err) {
     throw errors.validation(`timeout: ${(err as Error).message}`);
   }
-  const rendered = renderScript(script, vars);
-  // With --json stdout carries one JSON document, so printed lines go to stderr.
-  const log = o.json ? (line: string) => ui.err(line) : (line: string) => ui.out(line);
-  const { value } = evaluate(rendered, vars, { timeoutMs: timeoutMs ?? 10_000, ctx: { target: o.target, log } });
-  if (o.json) ui.json({ result: value, rendered_script: rendered });
-  else ui.out(typeof value === 'string' ? value : JSON.stringify(value));
+  const targets = o.targetFile
+    ? readFileSync(o.targetFile, 'utf8').split(/\r?\n/).map((t) => t.trim()).filter((t) => t && !t.startsWith('#'))
+    : [o.target ?? ''];
+  const results: { target: string; result: unknown; rendered_script: string }[] = [];
+  for (const target of targets) {
+    // Built-ins first (BaseFolder, Workspaces, Output, Today, threads …), as the reference renders them.
+    const vars: Record<string, unknown> = { ...cliBuiltins(o, target), ...parseParams(o.params ?? []) };
+    if (target) {
+      vars.target = target;
+      vars.Target = target;
+    }
+    const rendered = renderScript(script, vars);
+    // With --json stdout carries one JSON document, so printed lines go to stderr.
+    const log = o.json ? (line: string) => ui.err(line) : (line: string) => ui.out(line);
+    const { value } = evaluate(rendered, vars, { timeoutMs: timeoutMs ?? 10_000, ctx: { target, log } });
+    results.push({ target, result: value, rendered_script: rendered });
+    if (!o.json) ui.out(typeof value === 'string' ? value : JSON.stringify(value));
+  }
+  if (o.json) {
+    const strip = (r: (typeof results)[number]) => ({ result: r.result, rendered_script: r.rendered_script });
+    ui.json(o.targetFile ? results : strip(results[0]!));
+  }
 }
 
 /** `osm func list [category]`: one table per category (signature, returns, description); --json as the API. */
 export async function funcList(command: Command, category?: string): Promise<void> {
-  const o = optionsOf(command);
+  const o = optionsOf<{ search?: string; example?: boolean }>(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
   const categories = Object.keys(CATEGORY_TITLES);
+  const needle = o.search?.trim().toLowerCase() ?? '';
+  const matches = (e: (typeof FUNCTION_CATALOG)[number]) =>
+    !needle || e.name.toLowerCase().includes(needle) || e.aliases.some((a) => a.toLowerCase().includes(needle)) || e.description.toLowerCase().includes(needle);
   if (category !== undefined && !categories.includes(category)) {
     throw errors.notFound(`unknown function category: ${category} (categories: ${categories.join(', ')})`);
   }
@@ -85,7 +131,7 @@ export async function funcList(command: Command, category?: string): Promise<voi
   if (o.json) {
     const functions: Record<string, { name: string; description: string; return_type: string }[]> = {};
     for (const c of wanted) {
-      functions[c] = FUNCTION_CATALOG.filter((e) => e.category === c).map((e) => ({ name: e.signature, description: e.description, return_type: e.return_type }));
+      functions[c] = FUNCTION_CATALOG.filter((e) => e.category === c && matches(e)).map((e) => ({ name: e.signature, description: e.description, return_type: e.return_type }));
     }
     ui.json({ functions });
     return;
@@ -93,11 +139,15 @@ export async function funcList(command: Command, category?: string): Promise<voi
   const color = colorEnabled(o.disableColor);
   let total = 0;
   for (const c of wanted) {
-    const entries = FUNCTION_CATALOG.filter((e) => e.category === c);
+    const entries = FUNCTION_CATALOG.filter((e) => e.category === c && matches(e));
     if (entries.length === 0) continue;
     total += entries.length;
     ui.out(ui.chalk.bold(`${CATEGORY_TITLES[c]} (${c})`));
-    const rows = entries.map((e) => [e.aliases.length ? `${e.signature}\n  ${e.aliases.join(', ')}` : e.signature, e.return_type, e.description]);
+    const rows = entries.map((e) => [
+      e.aliases.length ? `${e.signature}\n  ${e.aliases.join(', ')}` : e.signature,
+      e.return_type,
+      o.example && e.example ? `${e.description}\n  e.g. ${e.example}` : e.description,
+    ]);
     ui.out(await renderTable(['Function', 'Returns', 'Description'], rows, { color }));
   }
   ui.out(`${total} functions`);

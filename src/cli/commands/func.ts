@@ -8,7 +8,11 @@ function evalOptions(cmd: Command): Command {
     .option('-e, --eval <script>', 'the script to evaluate')
     .option('-t, --target <target>', 'fills {{target}} and {{Target}}')
     .option('-p, --params <key=value>', 'template variable (repeatable)', collect, [])
-    .option('--timeout <duration>', 'time limit of the evaluation (e.g. 30s, 5m)', '10s');
+    .option('--timeout <duration>', 'time limit of the evaluation (e.g. 30s, 5m)', '10s')
+    .option('--stdin', 'read the script from stdin')
+    .option('--function-file <file>', 'read the script from a file')
+    .option('-f, --function <name>', 'call this function with the remaining arguments as string arguments')
+    .option('-T, --target-file <file>', 'evaluate once per target of the file (one per line)');
 }
 
 /** `osm func` (alias `function`): evaluate utility-function scripts and list the catalogue. */
@@ -28,8 +32,8 @@ export function registerFunc(program: Command): void {
       .command('eval')
       .alias('e')
       .description("evaluate a script: {{…}} is rendered first, then the JS runs; prints the result (--json: { result, rendered_script })")
-      .argument('[script]', 'the script (or use -e)'),
-  ).action(async (script: string | undefined, _opts, command: Command) => {
+      .argument('[script...]', 'the script (or use -e); with -f, the function arguments'),
+  ).action(async (script: string[], _opts, command: Command) => {
     const { funcEval } = await import('../actions/func.js');
     await funcEval(command, script);
   });
@@ -39,8 +43,24 @@ export function registerFunc(program: Command): void {
     .alias('ls')
     .description('list the utility functions grouped by category')
     .argument('[category]', 'only this category (e.g. file, string, http)')
+    .option('-s, --search <text>', 'only functions whose name or description contains text')
+    .option('--example', 'show a usage example per function')
     .action(async (category: string | undefined, _opts, command: Command) => {
       const { funcList } = await import('../actions/func.js');
       await funcList(command, category);
     });
+}
+
+/** `osm eval` (aliases `e`, `ev`): shorthand for `osm func eval`. */
+export function registerEvalShorthand(program: Command): void {
+  evalOptions(
+    program
+      .command('eval')
+      .aliases(['e', 'ev'])
+      .description('shorthand for `osm func eval`')
+      .argument('[script...]', 'the script (or use -e); with -f, the function arguments'),
+  ).action(async (script: string[], _opts, command: Command) => {
+    const { funcEval } = await import('../actions/func.js');
+    await funcEval(command, script);
+  });
 }

@@ -38,6 +38,8 @@ export const CATEGORY_TITLES: Record<string, string> = {
   url_processing: 'URL Processing Functions',
   markdown: 'Markdown Functions',
   database: 'Database Functions',
+  event_generation: 'Event Generation Functions',
+  notification: 'Notification Functions',
   environment: 'Environment Functions',
   type_detection: 'Type Detection Functions',
 };
@@ -210,6 +212,18 @@ const ROWS: Record<string, Row[]> = {
     ['generate_security_report(template_path)', 'bool', 'Render a report template to {{Output}}/security-report.md'],
     ['convert_sarif_to_markdown(input_path, output_path)', 'bool', 'Write SARIF results as a markdown table'],
   ],
+  event_generation: [
+    ['generate_event(workspace, topic, source, data_type, data)', 'bool', 'Record an event: a running daemon fires matching event triggers (otherwise it is replayed when one starts); also sent to webhooks', "generate_event('{{Workspace}}', 'assets.new', 'httpx', 'url', 'https://a.example.com')"],
+    ['generate_event_from_file(workspace, topic, source, data_type, path)', 'int', 'One event per non-blank line of a file (data = the line); returns how many were recorded', "generate_event_from_file('{{Workspace}}', 'assets.new', 'httpx', 'url', '{{Output}}/urls.txt')"],
+  ],
+  notification: [
+    ['notify_webhook(message)', 'bool', 'Send {event: "message", data: {message}} to the enabled webhooks (notification.webhooks); true when one accepted it', "notify_webhook('scan of {{Target}} done')"],
+    ['send_webhook_event(type, data)', 'bool', 'Send {event: type, data} to the enabled webhooks whose events filter allows it', "send_webhook_event('custom', {count: 3})"],
+    ['notify_telegram(message)', 'bool', 'Send a Telegram message to notification.telegram.chat_id', "notify_telegram('scan of {{Target}} done')"],
+    ['notify_telegram_channel(channel, message)', 'bool', 'Send a Telegram message to a channel of notification.telegram.telegram_channel_map', "notify_telegram_channel('alerts', 'new findings')"],
+    ['send_telegram_file(path, caption?)', 'bool', 'Send a file as a Telegram document to notification.telegram.chat_id', "send_telegram_file('{{Output}}/report.md', 'report')"],
+    ['send_telegram_file_channel(channel, path, caption?)', 'bool', 'Send a file as a Telegram document to a mapped channel', "send_telegram_file_channel('alerts', '{{Output}}/vulns.txt')"],
+  ],
   database: [
     ['register_artifact(path, type?)', 'bool', 'Register a file as a run artifact'],
     ['store_artifact(path)', 'bool', 'Store a file as an artifact of the current workspace'],
@@ -295,6 +309,21 @@ export const FUNCTION_CATALOG: CatalogEntry[] = Object.entries(ROWS).flatMap(([c
 /** The spec's `GET /functions/list` shape: category → [{ name: signature, description, return_type }]. */
 export function catalogByCategory(): Record<string, { name: string; description: string; return_type: string }[]> {
   const out: Record<string, { name: string; description: string; return_type: string }[]> = {};
-  for (const e of FUNCTION_CATALOG) (out[e.category] ??= []).push({ name: e.signature, description: e.description, return_type: e.return_type });
+  for (const e of FUNCTION_CATALOG) {
+    const list = (out[e.category] ??= []);
+    list.push({ name: e.signature, description: e.description, return_type: e.return_type });
+    // The spec's catalogue names these functions in camelCase: list that spelling too, so a client
+    // looking up `fileExists(path)` finds it.
+    for (const alias of e.aliases) {
+      if (SPEC_SPELLINGS.has(alias)) list.push({ name: alias + e.signature.slice(e.name.length), description: `${e.description} (same as ${e.name})`, return_type: e.return_type });
+    }
+  }
   return out;
 }
+
+/** Function names as the spec's "Utility function catalog" spells them where that is not snake_case. */
+const SPEC_SPELLINGS = new Set([
+  'fileExists', 'fileLength', 'readFile', 'writeFile', 'appendFile', 'removeFile', 'copyFile', 'mergeFiles',
+  'toLowerCase', 'toUpperCase', 'isEmpty', 'commandExists', 'httpRequest', 'randomString',
+  'base64Encode', 'base64Decode', 'urlEncode', 'urlDecode', 'sortUnix', 'gitClone', 'gitPull', 'parseInt', 'toString',
+]);

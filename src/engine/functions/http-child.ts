@@ -74,12 +74,24 @@ async function download(q) {
     return { ok: true };
   } catch (e) { try { fs.unlinkSync(tmp); } catch {} return { ok: false, error: msg(e) }; }
 }
+async function upload(q) {
+  // multipart/form-data: text fields plus one file (Telegram sendDocument and the like)
+  try {
+    const form = new FormData();
+    for (const [k, v] of Object.entries(q.fields || {})) form.append(k, String(v));
+    const data = fs.readFileSync(q.file);
+    form.append(q.fileField || 'file', new Blob([data]), q.fileName || require('node:path').basename(q.file));
+    const res = await fetch(q.url, { method: 'POST', body: form, signal: AbortSignal.timeout(q.timeoutMs) });
+    const buf = await readCapped(res);
+    return { status: res.status, body: buf.toString('utf8') };
+  } catch (e) { return { error: msg(e) }; }
+}
 let input = '';
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (c) => { input += c; });
 process.stdin.on('end', async () => {
   const q = JSON.parse(input);
-  const out = q.kind === 'dns' ? await lookup(q) : q.kind === 'download' ? await download(q) : await request(q);
+  const out = q.kind === 'dns' ? await lookup(q) : q.kind === 'download' ? await download(q) : q.kind === 'upload' ? await upload(q) : await request(q);
   process.stdout.write(JSON.stringify(out));
 });
 `;

@@ -11,6 +11,7 @@ import { FUNCTION_CATALOG, camelName } from './catalog.js';
 import { fileFunctions } from './file.js';
 import { stringFunctions } from './string.js';
 import { typeConversionFunctions } from './type-conversion.js';
+import { eventFunctions, notificationFunctions, telegramFunctions } from './events.js';
 import { utilityFunctions } from './utility.js';
 import { loggingFunctions } from './logging.js';
 import { httpFunctions } from './http.js';
@@ -70,6 +71,8 @@ function ensureLoaded(): void {
     diff: diffFunctions,
     data_query: dataQueryFunctions,
     database: databaseFunctions,
+    event_generation: eventFunctions,
+    notification: { ...notificationFunctions, ...telegramFunctions },
   };
   for (const [category, record] of Object.entries(builtins)) for (const [name, fn] of Object.entries(record)) put(category, name, fn);
   for (const e of FUNCTION_CATALOG) {
