@@ -4,7 +4,7 @@
  * outlive the request. Output is kept (the last 64 KiB) for error messages. Programs are started
  * with an argv array; only trusted registry commands go through `sh -c`.
  */
-import { spawn } from 'node:child_process';
+import { execa } from 'execa';
 import { killGroup } from '../engine/process-registry.js';
 
 export interface ExecResult {
@@ -23,31 +23,43 @@ export interface ExecOptions {
 
 const KEEP = 64 * 1024;
 
-/** Runs `file args…` (no shell) and resolves when the process exits. */
-export function runProgram(file: string, args: string[], opts: ExecOptions): Promise<ExecResult> {
-  return new Promise((resolve) => {
-    let output = '';
-    let timedOut = false;
-    const keep = (d: Buffer) => {
-      output += d.toString('utf8');
-      if (output.length > KEEP * 2) output = output.slice(-KEEP);
-    };
-    const child = spawn(file, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    const timer = setTimeout(() => {
-      timedOut = true;
-      if (child.pid) killGroup(child.pid, 2000);
-    }, opts.timeoutMs);
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      resolve({ code: null, signal: null, timedOut, output: `${output}${err.message}` });
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, timedOut, output: output.slice(-KEEP) });
-    });
+/**
+ * Runs `file args…` (no shell) with execa and resolves when the process exits. The process leads
+ * its own group (`detached`); the time limit kills the whole group ourselves (execa's own timeout
+ * would signal the leader only and leave a package manager's children behind).
+ */
+export async function runProgram(file: string, args: string[], opts: ExecOptions): Promise<ExecResult> {
+  let output = '';
+  let timedOut = false;
+  const keep = (d: Buffer | string) => {
+    output += d.toString();
+    if (output.length > KEEP * 2) output = output.slice(-KEEP);
+  };
+  const child = execa(file, args, {
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    extendEnv: false,
+    stdin: 'ignore',
+    detached: true,
+    buffer: false,
+    reject: false,
+    all: true,
+    stripFinalNewline: false,
   });
+  child.all?.on('data', keep);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    if (child.pid) killGroup(child.pid, 2000);
+  }, opts.timeoutMs);
+  try {
+    const r = await child;
+    const signal = (r.signal ?? null) as NodeJS.Signals | null;
+    // A program that could not start (ENOENT, EACCES) has no exit code: keep execa's reason.
+    if (r.exitCode === undefined && !signal) return { code: null, signal: null, timedOut, output: `${output}${r.originalMessage ?? r.shortMessage}` };
+    return { code: r.exitCode ?? null, signal, timedOut, output: output.slice(-KEEP) };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Runs a shell command line with `sh -c` (trusted registry commands only). */

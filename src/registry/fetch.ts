@@ -23,6 +23,8 @@ export interface FetchOptions {
   allowPrivate: boolean;
   /** Bearer token for exact GitHub hosts (default: $GITHUB_API_KEY or $GH_TOKEN). */
   githubToken?: string;
+  /** The setting named in the refusal message (default server.allow_private_registry). */
+  privateHint?: string;
 }
 
 /** `refused`: the URL or its address is not allowed (a client error); `failed`: the fetch did not work. */
@@ -77,9 +79,9 @@ function guardedLookup(refused: { host?: string; ip?: string }): LookupFunction 
   };
 }
 
-function refusedPrivate(host: string, ip?: string): FetchError {
+function refusedPrivate(host: string, ip: string | undefined, hint = 'server.allow_private_registry'): FetchError {
   const shown = ip && ip !== host ? `${host} (${ip})` : host;
-  return new FetchError(`${shown} is a loopback, link-local or private address; set server.allow_private_registry: true to allow it`, 'refused');
+  return new FetchError(`${shown} is a loopback, link-local or private address; set ${hint}: true to allow it`, 'refused');
 }
 
 /** Follows redirects by hand and returns the final 200 response body. */
@@ -89,7 +91,7 @@ async function open(urlText: string, opts: FetchOptions, agent: Agent, refused: 
   const maxRedirects = opts.maxRedirects ?? 3;
   for (let hop = 0; ; hop++) {
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (!opts.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) throw refusedPrivate(host);
+    if (!opts.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) throw refusedPrivate(host, undefined, opts.privateHint);
     const headers: Record<string, string> = { 'user-agent': 'osm-installer', accept: '*/*' };
     const auth = githubAuthHeader(url, token);
     if (auth) headers.authorization = auth;
@@ -97,7 +99,7 @@ async function open(urlText: string, opts: FetchOptions, agent: Agent, refused: 
     try {
       res = await request(url, { method: 'GET', headers, dispatcher: agent, signal });
     } catch (err) {
-      if (refused.host) throw refusedPrivate(refused.host, refused.ip);
+      if (refused.host) throw refusedPrivate(refused.host, refused.ip, opts.privateHint);
       if (signal.aborted) throw new FetchError(`timed out after ${Math.round(opts.timeoutMs / 1000)}s`, 'failed');
       throw new FetchError(`request to ${url.host} failed: ${(err as Error).message}`, 'failed');
     }

@@ -38,6 +38,8 @@ export interface SchedulerOptions {
   replayLimit?: number;
   /** Debounce of watch triggers without their own (default 500 ms). */
   watchDebounceMs?: number;
+  /** false (`serve --no-event-receiver`): events are recorded but never fire event triggers. */
+  eventReceiver?: boolean;
 }
 
 const BATCH = 200;
@@ -80,14 +82,16 @@ export class Scheduler implements LiveScheduler {
     this.resyncSchedules();
     this.reloadWorkflowTriggers();
     await this.settled();
-    // Tail the log from here; older unprocessed rows (emitted while no scheduler ran) are replayed once.
-    const startMax = this.app.store.events.maxId();
-    for (const rec of this.app.store.events.listUnprocessed(this.opts.replayLimit ?? 100)) {
-      if (rec.id <= startMax) this.handleEventSafe(rec);
+    if (this.opts.eventReceiver !== false) {
+      // Tail the log from here; older unprocessed rows (emitted while no scheduler ran) are replayed once.
+      const startMax = this.app.store.events.maxId();
+      for (const rec of this.app.store.events.listUnprocessed(this.opts.replayLimit ?? 100)) {
+        if (rec.id <= startMax) this.handleEventSafe(rec);
+      }
+      this.lastEventId = startMax;
+      this.pollTimer = setInterval(() => this.pollEvents(), this.opts.pollMs ?? 1000);
+      this.pollTimer.unref();
     }
-    this.lastEventId = startMax;
-    this.pollTimer = setInterval(() => this.pollEvents(), this.opts.pollMs ?? 1000);
-    this.pollTimer.unref();
     this.resyncTimer = setInterval(() => {
       this.resyncSchedules();
       if (++this.resyncTicks % 6 === 0) this.reloadWorkflowTriggers();
@@ -299,7 +303,7 @@ export class Scheduler implements LiveScheduler {
   }
 
   private pollEvents(): void {
-    if (!this.running) return;
+    if (!this.running || this.opts.eventReceiver === false) return;
     for (let round = 0; round < 50; round++) {
       let batch: EventRecord[];
       try {
@@ -382,7 +386,7 @@ export class Scheduler implements LiveScheduler {
 
   /** `GET /event-receiver/status`. */
   status(): { enabled: boolean; running: boolean; workflow_count: number; trigger_count: number } {
-    return statusOf([...this.triggers.values()], this.running);
+    return statusOf([...this.triggers.values()], this.running && this.opts.eventReceiver !== false);
   }
 
   /** `GET /event-receiver/workflows`: workflows with registered triggers, and the triggers. */

@@ -173,6 +173,8 @@ export interface ImportInput {
   url?: string;
   force?: boolean;
   skipDb?: boolean;
+  /** Who asked: an API caller may not make the daemon fetch from private addresses (default api). */
+  caller?: 'api' | 'cli';
 }
 
 export interface ImportResponse extends SnapshotImportResult {
@@ -191,7 +193,8 @@ export async function importSnapshot(app: SnapshotApp, input: ImportInput): Prom
     if (!file) {
       tmp = mkdtempSync(join(tmpdir(), 'osm-snapshot-'));
       const dest = join(tmp, 'download.zip');
-      await downloadSnapshot(url!, dest, { maxBytes: maxSnapshotBytes(app) });
+      const allowPrivate = input.caller === 'cli' || Boolean((app.settings().settings.server as { allow_private_snapshot_urls?: boolean }).allow_private_snapshot_urls);
+      await downloadSnapshot(url!, dest, { maxBytes: maxSnapshotBytes(app), allowPrivate });
       file = { path: dest, name: urlFileName(url!) };
     } else if (!isFile(file.path)) {
       throw errors.importFileNotFound(file.path);
@@ -201,6 +204,7 @@ export async function importSnapshot(app: SnapshotApp, input: ImportInput): Prom
       fileName: file.name,
       workspacesDir: app.settings().paths.workspaces,
       force: Boolean(input.force),
+      forceHint: input.caller === 'cli' ? '--force' : 'force=true',
       skipDb: Boolean(input.skipDb),
       limits: snapshotLimits(app),
     });

@@ -1,17 +1,17 @@
 /**
  * Fetches a snapshot from an http(s) URL into a file: 60 s overall timeout, at most 3 redirects,
- * and a size cap checked against Content-Length and again while streaming (a server may lie).
+ * a size cap checked against Content-Length and again while streaming (a server may lie), and the
+ * private-address guard for URLs an API caller supplies.
  */
-import { createWriteStream } from 'node:fs';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { Agent, interceptors, request } from 'undici';
 import { errors, messageOf } from '../errors.js';
+import { FetchError, fetchToFile } from '../registry/fetch.js';
 
 export interface DownloadOptions {
   maxBytes: number;
   timeoutMs?: number;
   maxRedirects?: number;
+  /** Allow loopback/link-local/private destinations (CLI, or server.allow_private_snapshot_urls). */
+  allowPrivate: boolean;
 }
 
 /** The URL as a parsed http(s) URL, or a 400. */
@@ -26,40 +26,30 @@ export function checkSnapshotUrl(text: string): URL {
   return url;
 }
 
-/** Downloads `url` to `dest`; returns the number of bytes written. */
+/**
+ * Downloads `url` to `dest`; returns the number of bytes written. Unless `allowPrivate`, the URL
+ * (and every redirect hop, and the address DNS gives at connect time) may not be loopback,
+ * link-local or private: a caller of the API must not make the daemon fetch from the inside of its
+ * network (SSRF). The transfer itself is the registry's bounded fetch (src/registry/fetch.ts).
+ */
 export async function downloadSnapshot(urlText: string, dest: string, opts: DownloadOptions): Promise<number> {
-  const url = checkSnapshotUrl(urlText);
-  const timeoutMs = opts.timeoutMs ?? 60_000;
-  const agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-  const dispatcher = agent.compose(interceptors.redirect({ maxRedirections: opts.maxRedirects ?? 3 }));
+  checkSnapshotUrl(urlText);
   try {
-    const res = await request(url, { method: 'GET', dispatcher, signal: AbortSignal.timeout(timeoutMs) }).catch((err: unknown) => {
-      throw errors.snapshotImport(`failed to download: ${messageOf(err)}`);
+    const r = await fetchToFile(urlText, dest, {
+      maxBytes: opts.maxBytes,
+      timeoutMs: opts.timeoutMs ?? 60_000,
+      maxRedirects: opts.maxRedirects ?? 3,
+      allowPrivate: opts.allowPrivate,
+      privateHint: 'server.allow_private_snapshot_urls',
+      githubToken: '',
     });
-    if (res.statusCode !== 200) {
-      await res.body.dump().catch(() => undefined);
-      throw errors.snapshotImport(`download failed with status: ${res.statusCode}`);
-    }
-    const declared = Number(res.headers['content-length'] ?? NaN);
-    if (Number.isFinite(declared) && declared > opts.maxBytes) {
-      await res.body.dump().catch(() => undefined);
-      throw errors.snapshotRejected(`snapshot is larger than ${opts.maxBytes} bytes`);
-    }
-    let bytes = 0;
-    const cap = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        bytes += chunk.length;
-        done(bytes > opts.maxBytes ? errors.snapshotRejected(`snapshot is larger than ${opts.maxBytes} bytes`) : null, chunk);
-      },
-    });
-    try {
-      await pipeline(res.body, cap, createWriteStream(dest, { flags: 'wx', mode: 0o600 }));
-    } catch (err) {
-      if (err instanceof Error && 'status' in err) throw err;
-      throw errors.snapshotImport(`failed to download: ${messageOf(err)}`);
-    }
-    return bytes;
-  } finally {
-    await agent.close().catch(() => undefined);
+    return r.bytes;
+  } catch (err) {
+    if (!(err instanceof FetchError)) throw err;
+    if (err.kind === 'refused') throw errors.snapshotRejected(err.message);
+    if (/^response is larger than/.test(err.message)) throw errors.snapshotRejected(`snapshot is larger than ${opts.maxBytes} bytes`);
+    const status = /^HTTP status (\d+)$/.exec(err.message);
+    if (status) throw errors.snapshotImport(`download failed with status: ${status[1]}`);
+    throw errors.snapshotImport(`failed to download: ${messageOf(err)}`);
   }
 }

@@ -29,6 +29,8 @@ export interface SnapshotImportRequest {
   fileName?: string;
   workspacesDir: string;
   force: boolean;
+  /** How the caller spells "force" in the refusal (API: force=true, CLI: --force). */
+  forceHint?: string;
   skipDb: boolean;
   limits?: ZipLimits;
 }
@@ -63,7 +65,7 @@ export async function importSnapshotZip(store: Store, req: SnapshotImportRequest
   const folderExists = pathExists(target);
   const rowExists = !req.skipDb && store.workspaces.get(name) !== undefined;
   if ((folderExists || rowExists) && !req.force) {
-    throw errors.snapshotImport(`workspace already exists: ${target} (use force=true to overwrite)`);
+    throw errors.snapshotImport(`workspace already exists: ${target} (use ${req.forceHint ?? 'force=true'} to overwrite)`);
   }
   const active = store.runs.list({ workspace: name, status: 'running' }, { offset: 0, limit: 1 }).total;
   if (active > 0 && req.force) throw errors.workspaceBusy(name, active);

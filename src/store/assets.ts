@@ -20,7 +20,7 @@ import {
   type StatementCache,
 } from './sql.js';
 import type { ListResult, Page, UpsertResult } from './types.js';
-import { historyBetween, recordChanges, sameValue, type FieldChange, type HistoryRecord } from './field-history.js';
+import { diffWindowQueries, recordChanges, sameValue, type FieldChange, type HistoryRecord } from './field-history.js';
 
 export interface AssetRecord {
   id: number;
@@ -185,7 +185,6 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
   const updateSql = `UPDATE assets SET ${COLUMNS.filter((c) => !['workspace', 'asset_value', 'url'].includes(c))
     .map((c) => `${c} = @${c}`)
     .join(', ')}, updated_at = @updated_at, last_seen_at = @now WHERE id = @id`;
-  const rowsOf = (sql: string, ...params: unknown[]) => (q(sql).all(...params) as Row[]).map(mapAsset);
 
   const one = (sql: string, ...params: unknown[]) => Number((q(sql).get(...params) as { n: number | null } | undefined)?.n ?? 0);
   /**
@@ -211,12 +210,6 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
     }
     return ws === undefined ? one(`SELECT value AS n FROM counters WHERE name = 'assets.total'`) : one('SELECT total_assets AS n FROM workspaces WHERE name = ?', ws);
   };
-
-  const changedSince = (workspace: string, from: string, to: string, limit = -1) =>
-    rowsOf(
-      `SELECT * FROM assets WHERE workspace = ? AND updated_at >= ? AND updated_at <= ? AND created_at < ? ORDER BY updated_at ASC, id ASC LIMIT ?`,
-      workspace, from, to, from, limit,
-    );
 
   return {
     upsertMany(workspace, rows, now = nowIso(), opts = {}) {
@@ -294,39 +287,7 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
       return q('DELETE FROM assets WHERE id = ?').run(id).changes > 0;
     },
 
-    changedSince,
-    changedBetween: changedSince,
+    ...diffWindowQueries(q, 'assets', 'asset_history', mapAsset),
 
-    addedBetween(workspace, from, to, limit = -1) {
-      return rowsOf(
-        'SELECT * FROM assets WHERE workspace = ? AND created_at >= ? AND created_at <= ? ORDER BY created_at ASC, id ASC LIMIT ?',
-        workspace, from, to, limit,
-      );
-    },
-
-    removedBefore(workspace, from, limit = -1) {
-      return rowsOf(
-        `SELECT * FROM assets WHERE workspace = ? AND last_seen_at < ? AND last_seen_at <> '' AND created_at < ? ORDER BY last_seen_at ASC, id ASC LIMIT ?`,
-        workspace, from, from, limit,
-      );
-    },
-
-    diffCounts(workspace, from, to) {
-      const one = (sql: string, ...params: unknown[]) => (q(sql).get(...params) as { n: number }).n;
-      return {
-        added: one('SELECT COUNT(*) AS n FROM assets WHERE workspace = ? AND created_at >= ? AND created_at <= ?', workspace, from, to),
-        removed: one(`SELECT COUNT(*) AS n FROM assets WHERE workspace = ? AND last_seen_at < ? AND last_seen_at <> '' AND created_at < ?`, workspace, from, from),
-        changed: one('SELECT COUNT(*) AS n FROM assets WHERE workspace = ? AND updated_at >= ? AND updated_at <= ? AND created_at < ?', workspace, from, to, from),
-      };
-    },
-
-    oldestCreatedAt(workspace) {
-      const row = q(`SELECT MIN(created_at) AS t FROM assets WHERE workspace = ?`).get(workspace) as { t: string | null };
-      return row.t ?? undefined;
-    },
-
-    history(workspace, from, to, limit = -1) {
-      return historyBetween(q, 'asset_history', workspace, from, to, limit);
-    },
   };
 }

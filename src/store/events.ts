@@ -61,6 +61,9 @@ export interface EventListFilter {
   run_id?: string;
   workflow_name?: string;
   processed?: boolean;
+  /** created_at bounds (ISO timestamps, inclusive). */
+  from?: string;
+  to?: string;
 }
 
 export interface EventsRepo {
@@ -131,6 +134,8 @@ export function createEventsRepo(db: Db, q: StatementCache): EventsRepo {
         .eq('run_id', filter.run_id)
         .eq('workflow_name', filter.workflow_name);
       if (filter.processed !== undefined) where.add('processed = ?', bit(filter.processed));
+      if (filter.from) where.add('created_at >= ?', filter.from);
+      if (filter.to) where.add('created_at <= ?', filter.to);
       return listPage(db, q, { table: 'event_logs', where, orderBy: 'id DESC', map: mapEvent }, page);
     },
 

@@ -44,3 +44,34 @@ export function sameValue(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) || Array.isArray(b)) return JSON.stringify(a) === JSON.stringify(b);
   return a === b;
 }
+
+/**
+ * The diff-window queries of a table with created_at / updated_at / last_seen_at (assets and
+ * vulnerabilities): added, changed and removed rows of a workspace around [from, to], their
+ * counts, the oldest row's time and the field history. `map` turns a raw row into a record.
+ */
+export function diffWindowQueries<R>(q: StatementCache, table: 'assets' | 'vulnerabilities', history: HistoryTable, map: (row: never) => R) {
+  const rowsOf = (sql: string, ...params: unknown[]) => (q(sql).all(...params) as never[]).map(map);
+  const one = (sql: string, ...params: unknown[]) => (q(sql).get(...params) as { n: number }).n;
+  const ADDED = `workspace = ? AND created_at >= ? AND created_at <= ?`;
+  const CHANGED = `workspace = ? AND updated_at >= ? AND updated_at <= ? AND created_at < ?`;
+  const REMOVED = `workspace = ? AND last_seen_at < ? AND last_seen_at <> '' AND created_at < ?`;
+  const changedBetween = (workspace: string, from: string, to: string, limit = -1) =>
+    rowsOf(`SELECT * FROM ${table} WHERE ${CHANGED} ORDER BY updated_at ASC, id ASC LIMIT ?`, workspace, from, to, from, limit);
+  return {
+    changedBetween,
+    changedSince: changedBetween,
+    addedBetween: (workspace: string, from: string, to: string, limit = -1) =>
+      rowsOf(`SELECT * FROM ${table} WHERE ${ADDED} ORDER BY created_at ASC, id ASC LIMIT ?`, workspace, from, to, limit),
+    removedBefore: (workspace: string, from: string, limit = -1) =>
+      rowsOf(`SELECT * FROM ${table} WHERE ${REMOVED} ORDER BY last_seen_at ASC, id ASC LIMIT ?`, workspace, from, from, limit),
+    diffCounts: (workspace: string, from: string, to: string) => ({
+      added: one(`SELECT COUNT(*) AS n FROM ${table} WHERE ${ADDED}`, workspace, from, to),
+      removed: one(`SELECT COUNT(*) AS n FROM ${table} WHERE ${REMOVED}`, workspace, from, from),
+      changed: one(`SELECT COUNT(*) AS n FROM ${table} WHERE ${CHANGED}`, workspace, from, to, from),
+    }),
+    oldestCreatedAt: (workspace: string): string | undefined =>
+      (q(`SELECT MIN(created_at) AS t FROM ${table} WHERE workspace = ?`).get(workspace) as { t: string | null }).t ?? undefined,
+    history: (workspace: string, from: string, to: string, limit = -1) => historyBetween(q, history, workspace, from, to, limit),
+  };
+}

@@ -254,14 +254,25 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
     update(id, patch) {
       const sets: string[] = [];
       const params: unknown[] = [];
-      const numeric = ['total_steps', 'completed_steps', 'current_pid', 'owner_pid'] as const;
+      const numeric = ['total_steps', 'completed_steps', 'owner_pid'] as const;
       for (const key of numeric) {
         if (patch[key] !== undefined) {
           sets.push(`${key} = ?`);
           params.push(patch[key]);
         }
       }
-      for (const key of ['workspace', 'run_group_id', 'current_pid_start'] as const) {
+      // A finished run has no live process: a PID write racing with the terminal transition (a
+      // step finishing after Ctrl-C, a delayed PID timer) must not leave one behind.
+      const terminal = "status IN ('completed', 'failed', 'cancelled')";
+      if (patch.current_pid !== undefined) {
+        sets.push(`current_pid = CASE WHEN ${terminal} THEN 0 ELSE ? END`);
+        params.push(patch.current_pid);
+      }
+      if (patch.current_pid_start !== undefined) {
+        sets.push(`current_pid_start = CASE WHEN ${terminal} THEN '' ELSE ? END`);
+        params.push(patch.current_pid_start);
+      }
+      for (const key of ['workspace', 'run_group_id'] as const) {
         if (patch[key] !== undefined) {
           sets.push(`${key} = ?`);
           params.push(patch[key]);

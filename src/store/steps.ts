@@ -54,24 +54,7 @@ export interface StepPatch {
 }
 
 /** A finished step recorded elsewhere (a distributed worker), imported with its own timestamps. */
-export interface StepImport {
-  step_uuid?: string;
-  workspace: string;
-  module_name: string;
-  step_name: string;
-  step_type: string;
-  step_index: number;
-  status: StepStatus;
-  command: string;
-  output: string;
-  error_message: string;
-  exports: Record<string, unknown>;
-  duration_ms: number;
-  log_file: string;
-  started_at: string | null;
-  completed_at: string | null;
-  created_at: string;
-}
+export type StepImport = Omit<StepRecord, 'id' | 'run_id' | 'run_uuid' | 'step_uuid'> & { step_uuid?: string };
 
 export interface StepListFilter {
   workspace?: string;

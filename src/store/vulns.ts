@@ -19,7 +19,7 @@ import {
   type StatementCache,
 } from './sql.js';
 import { SEVERITIES, type ListResult, type Page, type Severity, type UpsertResult } from './types.js';
-import { historyBetween, recordChanges, sameValue, type FieldChange, type HistoryRecord } from './field-history.js';
+import { diffWindowQueries, recordChanges, sameValue, type FieldChange, type HistoryRecord } from './field-history.js';
 
 export interface VulnRecord {
   id: number;
@@ -164,7 +164,6 @@ export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
   const updateSql = `UPDATE vulnerabilities SET severity = @severity, tags = @tags,
     ${[...TEXT_FIELDS, ...VOLATILE_FIELDS].map((c) => `${c} = @${c}`).join(', ')},
     updated_at = @updated_at, last_seen_at = @now WHERE id = @id`;
-  const rowsOf = (sql: string, ...params: unknown[]) => (q(sql).all(...params) as Row[]).map(mapVuln);
   const counter = (name: string) => (q('SELECT value FROM counters WHERE name = ?').get(name) as { value: number } | undefined)?.value ?? 0;
   /** Exact number of findings of `workspace` (or all) with one of `severities` (or any), from the counters. */
   const severityTotal = (workspace: string | undefined, severities: string[]): number => {
@@ -176,12 +175,6 @@ export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
     if (!row) return 0;
     return severities.length === 0 ? row.total_vulns! : known.reduce((n, s) => n + row[`vuln_${s}`]!, 0);
   };
-
-  const changedBetween = (workspace: string, from: string, to: string, limit = -1) =>
-    rowsOf(
-      'SELECT * FROM vulnerabilities WHERE workspace = ? AND updated_at >= ? AND updated_at <= ? AND created_at < ? ORDER BY updated_at ASC, id ASC LIMIT ?',
-      workspace, from, to, from, limit,
-    );
 
   return {
     create(input) {
@@ -270,39 +263,7 @@ export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
       return { critical: by.critical ?? 0, high: by.high ?? 0, medium: by.medium ?? 0, low: by.low ?? 0, info: by.info ?? 0, total: by.total ?? 0 };
     },
 
-    addedBetween(workspace, from, to, limit = -1) {
-      return rowsOf(
-        'SELECT * FROM vulnerabilities WHERE workspace = ? AND created_at >= ? AND created_at <= ? ORDER BY created_at ASC, id ASC LIMIT ?',
-        workspace, from, to, limit,
-      );
-    },
+    ...diffWindowQueries(q, 'vulnerabilities', 'vuln_history', mapVuln),
 
-    changedBetween,
-    changedSince: changedBetween,
-
-    removedBefore(workspace, from, limit = -1) {
-      return rowsOf(
-        `SELECT * FROM vulnerabilities WHERE workspace = ? AND last_seen_at < ? AND last_seen_at <> '' AND created_at < ? ORDER BY last_seen_at ASC, id ASC LIMIT ?`,
-        workspace, from, from, limit,
-      );
-    },
-
-    diffCounts(workspace, from, to) {
-      const one = (sql: string, ...params: unknown[]) => (q(sql).get(...params) as { n: number }).n;
-      return {
-        added: one('SELECT COUNT(*) AS n FROM vulnerabilities WHERE workspace = ? AND created_at >= ? AND created_at <= ?', workspace, from, to),
-        removed: one(`SELECT COUNT(*) AS n FROM vulnerabilities WHERE workspace = ? AND last_seen_at < ? AND last_seen_at <> '' AND created_at < ?`, workspace, from, from),
-        changed: one('SELECT COUNT(*) AS n FROM vulnerabilities WHERE workspace = ? AND updated_at >= ? AND updated_at <= ? AND created_at < ?', workspace, from, to, from),
-      };
-    },
-
-    oldestCreatedAt(workspace) {
-      const row = q(`SELECT MIN(created_at) AS t FROM vulnerabilities WHERE workspace = ?`).get(workspace) as { t: string | null };
-      return row.t ?? undefined;
-    },
-
-    history(workspace, from, to, limit = -1) {
-      return historyBetween(q, 'vuln_history', workspace, from, to, limit);
-    },
   };
 }

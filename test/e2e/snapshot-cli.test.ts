@@ -79,6 +79,11 @@ describe('osm assets and osm vulns (built CLI)', () => {
     expect(j.total).toBe(1);
     expect(j.data[0]).toMatchObject({ asset_value: 'cdn.example.com', is_cdn: true });
     expect(j.data[0]).not.toHaveProperty('raw_json_data');
+    const stats = JSON.parse(osm('assets', '-w', WS, '--stats', '--json').stdout);
+    expect(stats.total).toBe(5);
+    expect(Object.values(stats.by_type as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(5);
+    expect(stats.by_status['403']).toBe(1);
+    expect(osm('assets', '-w', WS, '--stats').stdout).toContain('Total: 5 assets in');
     const bad = osm('assets', '--limit', 'lots');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--limit must be a positive integer');
@@ -127,7 +132,7 @@ describe('osm snapshot (built CLI)', () => {
 
     const again = osm('snapshot', 'import', zip);
     expect(again.code).toBe(1);
-    expect(again.stderr).toContain(`Error: Failed to import snapshot: workspace already exists: ${workspaceDir} (use force=true to overwrite)`);
+    expect(again.stderr).toContain(`Error: Failed to import snapshot: workspace already exists: ${workspaceDir} (use --force to overwrite)`);
     const forced = osm('snapshot', 'import', zip, '--force', '--json');
     expect(forced.code, forced.stderr).toBe(0);
     expect(JSON.parse(forced.stdout)).toMatchObject({ workspace: WS, data_source: 'imported', files_count: 2 });

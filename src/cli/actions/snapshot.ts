@@ -46,7 +46,7 @@ export async function snapshotImport(command: Command, source: string): Promise<
   const app = appOf(o);
   try {
     const isUrl = /^[a-z][a-z0-9+.-]*:\/\//i.test(source);
-    const r = await importSnapshot(app, { ...(isUrl ? { url: source } : { file: { path: source } }), force: o.force, skipDb: o.skipDb });
+    const r = await importSnapshot(app, { ...(isUrl ? { url: source } : { file: { path: source } }), force: o.force, skipDb: o.skipDb, caller: 'cli' });
     if (o.json) {
       ui.json(r);
       return;

@@ -106,6 +106,19 @@ describe('httpx import', () => {
     expect(summary).toMatchObject({ new: 5, total: 5, events_written: 3, events_omitted: 2 });
   });
 
+  it('with the default batches, individual events stay at 100 per 10,000 rows whatever the batch size', async () => {
+    const s = store();
+    const file = path.join(tmp(), 'many.jsonl');
+    const lines: string[] = [];
+    for (let i = 0; i < 25_000; i++) lines.push(JSON.stringify({ input: `h${i}.example.com`, url: `https://h${i}.example.com`, status_code: 200 }));
+    fs.writeFileSync(file, `${lines.join('\n')}\n`);
+    const stats = await importAssetsJsonl(s, 'ws', file);
+    expect(stats.new).toBe(25_000);
+    // 25,000 rows → budgets at 0, 10,000 and 20,000 rows: 300 events, the rest counted as left out
+    expect(count(s, 'event_logs', "topic = 'asset.discovered'")).toBe(300);
+    expect(JSON.parse(s.events.list({ topic: 'asset.import' }, all).data[0]!.data)).toMatchObject({ events_written: 300, events_omitted: 24_700 });
+  });
+
   it('fails clearly on a missing file or workspace', async () => {
     await expect(importAssetsJsonl(store(), 'ws', '/nonexistent/file.jsonl')).rejects.toThrow('Import file not found: /nonexistent/file.jsonl');
     await expect(importAssetsJsonl(store(), '', fx('httpx-run1.jsonl'))).rejects.toThrow('Workspace is required');

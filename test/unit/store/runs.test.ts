@@ -96,6 +96,9 @@ describe('runs.transition', () => {
     expect(done.started_at).toBe(running.started_at);
     expect(done.completed_at).not.toBeNull();
     expect(done.current_pid).toBe(0);
+    // a PID write racing with the terminal transition cannot bring a process back
+    store.runs.update(id, { current_pid: 5151, current_pid_start: '123' });
+    expect(store.runs.get(id)).toMatchObject({ current_pid: 0, current_pid_start: '' });
   });
 
   it('keeps terminal states sticky: a late failure cannot overwrite a cancel', () => {
