@@ -1,3 +1,4 @@
+import { parseSettingsText } from '../settings/load.js';
 /**
  * Settings use cases of the API: the redacted file, replacing it, reloading it and the hot-reload
  * status. Validation, backup, atomic write and the live swap belong to the SettingsManager.
@@ -95,6 +96,7 @@ export function replaceSettings(app: AppContext, yamlText: string): { message: s
     // No current file: nothing to merge; [REDACTED] values are then refused.
   }
   const merged = mergeRedactedSecrets(yamlText, currentText);
+  checkReplacement(app, merged);
   const res = app.manager.replaceText(merged);
   return { message: 'Configuration updated successfully', path: res.path, backup: res.backup };
 }
@@ -108,4 +110,22 @@ export function reloadSettings(app: AppContext): { message: string; path: string
 /** GET /settings/status. */
 export function settingsStatus(app: AppContext): { path: string; last_reload: string; is_watching: boolean; error: string; version: number } {
   return app.manager.status();
+}
+
+/**
+ * What the settings schema alone lets through but PUT must not: unknown keys (the reference parses
+ * strictly here — a typo would otherwise be dropped silently) and a file that leaves no way to
+ * authenticate (no API key and no user who can log in): every client, this one included, would be
+ * locked out of the API until someone edits the file by hand.
+ */
+function checkReplacement(app: AppContext, text: string): void {
+  const loaded = parseSettingsText(text, app.settings().paths.base, { settingsFile: app.manager.path });
+  const unknown = loaded.warnings.filter((w) => w.startsWith('unknown key ignored: ')).map((w) => w.slice('unknown key ignored: '.length));
+  if (unknown.length > 0) throw errors.settingsInvalid(`unknown key${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
+  const srv = loaded.settings.server as { enabled_auth_api?: boolean; auth_api_key?: string; jwt?: { secret_signing_key?: string }; simple_user_map_key?: Record<string, string> };
+  const apiKey = srv.enabled_auth_api !== false && String(srv.auth_api_key ?? '').trim() !== '';
+  const login = String(srv.jwt?.secret_signing_key ?? '').trim() !== '' && Object.values(srv.simple_user_map_key ?? {}).some((p) => String(p ?? '').trim() !== '');
+  if (!apiKey && !login) {
+    throw errors.settingsInvalid('server: no credentials would be left (auth_api_key is empty or disabled, and no user of simple_user_map_key can log in with a jwt.secret_signing_key); every API client would be locked out');
+  }
 }

@@ -98,6 +98,8 @@ export const serverSchema = z
     // A caller-supplied registry_url (API) may not point at loopback, link-local or private
     // addresses, nor at a local file, unless the operator allows it (SSRF guard, docs/registry.md).
     allow_private_registry: bool(false),
+    // The same guard for snapshot import URLs given through the API (the CLI may use any URL).
+    allow_private_snapshot_urls: bool(false),
   })
   .prefault({});
 
@@ -154,6 +156,8 @@ export const notificationSchema = z
         chat_id: chatId.default(0),
         enabled: bool(false),
         telegram_channel_map: z.record(z.string(), chatId).default({}),
+        // The Bot API endpoint (a local Bot API server, or a test double).
+        api_url: text('https://api.telegram.org'),
       })
       .prefault({}),
     webhooks: z.array(webhookSchema).default([]),

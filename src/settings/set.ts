@@ -43,6 +43,29 @@ export function setSettingValue(file: string, dottedKey: string, rawValue: strin
   return { key: edit.path.join('.'), value: edit.value, backup };
 }
 
+/**
+ * `config set <key>.clear` (reference server-api §9.4): empties the list, map or value at `<key>`
+ * — `notification.webhooks.clear` removes every webhook. Validated and written like a set.
+ */
+export function clearSettingValue(file: string, dottedKey: string): { key: string; backup: string } {
+  const text = readSettingsFile(file);
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) throw errors.settingsInvalid(doc.errors.map(yamlErrorText).join('; '));
+  const segs = splitKey(dottedKey);
+  const current = doc.getIn(segs);
+  if (current === undefined) {
+    getSettingValue(validateSettingsObject(parseSettingsYaml(text)), dottedKey); // unknown key → the usual error
+  }
+  const json = (current as { toJSON?: () => unknown } | undefined)?.toJSON?.() ?? current;
+  const empty = Array.isArray(json) ? [] : json !== null && typeof json === 'object' ? {} : '';
+  doc.setIn(segs, doc.createNode(empty));
+  const newText = doc.toString();
+  validateSettingsObject(parseSettingsYaml(newText));
+  const backup = backupFile(file);
+  atomicWriteFile(file, newText, 0o600);
+  return { key: segs.join('.'), backup };
+}
+
 /** The value at `dottedKey` in a settings object (`server.username`/`server.password` mean the primary user). */
 export function getSettingValue(settings: unknown, dottedKey: string): unknown {
   const segs = splitKey(dottedKey);
@@ -104,8 +127,9 @@ function typedPath(segs: string[], doc: YamlDocument, dottedKey: string): { path
   return { path, types: leaf.types };
 }
 
-const TRUE = new Set(['true', '1', 'yes']);
-const FALSE = new Set(['false', '0', 'no']);
+// Go's ParseBool spellings (the reference) plus yes/no.
+const TRUE = new Set(['true', '1', 'yes', 't']);
+const FALSE = new Set(['false', '0', 'no', 'f']);
 
 /** Types a raw CLI value: the first of the schema's accepted types that fits wins. */
 function coerce(raw: string, types: LeafType[], key: string): unknown {
@@ -120,7 +144,7 @@ function coerce(raw: string, types: LeafType[], key: string): unknown {
     if (t === 'number' && text !== '' && Number.isFinite(Number(text))) return Number(text);
   }
   const first = types[0];
-  if (first === 'boolean') throw errors.settingsKey(`${key} must be a boolean (true/false/1/0/yes/no)`);
+  if (first === 'boolean') throw errors.settingsKey(`${key} must be a boolean (true/false/t/f/1/0/yes/no)`);
   if (first === 'int' && text !== '' && Number.isFinite(Number(text))) throw errors.settingsKey(`${key} must be a whole number`);
   throw errors.settingsKey(`${key} must be a number`);
 }

@@ -86,6 +86,8 @@ server:
   max_snapshot_mb: ${s.max_snapshot_mb}
   # Let API clients point registry-info/install at loopback or private addresses (SSRF guard).
   allow_private_registry: false
+  # The same guard for snapshot import URLs given through the API.
+  allow_private_snapshot_urls: false
 
 scan_tactic:
   aggressive: ${d.scan_tactic.aggressive}
@@ -123,6 +125,8 @@ notification:
     bot_token: ""
     chat_id: 0
     enabled: false
+    # telegram_channel_map: { alerts: -1001234567890 }   # for notify_telegram_channel()
+    # api_url: "https://api.telegram.org"
   # webhooks:
   #   - url: "https://hooks.example.com/osm"
   #     enabled: true

@@ -84,9 +84,17 @@ export class SettingsManager {
     let next: LoadedSettings;
     try {
       text = readFileSync(this.path, 'utf8');
+    } catch (err) {
+      this._lastError = messageOf(err);
+      throw errors.settingsReload(this._lastError);
+    }
+    try {
       next = this.parse(text);
     } catch (err) {
       this._lastError = messageOf(err);
+      // Remember the bad text as seen: a later restore of the good file is then a change the
+      // watcher reloads (and clears the error), as it is for errors the watcher finds itself.
+      this.lastText = text;
       throw errors.settingsReload(this._lastError);
     }
     this.swap(next, text);
@@ -133,6 +141,15 @@ export class SettingsManager {
       this._lastError = `watcher: ${messageOf(err)}`;
     });
     await new Promise<void>((ok) => watcher.once('ready', () => ok()));
+    // The poller takes its baseline stat asynchronously after 'ready': a write landing before that
+    // stat would never be reported. Compare the content a little later, twice (a no-op when
+    // nothing changed), so such a write is still picked up.
+    for (const delay of [POLL_MS * 2, POLL_MS * 6]) {
+      const t = setTimeout(() => {
+        if (generation === this.watchGeneration && this.watcher === watcher && !this.timer) this.reloadFromWatcher();
+      }, delay);
+      t.unref?.();
+    }
   }
 
   /** Stops watching and cancels a pending reload. */

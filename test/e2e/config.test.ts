@@ -103,3 +103,44 @@ describe('osm config (built CLI)', () => {
     expect(view.stderr).toMatch(/^Error: unknown config key: server\.nope$/m);
   });
 });
+
+describe('osm config: reference batch input, .clear, clean', () => {
+  const file = () => path.join(tmp, 'osm-settings.yaml');
+  const withInput = (input: string, ...args: string[]) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+    delete env.OSM_BASE_FOLDER;
+    const r = spawnSync(process.execPath, [bin, '-b', tmp, ...args], { encoding: 'utf8', env, input });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  it('set reads `key value` lines from stdin or --from-file (comments, leading `osmedeus config set`)', () => {
+    const r = withInput('# settings\nserver.port 9300\nosmedeus config set server.host=127.0.0.9\n', 'config', 'set');
+    expect(r.code, r.stderr).toBe(0);
+    expect(osm('config', 'view', 'server.port').stdout.trim()).toBe('9300');
+    expect(osm('config', 'view', 'server.host').stdout.trim()).toBe('127.0.0.9');
+    const f = path.join(tmp, 'pairs.txt');
+    fs.writeFileSync(f, 'scan_tactic.default 7\nserver.enable_metrics t\n');
+    expect(osm('config', 'set', '--from-file', f).code).toBe(0);
+    expect(osm('config', 'view', 'scan_tactic.default').stdout.trim()).toBe('7');
+    expect(osm('config', 'view', 'server.enable_metrics').stdout.trim()).toBe('true'); // Go ParseBool spelling
+  });
+
+  it('<key>.clear empties a list; view warns on stderr when it prints a redacted secret', () => {
+    expect(osm('config', 'set', 'notification.webhooks.0.url', 'https://hooks.example.com/x').code).toBe(0);
+    expect(osm('config', 'set', 'notification.webhooks.clear').code).toBe(0);
+    expect(JSON.parse(osm('--json', 'config', 'view', 'notification.webhooks').stdout)).toEqual([]);
+    const v = osm('config', 'view', 'server.auth_api_key');
+    expect(v.stdout.trim()).toBe('[REDACTED]');
+    expect(v.stderr).toContain('--show-secrets');
+  });
+
+  it('clean backs the file up and regenerates it with new secrets', () => {
+    const before = osm('config', 'view', 'server.auth_api_key', '--show-secrets').stdout.trim();
+    const r = osm('config', 'clean');
+    expect(r.code).toBe(0);
+    expect(fs.readFileSync(`${file()}.backup`, 'utf8')).toContain(before);
+    const after = osm('config', 'view', 'server.auth_api_key', '--show-secrets').stdout.trim();
+    expect(after).toHaveLength(32);
+    expect(after).not.toBe(before);
+  });
+});

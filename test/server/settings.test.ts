@@ -51,6 +51,20 @@ describe('GET /settings/yaml', () => {
 });
 
 describe('PUT /settings/yaml', () => {
+  it('refuses unknown keys and a file that would lock every client out, leaving the file untouched', async () => {
+    const before = fs.readFileSync(t.app.manager.path, 'utf8');
+    const put = (payload: string) => t.server.inject({ method: 'PUT', url: '/osm/api/settings/yaml', headers: yamlHeaders(), payload });
+    const lockout = await put('server:\n  port: 8500\n');
+    expect(lockout.statusCode).toBe(400);
+    expect(lockout.json().message).toMatch(/^Invalid YAML configuration: server: no credentials would be left/);
+    const redacted = (await t.server.inject({ method: 'GET', url: '/osm/api/settings/yaml', headers: t.auth })).body;
+    const typo = await put(`${redacted}\nbogus_section: 1\n`);
+    expect(typo.statusCode).toBe(400);
+    expect(typo.json()).toEqual({ error: true, message: 'Invalid YAML configuration: unknown key: bogus_section' });
+    expect(fs.readFileSync(t.app.manager.path, 'utf8')).toBe(before);
+    expect((await t.server.inject({ method: 'GET', url: '/osm/api/settings/status', headers: t.auth })).statusCode).toBe(200);
+  });
+
   it('applies a new API key at once: the old key gets 401, the new one 200; redacted secrets are kept', async () => {
     const token = await login();
     const jwtSecret = String(t.app.settings().settings.server.jwt.secret_signing_key);

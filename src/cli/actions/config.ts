@@ -2,6 +2,8 @@
  * Implementation of `osm config set|view|list`, imported lazily by commands/config.ts. Parsing
  * and formatting only: loading, typing, validation and redaction live in src/settings/.
  */
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
 import { errors } from '../../errors.js';
@@ -17,6 +19,7 @@ import {
   resolveBaseFolder,
   resolveSettingsFile,
   setSettingValue,
+  clearSettingValue,
   type LoadedSettings,
 } from '../../settings/index.js';
 
@@ -24,22 +27,101 @@ interface ConfigOptions extends GlobalOptions {
   showSecrets?: boolean;
 }
 
-/** `osm config set <key> <value>` (also `key=value` and `key = value`). */
-export async function configSet(command: Command, keyArg: string, valueArgs: string[]): Promise<void> {
-  const opts = optionsOf<ConfigOptions>(command);
+/**
+ * `osm config set <key> <value>` (also `key=value` and `key = value`), several pairs with
+ * `--from-file <f>` or on stdin (one per line, `#` comments, an optional leading
+ * `osmedeus config set ` / `osm config set `), and `<key>.clear` without a value.
+ */
+export async function configSet(command: Command, keyArg: string | undefined, valueArgs: string[]): Promise<void> {
+  const opts = optionsOf<ConfigOptions & { fromFile?: string }>(command);
   const ui = createUi(opts);
-  const [key, raw] = parseSetArgs(keyArg, valueArgs);
   const file = resolveSettingsFile(opts);
   // Only make sure the file exists: a broken file must still be fixable with `config set`.
   if (ensureSettingsFile(file, resolveBaseFolder(opts.baseFolder))) notice(ui, opts, `Created settings file ${file} (random secrets generated)`);
-  const res = setSettingValue(file, key, raw);
-  const shown = !opts.showSecrets && isSecretPath(res.key.split('.')) && res.value !== '' ? REDACTED : res.value;
+  let pairs: [string, string | undefined][];
+  if (keyArg === undefined && opts.fromFile === undefined && process.stdin.isTTY) {
+    throw errors.settingsKey('missing key: use `osm config set <key> <value>`, --from-file <file>, or pipe `key value` lines');
+  }
+  if (opts.fromFile !== undefined || keyArg === undefined || keyArg === '-') {
+    const source = opts.fromFile && opts.fromFile !== '-' ? readFileSync(opts.fromFile, 'utf8') : readStdin();
+    pairs = batchPairs(source);
+    if (pairs.length === 0) throw errors.settingsKey('no `key value` lines found (use `osm config set <key> <value>`)');
+  } else {
+    pairs = [keyArg.trim().endsWith('.clear') && valueArgs.length === 0 ? [keyArg.trim(), undefined] : parseSetArgs(keyArg, valueArgs)];
+  }
+  const results: { key: string; value: unknown; backup: string }[] = [];
+  for (const [key, raw] of pairs) {
+    if (raw === undefined) {
+      const r = clearSettingValue(file, key.slice(0, -'.clear'.length));
+      results.push({ key: r.key, value: '(cleared)', backup: r.backup });
+      continue;
+    }
+    const res = setSettingValue(file, key, raw);
+    const shown = !opts.showSecrets && isSecretPath(res.key.split('.')) && res.value !== '' ? REDACTED : res.value;
+    results.push({ key: res.key, value: shown, backup: res.backup });
+  }
   if (opts.json) {
-    ui.json({ key: res.key, value: shown, file, backup: res.backup });
+    ui.json(results.length === 1 ? { ...results[0], file } : results.map((r) => ({ ...r, file })));
     return;
   }
-  ui.success(`Set ${res.key} = ${formatScalar(shown)}`);
-  if (!opts.silent) ui.out(`  file: ${file}${res.backup ? ` (previous version: ${res.backup})` : ''}`);
+  for (const r of results) ui.success(`Set ${r.key} = ${formatScalar(r.value)}`);
+  if (!opts.silent) ui.out(`  file: ${file}${results[0]?.backup ? ` (previous version: ${results[0].backup})` : ''}`);
+}
+
+/** `key value` / `key=value` lines; `#` comments; an optional leading `osm(edeus) config set `. */
+export function batchPairs(text: string): [string, string | undefined][] {
+  const out: [string, string | undefined][] = [];
+  for (const rawLine of text.split(/\r?\n/)) {
+    const line = rawLine.trim().replace(/^(osmedeus|osm)\s+config\s+set\s+/, '');
+    if (!line || line.startsWith('#')) continue;
+    const m = /^(\S+?)(?:\s*=\s*|\s+)(.*)$/.exec(line);
+    if (!m) {
+      if (line.endsWith('.clear')) out.push([line, undefined]);
+      else throw errors.settingsKey(`missing value in line: ${line}`);
+      continue;
+    }
+    out.push([m[1]!, m[2]!.trim().replace(/^(["'])(.*)\1$/, '$2')]);
+  }
+  return out;
+}
+
+function readStdin(): string {
+  try {
+    return readFileSync(0, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** `osm config clean [--clean-ws]`: the settings file is moved to `<file>.backup` and regenerated. */
+export async function configClean(command: Command): Promise<void> {
+  const opts = optionsOf<ConfigOptions & { cleanWs?: boolean }>(command);
+  const ui = createUi(opts);
+  const file = resolveSettingsFile(opts);
+  const base = resolveBaseFolder(opts.baseFolder);
+  let backup = '';
+  let workspaces = '';
+  if (existsSync(file)) {
+    if (opts.cleanWs) {
+      try {
+        workspaces = loadSettings({ baseFolder: opts.baseFolder, settingsFile: opts.settingsFile }).paths.workspaces;
+      } catch {
+        workspaces = '';
+      }
+    }
+    backup = `${file}.backup`;
+    renameSync(file, backup);
+  }
+  ensureSettingsFile(file, base);
+  ui.success(`Settings file ${file} regenerated with new random secrets${backup ? ` (previous file: ${backup})` : ''}`);
+  if (opts.cleanWs) {
+    const dir = workspaces || loadSettings({ baseFolder: opts.baseFolder, settingsFile: opts.settingsFile }).paths.workspaces;
+    if (existsSync(dir)) {
+      const entries = readdirSync(dir);
+      for (const e of entries) rmSync(join(dir, e), { recursive: true, force: true });
+      ui.out(`  removed ${entries.length} workspace folder(s) from ${dir}`);
+    }
+  }
 }
 
 /** `osm config view <key>`: one value, redacted unless --show-secrets. */
@@ -49,6 +131,9 @@ export async function configView(command: Command, key: string): Promise<void> {
   const loaded = load(ui, opts);
   const source = opts.showSecrets ? loaded.settings : redactSettings(loaded.settings);
   const value = getSettingValue(source, key);
+  // Scripts reading a secret (`KEY=$(osm config view server.auth_api_key)`) must not take the
+  // placeholder for the value silently.
+  if (!opts.showSecrets && JSON.stringify(value ?? null).includes(REDACTED)) notice(ui, opts, `⚠ secrets are shown as ${REDACTED}; add --show-secrets to print them`);
   if (opts.json) {
     ui.json(value);
   } else if (value !== null && typeof value === 'object') {

@@ -7,10 +7,11 @@ export function registerConfig(program: Command): void {
   config
     .command('set')
     .description('set a value, e.g. `config set server.port 9000` or `config set server.port=9000`')
-    .argument('<key>', 'dotted key (server.port, notification.webhooks.0.url, global_vars.NAME …), or key=value')
+    .argument('[key]', 'dotted key (server.port, notification.webhooks.0.url, global_vars.NAME …), or key=value; <key>.clear empties it')
     .argument('[value...]', 'the value (typed by the settings schema)')
+    .option('--from-file <file>', 'several `key value` lines (# comments; `-` or no key: read them from stdin)')
     .option('--show-secrets', 'echo secret values instead of [REDACTED]')
-    .action(async (key: string, value: string[], _opts, command: Command) => {
+    .action(async (key: string | undefined, value: string[], _opts, command: Command) => {
       const { configSet } = await import('../actions/config.js');
       await configSet(command, key, value);
     });
@@ -20,6 +21,7 @@ export function registerConfig(program: Command): void {
     .description('print one value (a section prints as YAML); secrets are redacted')
     .argument('<key>', 'dotted key, e.g. server.port')
     .option('--show-secrets', 'print secret values instead of [REDACTED]')
+    .option('--redact', 'redact secrets (the default; accepted for compatibility)')
     .action(async (key: string, _opts, command: Command) => {
       const { configView } = await import('../actions/config.js');
       await configView(command, key);
@@ -33,5 +35,14 @@ export function registerConfig(program: Command): void {
     .action(async (_opts, command: Command) => {
       const { configList } = await import('../actions/config.js');
       await configList(command);
+    });
+
+  config
+    .command('clean')
+    .description('back up the settings file to <file>.backup and write a fresh one (new random secrets)')
+    .option('--clean-ws', 'also empty the workspaces folder')
+    .action(async (_opts, command: Command) => {
+      const { configClean } = await import('../actions/config.js');
+      await configClean(command);
     });
 }
