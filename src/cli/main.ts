@@ -25,6 +25,13 @@ export function buildProgram(): Command {
       outputError: (str, write) => write(str),
     });
   for (const register of COMMAND_MODULES) register(program);
+  program
+    .command('version')
+    .description('print the version (same as --version); --json for scripts')
+    .action((_opts, command: Command) => {
+      if (command.optsWithGlobals().json) process.stdout.write(`${JSON.stringify({ name: 'osm', version: VERSION, compatible_with: `osmedeus ${REFERENCE_VERSION}` })}\n`);
+      else process.stdout.write(`${versionText()}\n`);
+    });
   return program;
 }
 

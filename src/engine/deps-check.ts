@@ -37,24 +37,7 @@ function isExecutable(p: string): boolean {
 export function checkDependencies(wf: Workflow, scope: Scope, opts: { skipValidation?: boolean; emptyTarget?: boolean }): string[] {
   const warnings: string[] = [];
   const deps = wf.dependencies;
-  const pathEnv = scope.exec.baseEnv.PATH ?? '';
-  const missing = deps.commands.filter((c) => c && !commandExists(c, pathEnv));
-  if (missing.length) {
-    throw new DependencyError(`required command not found: ${missing.join(', ')} (looked in the binaries folder and PATH; install with your package manager or 'osm install binary')`);
-  }
-  const target = String(scope.vars.Target ?? '');
-  if (!opts.skipValidation && !opts.emptyTarget && target) {
-    if (deps.target_types.length) {
-      const ok = deps.target_types.some((t) => matchesTargetType(target, t));
-      if (!ok) throw mismatch(target, deps.target_types);
-    }
-    for (const v of deps.variables) {
-      if (v.name.toLowerCase() === 'target' && v.type) {
-        const types = v.type.split(',').map((t) => t.trim()).filter(Boolean);
-        if (types.length && !types.some((t) => matchesTargetType(target, t))) throw mismatch(target, types);
-      }
-    }
-  }
+  checkStaticDependencies(wf, String(scope.vars.Target ?? ''), scope.exec.baseEnv.PATH ?? '', opts);
   for (const f of deps.files) {
     let path = f;
     try {
@@ -75,6 +58,31 @@ export function checkDependencies(wf: Workflow, scope: Scope, opts: { skipValida
     if (!ok) throw new DependencyError(`function condition failed: ${cond}${detail}`);
   }
   return warnings;
+}
+
+/**
+ * The checks that need no JS runtime: required commands on PATH (binaries folder first) and the
+ * target's type. Also run by `osm run --dry-run` (reference §3.16: a dry run still fails on a
+ * target-type mismatch).
+ */
+export function checkStaticDependencies(wf: Workflow, target: string, pathEnv: string, opts: { skipValidation?: boolean; emptyTarget?: boolean }): void {
+  const deps = wf.dependencies;
+  const missing = deps.commands.filter((c) => c && !commandExists(c, pathEnv));
+  if (missing.length) {
+    throw new DependencyError(`required command not found: ${missing.join(', ')} (looked in the binaries folder and PATH; install with your package manager or 'osm install binary')`);
+  }
+  if (!opts.skipValidation && !opts.emptyTarget && target) {
+    if (deps.target_types.length) {
+      const ok = deps.target_types.some((t) => matchesTargetType(target, t));
+      if (!ok) throw mismatch(target, deps.target_types);
+    }
+    for (const v of deps.variables) {
+      if (v.name.toLowerCase() === 'target' && v.type) {
+        const types = v.type.split(',').map((t) => t.trim()).filter(Boolean);
+        if (types.length && !types.some((t) => matchesTargetType(target, t))) throw mismatch(target, types);
+      }
+    }
+  }
 }
 
 function mismatch(target: string, types: string[]): DependencyError {

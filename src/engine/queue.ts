@@ -47,10 +47,19 @@ export class RunQueue {
   /** Reconciles what a previous daemon left behind, then starts scheduling. */
   start(): ReconcileReport {
     const report = this.reconcile();
-    this.timer = setInterval(() => this.kick(), this.opts.pollMs ?? 2000);
-    this.timer.unref();
+    // pollMs 0 (`serve --no-queue-polling`): runs queued by other processes (`osm run --queue`)
+    // wait for the next submit or completion here instead of being picked up every 2 s.
+    if (this.opts.pollMs !== 0) {
+      this.timer = setInterval(() => this.kick(), this.opts.pollMs ?? 2000);
+      this.timer.unref();
+    }
     this.kick();
     return report;
+  }
+
+  /** Runs this queue is executing now. */
+  runningRuns(): RunRecord[] {
+    return [...this.running.values()].map((r) => r.run);
   }
 
   /** The current global limit. */

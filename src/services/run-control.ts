@@ -358,6 +358,9 @@ export interface EventLogQuery {
   run_id?: string;
   workflow_name?: string;
   processed?: boolean;
+  /** created_at window (ISO), GET /events. */
+  from?: string;
+  to?: string;
 }
 
 /** An event log record as the API shows it (spec "Event log record"); secret-looking keys of `data` are redacted. */

@@ -245,7 +245,17 @@ export function emptyTargetName(): string {
  * creates one queued run per target in one job and kicks the queue. No run.started event is
  * written here: the engine writes it when the run really starts.
  */
-export function submitApiRuns(app: AppContext, req: ApiRunRequest, kick?: () => void): ApiRunResponse {
+/** A validated API run request: workflow file, targets, params and priority (local and distributed). */
+interface CheckedApiRun {
+  file: string;
+  targets: string[];
+  params: Record<string, string>;
+  priority: ReturnType<typeof parsePriority>;
+  runnerType: NonNullable<ApiRunRequest['runner_type']>;
+}
+
+/** Every check of a run request, in the reference's order, before anything is stored. */
+function checkApiRun(app: AppContext, req: ApiRunRequest): CheckedApiRun {
   const name = (req.flow || req.module || req.workflow || '').trim();
   if (!name) throw errors.flowOrModuleRequired();
   const priority = parsePriority(req.priority);
@@ -262,34 +272,30 @@ export function submitApiRuns(app: AppContext, req: ApiRunRequest, kick?: () => 
   const params = req.params ?? {};
   if (req.empty_target) for (const [k, v] of Object.entries(params)) validateParamValue(k, v);
   else validateRunInputs(targets, params);
-
   const file = resolveWorkflowFile(app, name);
   const wantKind = req.flow ? 'flow' : req.module ? 'module' : undefined;
   const wf = app.loader.loadFile(file);
   if (wantKind && wf.kind !== wantKind) throw errors.validation(`'${name}' is a ${wf.kind}, not a ${wantKind}`);
-  const concurrency = req.concurrency ?? 1;
-  const runnerType = req.runner_type ?? 'host';
-  const created = createRuns(app, {
-    workflow: file,
-    targets,
-    params,
-    priority,
-    status: 'queued',
-    triggerType: 'api',
-    options: {
-      concurrency,
-      runnerType,
-      ...(req.timeout ? { timeoutMs: req.timeout * 60_000 } : {}),
-      ...(req.docker_image ? { dockerImage: req.docker_image } : {}),
-      ...(req.ssh_host ? { sshHost: req.ssh_host } : {}),
-      ...(req.workspace ? { space: req.workspace } : {}),
-      ...(req.threads_hold ? { threadsHold: req.threads_hold } : {}),
-      ...(req.heuristics_check ? { heuristics: req.heuristics_check } : {}),
-      ...(req.empty_target ? { emptyTarget: true } : {}),
-      ...(req.skip_validation ? { skipValidation: true } : {}),
-    },
-  });
-  kick?.();
+  return { file, targets, params, priority, runnerType: req.runner_type ?? 'host' };
+}
+
+/** The run options a request asks for (shared by local and distributed runs). */
+function apiRunOptions(req: ApiRunRequest, runnerType: CheckedApiRun['runnerType']): RunOptions {
+  return {
+    runnerType,
+    ...(req.timeout ? { timeoutMs: req.timeout * 60_000 } : {}),
+    ...(req.docker_image ? { dockerImage: req.docker_image } : {}),
+    ...(req.ssh_host ? { sshHost: req.ssh_host } : {}),
+    ...(req.workspace ? { space: req.workspace } : {}),
+    ...(req.threads_hold ? { threadsHold: req.threads_hold } : {}),
+    ...(req.heuristics_check ? { heuristics: req.heuristics_check } : {}),
+    ...(req.empty_target ? { emptyTarget: true } : {}),
+    ...(req.skip_validation ? { skipValidation: true } : {}),
+  };
+}
+
+/** The 202 answer for created runs (without the mode-specific fields). */
+function apiRunAnswer(created: ReturnType<typeof createRuns>, c: CheckedApiRun, req: ApiRunRequest): Omit<ApiRunResponse, 'concurrency'> {
   const single = created.runs.length === 1 ? created.runs[0]! : undefined;
   return {
     message: 'Run queued',
@@ -297,14 +303,29 @@ export function submitApiRuns(app: AppContext, req: ApiRunRequest, kick?: () => 
     kind: created.workflow.kind,
     target_count: created.runs.length,
     ...(single ? { target: single.target, run_uuid: single.run_uuid } : { targets: created.runs.map((r) => r.target) }),
-    concurrency,
-    priority,
+    priority: c.priority,
     job_id: created.jobId,
-    status: 'queued',
+    status: 'queued' as const,
     poll_url: `/osm/api/jobs/${created.jobId}`,
-    runner_type: runnerType,
+    runner_type: c.runnerType,
     timeout: req.timeout ?? 0,
   };
+}
+
+export function submitApiRuns(app: AppContext, req: ApiRunRequest, kick?: () => void): ApiRunResponse {
+  const c = checkApiRun(app, req);
+  const concurrency = req.concurrency ?? 1;
+  const created = createRuns(app, {
+    workflow: c.file,
+    targets: c.targets,
+    params: c.params,
+    priority: c.priority,
+    status: 'queued',
+    triggerType: 'api',
+    options: { concurrency, ...apiRunOptions(req, c.runnerType) },
+  });
+  kick?.();
+  return { ...apiRunAnswer(created, c, req), concurrency };
 }
 
 // ---- run_mode: distributed (POST /runs on a master, POST /tasks) ---------------------------------
@@ -322,63 +343,18 @@ export interface DistributedRunResponse extends Omit<ApiRunResponse, 'concurrenc
  * per run. Without a master (`enqueue` absent) nothing is created.
  */
 export async function submitDistributedApiRuns(app: AppContext, req: ApiRunRequest, enqueue: EnqueueRuns | undefined): Promise<DistributedRunResponse> {
-  const name = (req.flow || req.module || req.workflow || '').trim();
-  if (!name) throw errors.flowOrModuleRequired();
-  const priority = parsePriority(req.priority);
-  assertWorkflowName(name);
-  if (req.workspace !== undefined && req.workspace !== '' && !isSafeName(req.workspace)) {
-    throw errors.validation(`workspace ${JSON.stringify(req.workspace)} is not a valid name (letters, digits, ".", "_" and "-" only)`);
-  }
-  if (req.docker_image) validateTarget(req.docker_image, 'docker_image');
-  if (req.ssh_host) validateTarget(req.ssh_host, 'ssh_host');
-  const collected = [...(req.target !== undefined ? [req.target] : []), ...(req.targets ?? []), ...(req.target_file ? readTargetFile(app, req.target_file) : [])];
-  let targets = normaliseTargets(collected);
-  if (targets.length === 0 && req.empty_target) targets = [emptyTargetName()];
-  if (targets.length === 0) throw errors.validation('At least one target is required (target, targets, target_file, or empty_target)');
-  const params = req.params ?? {};
-  if (req.empty_target) for (const [k, v] of Object.entries(params)) validateParamValue(k, v);
-  else validateRunInputs(targets, params);
-  const file = resolveWorkflowFile(app, name);
-  const wantKind = req.flow ? 'flow' : req.module ? 'module' : undefined;
-  const wf = app.loader.loadFile(file);
-  if (wantKind && wf.kind !== wantKind) throw errors.validation(`'${name}' is a ${wf.kind}, not a ${wantKind}`);
+  const c = checkApiRun(app, req);
   if (!enqueue) throw errors.distributedRequiresMaster();
-
-  const runnerType = req.runner_type ?? 'host';
   const created = createRuns(app, {
-    workflow: file,
-    targets,
-    params,
-    priority,
+    workflow: c.file,
+    targets: c.targets,
+    params: c.params,
+    priority: c.priority,
     status: 'queued',
     triggerType: 'api',
     runMode: 'distributed',
-    options: {
-      runnerType,
-      ...(req.timeout ? { timeoutMs: req.timeout * 60_000 } : {}),
-      ...(req.docker_image ? { dockerImage: req.docker_image } : {}),
-      ...(req.ssh_host ? { sshHost: req.ssh_host } : {}),
-      ...(req.workspace ? { space: req.workspace } : {}),
-      ...(req.threads_hold ? { threadsHold: req.threads_hold } : {}),
-      ...(req.heuristics_check ? { heuristics: req.heuristics_check } : {}),
-      ...(req.empty_target ? { emptyTarget: true } : {}),
-      ...(req.skip_validation ? { skipValidation: true } : {}),
-    },
+    options: apiRunOptions(req, c.runnerType),
   });
   await enqueue(created.runs);
-  const single = created.runs.length === 1 ? created.runs[0]! : undefined;
-  return {
-    message: 'Run queued',
-    workflow: created.workflow.name,
-    kind: created.workflow.kind,
-    target_count: created.runs.length,
-    ...(single ? { target: single.target, run_uuid: single.run_uuid } : { targets: created.runs.map((r) => r.target) }),
-    priority,
-    job_id: created.jobId,
-    status: 'queued',
-    poll_url: `/osm/api/jobs/${created.jobId}`,
-    runner_type: runnerType,
-    timeout: req.timeout ?? 0,
-    run_mode: 'distributed',
-  };
+  return { ...apiRunAnswer(created, c, req), run_mode: 'distributed' };
 }

@@ -126,7 +126,10 @@ export function workflowSource(app: AppContext, name: string): string {
 /** GET /workflows/{name}?json=true: the detail object. */
 export function workflowDetailOf(app: AppContext, name: string): WorkflowDetail {
   const wf = app.loader.loadFile(resolveWorkflowFile(app, name));
-  return workflowDetail(wf, app.loader.stepCount(wf));
+  const detail = workflowDetail(wf, app.loader.stepCount(wf));
+  // The listing fields include indexed_at (from the index); a file not indexed yet has ''.
+  const row = app.store.workflows.get(wf.name);
+  return { ...detail, indexed_at: row?.indexed_at ?? '' };
 }
 
 export interface WorkflowUploadInput {

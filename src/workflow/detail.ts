@@ -55,6 +55,8 @@ export interface WorkflowTriggerDetail {
 }
 
 export interface WorkflowDetail extends WorkflowListItem {
+  /** When the index last saw the file ('' when it is not indexed yet); set by the service. */
+  indexed_at?: string;
   steps: WorkflowStepDetail[];
   modules: WorkflowModuleDetail[];
   triggers: WorkflowTriggerDetail[];

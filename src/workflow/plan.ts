@@ -130,9 +130,10 @@ function moduleVars(flow: Workflow, ref: ModuleRef, mod: Workflow, input: PlanIn
       provided[k] = String(v);
     }
   }
-  const base = { ...input.vars, ModuleName: mod.name, FlowName: flow.name };
+  // As the engine does (flow-exec): ModuleName is the name the flow gives the module.
+  const base = { ...input.vars, ModuleName: ref.name, FlowName: flow.name };
   const vars = resolveParams(mod.params ?? [], provided, base, { runGenerator: input.runGenerator ?? notRun });
-  return { ...vars, ModuleName: mod.name, FlowName: flow.name };
+  return { ...vars, ModuleName: ref.name, FlowName: flow.name };
 }
 
 function exclusion(name: string, input: PlanInput): PlanModule['skipReason'] {

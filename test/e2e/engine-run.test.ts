@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { runOsm, ROOT } from '../helpers/cli.js';
+import { processesWith, runOsm, ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const FIX = join(ROOT, 'test/fixtures/engine');
@@ -14,14 +13,6 @@ function osm(args: string[], opts: Parameters<typeof runOsm>[1] = {}) {
   return runOsm(['-b', base, '-F', FIX, ...args], opts);
 }
 
-/** PIDs of processes whose command line contains `marker`. */
-function processesWith(marker: string): string[] {
-  try {
-    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
-  } catch {
-    return [];
-  }
-}
 
 async function waitFor(cond: () => boolean, timeoutMs = 15_000): Promise<boolean> {
   const end = Date.now() + timeoutMs;
@@ -36,6 +27,98 @@ beforeAll(() => {
   ({ dir: base, cleanup } = tempDir('osm-run-'));
 });
 afterAll(() => cleanup());
+
+describe('workflow preferences and dry-run checks', () => {
+  it('preferences act as defaults: empty_target runs without -t, silent hides step output', async () => {
+    const r = await osm(['run', '-m', 'prefs-empty']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('PREFS-STEP-OUTPUT'); // silent
+    expect(r.stdout).toMatch(/Status: completed/);
+  });
+
+  it('a dry run still fails on a target-type mismatch (and passes for a matching target)', async () => {
+    const bad = await osm(['run', '-m', 'deps-url-only', '-t', 'example.com', '--dry-run']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/Target type mismatch/i);
+    const good = await osm(['run', '-m', 'deps-url-only', '-t', 'https://example.com/x', '--dry-run']);
+    expect(good.code, good.stderr).toBe(0);
+  });
+});
+
+describe('reference run flags', () => {
+  it('--chunk-size prints the chunks; --chunk-count/--chunk-part run one slice; out of range is an error', async () => {
+    const file = join(base, 'chunk-targets.txt');
+    writeFileSync(file, 'a.com\nb.com\nc.com\nd.com\ne.com\n');
+    const info = await osm(['run', '-m', 'foreach', '-T', file, '--chunk-size', '2']);
+    expect(info.code).toBe(0);
+    expect(info.stdout).toContain('Chunk Info: 5 total targets, 3 chunks of size 2');
+    const part = await osm(['run', '-m', 'precondition-error-continue', '-T', file, '--chunk-count', '2', '--chunk-part', '1', '--json']);
+    expect(part.stdout).toContain('Processing chunk 2/2 (2 targets, indices 3-4)');
+    const runs = JSON.parse(part.stdout.slice(part.stdout.indexOf('[')));
+    expect(runs.map((r: { target: string }) => r.target)).toEqual(['d.com', 'e.com']);
+    const bad = await osm(['run', '-m', 'foreach', '-T', file, '--chunk-size', '2', '--chunk-part', '5']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('chunk-part 5 exceeds total chunks 3 (0-indexed)');
+  });
+
+  it('--std-module runs a module read from stdin; --queue only queues runs; version prints the version', async () => {
+    const yaml = 'kind: module\nname: from-stdin\nsteps:\n  - name: s\n    type: bash\n    command: echo "STDIN-MODULE {{Target}}"\n';
+    const r = await osm(['run', '--std-module', '-t', 'std.example.com'], { input: yaml });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('STDIN-MODULE std.example.com');
+    const q = await osm(['run', '-m', 'precondition-error-continue', '-t', 'q1.example.com', '-t', 'q2.example.com', '--queue', '--json']);
+    expect(q.code).toBe(0);
+    const queued = JSON.parse(q.stdout);
+    expect(queued.map((x: { status: string; target: string }) => [x.status, x.target])).toEqual([['queued', 'q1.example.com'], ['queued', 'q2.example.com']]);
+    const v = await osm(['version']);
+    expect(v.stdout).toMatch(/^osm - security-automation workflow engine\nVersion: /);
+  });
+
+  it('--disable-logging drops the log lines; --ci-output-format prints only the JSON record', async () => {
+    const plain = await osm(['run', '-m', 'precondition-error-continue', '-t', 'log.example.com']);
+    expect(plain.stdout).toContain('INFO Execution Summary');
+    const quiet = await osm(['run', '-m', 'precondition-error-continue', '-t', 'log.example.com', '--disable-logging']);
+    expect(quiet.stdout).not.toContain('INFO Execution Summary');
+    expect(quiet.stdout).toContain('Status: completed');
+    const ci = await osm(['run', '-m', 'precondition-error-continue', '-t', 'log.example.com', '--ci-output-format']);
+    expect(JSON.parse(ci.stdout).status).toBe('completed');
+  });
+
+  it('osm health checks folders, database, workflows and their tools; osm eval is func eval', async () => {
+    const h = await runOsm(['-b', join(base, 'health-base'), 'health', '--json']);
+    expect(h.code, h.stdout).toBe(0);
+    const report = JSON.parse(h.stdout);
+    expect(report.ok).toBe(true);
+    expect(report.checks.map((c: { section: string }) => c.section)).toEqual(expect.arrayContaining(['Folders', 'Database', 'Workflows']));
+    const text = await runOsm(['-b', join(base, 'health-base'), 'health']);
+    expect(text.stdout).toContain('▶ Folders');
+    const missing = await osm(['health', '--json']); // the engine fixtures name a tool nobody has
+    const bin = JSON.parse(missing.stdout).checks.filter((c: { section: string; ok: boolean }) => c.section === 'Binaries' && !c.ok);
+    expect(missing.code).toBe(bin.length > 0 ? 1 : 0);
+    const e = await runOsm(['eval', '-t', 'a.com', 'toUpperCase("{{Target}}")']);
+    expect(e.stdout.trim()).toBe('A.COM');
+  });
+
+  it('--queue then --queue-run executes the queued runs here; --as-cron creates a schedule', async () => {
+    const qbase = join(base, 'queue-base');
+    const q = (args: string[]) => runOsm(['-b', qbase, '-F', FIX, ...args]);
+    expect((await q(['run', '-m', 'precondition-error-continue', '-t', 'qa.example.com', '-t', 'qb.example.com', '--queue'])).code).toBe(0);
+    const r = await q(['run', '--queue-run', '-c', '2', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const runs = JSON.parse(r.stdout.slice(r.stdout.indexOf('[')));
+    expect(runs.map((x: { target: string; status: string }) => `${x.target}:${x.status}`).sort()).toEqual(['qa.example.com:completed', 'qb.example.com:completed']);
+    const c = await q(['run', '-m', 'precondition-error-continue', '-t', 'cron.example.com', '--as-cron', '0 3 * * *', '--json']);
+    expect(c.code, c.stderr).toBe(0);
+    expect(JSON.parse(c.stdout)[0]).toMatchObject({ workflow_name: 'precondition-error-continue', schedule: '0 3 * * *', trigger_type: 'cron' });
+  });
+
+  it('--convert-to-file runs once with a file of all targets as the target', async () => {
+    const r = await osm(['run', '-m', 'precondition-error-continue', '-t', 'a.com', '-t', 'b.com', '--convert-to-file', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const run = JSON.parse(r.stdout);
+    expect(readFileSync(run.target, 'utf8')).toBe('a.com\nb.com\n');
+  });
+});
 
 describe('timeouts and cancellation', () => {
   it('a sleep 30 step with timeout: 1 fails in about a second and leaves no process behind', async () => {

@@ -196,3 +196,25 @@ describe('osm workflow validate', () => {
     expect(report.issues.map((i: { rule: string }) => i.rule)).toEqual(['undefined-variable', 'invalid-goto', 'duplicate-step-name', 'unknown-dependency']);
   });
 });
+
+describe('reference list/validate flags', () => {
+  it('list --search, --show-tags and --usage', async () => {
+    const r = await osm(['workflow', 'list', '--search', 'echo-module', '--show-tags', '--usage']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain('osm run -m echo-module -t <target>');
+    expect(r.stdout).not.toContain('simple-bash');
+    expect(r.stdout).toMatch(/Tags: /);
+  });
+
+  it('validate --format github prints annotations; --fail-fast stops at the first failure', async () => {
+    const gh = await osm(['workflow', 'validate', 'test/fixtures/workflows/invalid', '--format', 'github']);
+    expect(gh.exitCode).toBe(1);
+    expect(gh.stdout).toMatch(/^::error file=test\/fixtures\/workflows\/invalid\/[^,]+\.yaml,line=\d+,title=[a-z-]+::/m);
+    const ff = await osm(['workflow', 'validate', 'test/fixtures/workflows/invalid', '--fail-fast', '--format', 'json']);
+    expect(ff.exitCode).toBe(1);
+    expect(JSON.parse(ff.stdout)).toMatchObject({ total: 1, failed: 1 });
+    const bad = await osm(['workflow', 'validate', 'test/fixtures/workflows/invalid', '--format', 'xml']);
+    expect(bad.exitCode).toBe(1);
+    expect(bad.stderr).toContain('--format must be pretty, json or github');
+  });
+});

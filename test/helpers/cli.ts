@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -42,4 +42,13 @@ export function runOsm(args: string[], opts: CliOptions = {}): Promise<CliResult
     else child.stdin.end();
     opts.onSpawn?.(child);
   });
+}
+
+/** PIDs of processes whose command line contains `marker` (pgrep -f); [] when none. */
+export function processesWith(marker: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
 }

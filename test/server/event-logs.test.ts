@@ -69,3 +69,18 @@ describe('GET /osm/api/event-logs', () => {
     }
   });
 });
+
+describe('GET /osm/api/events', () => {
+  it('filters by topic, run_id and a created_at window, in the list envelope', async () => {
+    const all = (await get('/osm/api/events')).json();
+    expect(all.pagination).toEqual({ total: 4, offset: 0, limit: 20 });
+    expect(topics((await get('/osm/api/events?topic=run.completed')).json())).toEqual(['run.completed']);
+    expect((await get(`/osm/api/events?run_id=${run.run_uuid}`)).json().pagination.total).toBe(3);
+    expect((await get('/osm/api/events?from=2000-01-01&to=2000-01-02')).json().pagination.total).toBe(0);
+    expect((await get('/osm/api/events?from=2000-01-01&limit=2')).json()).toMatchObject({ pagination: { total: 4, offset: 0, limit: 2 } });
+    const bad = await get('/osm/api/events?from=yesterday');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toEqual({ error: true, message: 'invalid from time format: use RFC3339, Unix timestamp, YYYY-MM-DD or "YYYY-MM-DD HH:MM:SS"' });
+    expect((await t.server.inject({ method: 'GET', url: '/osm/api/events' })).statusCode).toBe(401);
+  });
+});

@@ -81,6 +81,19 @@ describe('POST /events/emit', () => {
   });
 });
 
+describe('serve --no-event-receiver', () => {
+  it('records emitted events but fires no event trigger', async () => {
+    scheduler = await startScheduler(t.app, { eventReceiver: false });
+    createSchedule(t.app, { name: 'on-y', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'y', target: 'example.com' });
+    const before = t.app.store.runs.list({}, { offset: 0, limit: 1 }).total;
+    const res = await emit({ topic: 'y' });
+    expect(res.json()).toMatchObject({ success: true, receiver_running: false });
+    scheduler.processPending();
+    expect(eventRow(res.json().event_id).processed).toBe(false);
+    expect(t.app.store.runs.list({}, { offset: 0, limit: 1 }).total).toBe(before);
+  });
+});
+
 describe('GET /event-receiver/status and /workflows', () => {
   it('reports a stopped receiver when no scheduler runs', async () => {
     expect((await get('/osm/api/event-receiver/status')).json()).toEqual({ enabled: false, running: false, workflow_count: 0, trigger_count: 0 });

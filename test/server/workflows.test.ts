@@ -181,6 +181,8 @@ describe('GET /osm/api/workflows/{name}', () => {
     expect(res.statusCode).toBe(200);
     const d = res.json();
     expect(d).toMatchObject({ name: 'alpha-scan', kind: 'module', modules: [], triggers: [], dependencies: { commands: [], files: [] } });
+    for (const k of ITEM_KEYS) expect(d, k).toHaveProperty(k); // every listing field, indexed_at included
+    expect(Date.parse(d.indexed_at)).not.toBeNaN();
     expect(d.steps).toEqual([
       { index: 0, name: 'one', type: 'bash', command: 'echo one', timeout: '30m', pre_condition: '', exports: {} },
       { index: 1, name: 'two', type: 'bash', command: 'echo two', timeout: '', pre_condition: '', exports: {} },

@@ -12,6 +12,7 @@ interface AssetsOptions {
   status?: string;
   search?: string;
   limit?: string;
+  stats?: boolean;
 }
 
 /** A positive integer flag value (capped), or a validation error naming the flag. */
@@ -33,6 +34,23 @@ export async function assetsList(command: Command): Promise<void> {
   const status = o.status === undefined ? undefined : intFlag(o.status, '--status', 0, 999);
   const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
   try {
+    if (o.stats) {
+      // Exact and cheap: the trigger-kept counter tables, never a scan of the assets table.
+      const where = o.workspace ? ' WHERE workspace = ?' : '';
+      const args = o.workspace ? [o.workspace] : [];
+      const byType = app.store.db.prepare(`SELECT asset_type AS k, SUM(n) AS n FROM asset_type_counts${where} GROUP BY asset_type HAVING SUM(n) > 0 ORDER BY n DESC, k`).all(...args) as { k: string; n: number }[];
+      const byStatus = app.store.db.prepare(`SELECT status_code AS k, SUM(n) AS n FROM asset_status_counts${where} GROUP BY status_code HAVING SUM(n) > 0 ORDER BY n DESC, k`).all(...args) as { k: number; n: number }[];
+      const total = byType.reduce((sum, r) => sum + r.n, 0);
+      if (o.json) {
+        ui.json({ workspace: o.workspace ?? '', total, by_type: Object.fromEntries(byType.map((r) => [r.k || '(none)', r.n])), by_status: Object.fromEntries(byStatus.map((r) => [String(r.k), r.n])) });
+        return;
+      }
+      const color = colorEnabled(o.disableColor);
+      ui.out(await renderTable(['Asset type', 'Count'], byType.map((r) => [r.k || '(none)', r.n]), { color }));
+      ui.out(await renderTable(['Status', 'Count'], byStatus.map((r) => [r.k || '(none)', r.n]), { color }));
+      ui.out(`Total: ${total} assets${o.workspace ? ` in ${o.workspace}` : ''}`);
+      return;
+    }
     const r = listAssets(app, { workspace: o.workspace, asset_type: o.type, status_code: status, search: o.search }, { offset: 0, limit });
     if (o.json) {
       ui.json({ data: r.data, total: r.total });

@@ -1,14 +1,19 @@
-import { readFileSync, fstatSync } from 'node:fs';
+import { existsSync, fstatSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { errors } from '../../errors.js';
-import { optionsOf } from '../context.js';
+import { optionsOf, type GlobalOptions } from '../context.js';
 import { colorEnabled } from '../output.js';
 import { parseDuration } from '../../util/duration.js';
 import { parseParamPairs, parseParamsFileText } from '../../workflow/params.js';
 import { createAppContext, type AppContext } from '../../services/context.js';
 import { createRuns, normaliseTargets, executeStoredRun, type RunOptions } from '../../services/runs.js';
-import { abortRun, activeRuns, type RunOutcome } from '../../engine/executor.js';
+import { abortRun, activeRuns, buildBaseEnv, type RunOutcome } from '../../engine/executor.js';
+import { checkStaticDependencies } from '../../engine/deps-check.js';
+import type { Preferences } from '../../workflow/types.js';
 import { mapLimit } from '../../engine/pool.js';
 import { planRun } from '../../services/plan.js';
 import { resumeRun } from '../../services/run-control.js';
@@ -38,6 +43,23 @@ interface RunFlags {
   apiKey?: string;
   runPriority: 'low' | 'normal' | 'high' | 'critical';
   resume?: string;
+  repeat?: boolean;
+  repeatWaitTime: string;
+  chunkSize?: string;
+  chunkCount?: string;
+  chunkPart?: string;
+  convertToFile?: boolean;
+  convertFileToLine?: boolean;
+  progressBar?: boolean;
+  sudoAware?: boolean;
+  stdModule?: boolean;
+  moduleUrl?: string;
+  queue?: boolean;
+  serverUrl?: string;
+  disableLogging?: boolean;
+  ciOutputFormat?: boolean;
+  queueRun?: boolean;
+  asCron?: string;
 }
 
 /** Reads targets piped on stdin (only when stdin is a pipe or a file, never a terminal). */
@@ -62,18 +84,35 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
 export async function runAction(command: Command): Promise<void> {
   const o = optionsOf<RunFlags>(command);
   if (o.resume) return resumeAction(o);
+  if (o.queueRun) return queueRunAction(o);
   if (o.flow && o.module?.length) throw errors.validation('use either -f/--flow or -m/--module, not both');
-  const workflows = o.module?.length ? o.module : [o.flow ?? 'general'];
-  if (!o.flow && !o.module?.length) process.stderr.write('⚠ no -f/--flow or -m/--module given: using flow "general"\n');
+  const fetched = await moduleSource(o);
+  const workflows = fetched ? [fetched] : o.module?.length ? o.module : [o.flow ?? 'general'];
+  if (!fetched && !o.flow && !o.module?.length) process.stderr.write('⚠ no -f/--flow or -m/--module given: using flow "general"\n');
+  if (o.progressBar) o.silent = true;
+  // The reference's CI mode: machine-readable output, nothing else.
+  if (o.ciOutputFormat) {
+    o.json = true;
+    o.silent = true;
+  }
 
   let params: Record<string, string> = {};
   if (o.paramsFile) params = parseParamsFileText(readFileSync(o.paramsFile, 'utf8'), o.paramsFile);
   params = { ...params, ...parseParamPairs(o.params ?? []) };
 
+  // Workflow preferences act as defaults for flags the user did not give (reference §1.7); the
+  // workflow is read before target collection so `empty_target: true` works without -t.
+  const server = o.server ?? o.serverUrl ?? process.env.OSM_SERVER;
+  if (!server) applyPreferences(command, o, workflows);
+
   let targets = [...(o.target ?? [])];
   if (o.targetFile) targets.push(...readFileSync(o.targetFile, 'utf8').split(/\r?\n/));
-  if (targets.length === 0) targets.push(...stdinTargets());
+  if (targets.length === 0 && !o.stdModule) targets.push(...stdinTargets());
   targets = normaliseTargets(targets);
+  targets = reshapeTargets(targets, o);
+  const chunk = chunkTargets(targets, o);
+  if (chunk === 'printed') return;
+  targets = chunk;
   if (targets.length === 0) {
     if (!o.emptyTarget) throw errors.validation('no targets specified. Use -t, -T, pipe targets via stdin, or use --empty-target');
     targets = [`empty-${randomBytes(3).toString('hex')}-${Math.floor(Date.now() / 1000)}`];
@@ -96,7 +135,6 @@ export async function runAction(command: Command): Promise<void> {
     disableNotification: (o as { disableNotification?: boolean }).disableNotification,
   };
 
-  const server = o.server ?? process.env.OSM_SERVER;
   if (server) {
     const { submitToServer } = await import('./run-remote.js');
     await submitToServer(server, { workflows, kind: o.flow ? 'flow' : 'module', targets, params, concurrency, priority: o.runPriority, timeoutMs, apiKey: o.apiKey ?? process.env.OSM_API_KEY, json: Boolean(o.json), silent: Boolean(o.silent) });
@@ -106,13 +144,156 @@ export async function runAction(command: Command): Promise<void> {
   const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
   try {
     if (o.dryRun) {
+      // Dependency checks still run in a dry run: a target-type mismatch or a missing tool fails it.
+      const pathEnv = buildBaseEnv(app.settings().paths.binaries).PATH ?? '';
+      for (const wf of workflows) {
+        const loaded = app.loader.load(wf);
+        for (const t of targets) checkStaticDependencies(loaded, t, pathEnv, { skipValidation: o.skipValidation, emptyTarget: o.emptyTarget });
+      }
       for (const wf of workflows) for (const t of targets) process.stdout.write(`${planRun(app, wf, t, params, options)}\n`);
       return;
     }
-    await runLocally(app, workflows, targets, params, options, concurrency, o);
+    if (o.asCron !== undefined) {
+      // The reference's way to schedule: one cron schedule per workflow and target.
+      const { createSchedule } = await import('../../services/schedules.js');
+      const made = [];
+      for (const wf of workflows) {
+        for (const t of targets) {
+          made.push(createSchedule(app, { name: `${wf}-${t}`.slice(0, 200), workflow_name: wf, trigger_type: 'cron', schedule: o.asCron, target: t, params }));
+        }
+      }
+      if (o.json) process.stdout.write(`${JSON.stringify(made, null, 2)}\n`);
+      else for (const m of made) process.stdout.write(`✔ schedule ${m.id} '${m.name}': ${m.workflow_name} on ${String((m.input_config as { target?: string }).target ?? '') || '(no target)'} at "${m.schedule}" (runs while 'osm serve' is up)\n`);
+      return;
+    }
+    if (o.queue) {
+      // The runs table is the queue: a running daemon (`osm serve`) picks these up by priority.
+      const created = workflows.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'queued', priority: o.runPriority }));
+      const runs = created.flatMap((c) => c.runs);
+      if (o.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+      else for (const r of runs) process.stdout.write(`◆ queued ${r.run_uuid}  ${r.workflow_name}  ${r.target}\n`);
+      return;
+    }
+    if (o.sudoAware) sudoOnce();
+    const waitMs = o.repeat ? parseDuration(o.repeatWaitTime) : 0;
+    for (let round = 1; ; round++) {
+      if (o.repeat && !o.json) process.stdout.write(`◆ Repeat round ${round}\n`);
+      await runLocally(app, workflows, targets, params, options, concurrency, o);
+      if (!o.repeat || process.exitCode === 130) break;
+      if (!o.json) process.stdout.write(`◆ Next round in ${o.repeatWaitTime} (Ctrl-C to stop)\n`);
+      await new Promise((r) => setTimeout(r, waitMs));
+    }
   } finally {
     app.close();
   }
+}
+
+/**
+ * `osm run --queue-run [-c N]`: executes the runs waiting in the database queue (from
+ * `osm run --queue` or the API) in this process, `-c` at a time, by priority, and exits when the
+ * queue is empty — the cron-friendly counterpart of a daemon.
+ */
+async function queueRunAction(o: GlobalOptions & RunFlags): Promise<void> {
+  const concurrency = positiveInt(o.concurrency, '--concurrency') ?? 1;
+  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const { RunQueue } = await import('../../engine/queue.js');
+  const seen = new Set<string>();
+  const queue = new RunQueue(app, {
+    limit: () => concurrency,
+    pollMs: 0,
+    log: (msg, fields) => {
+      if (msg === 'run started' && typeof fields?.run_uuid === 'string') seen.add(fields.run_uuid);
+    },
+  });
+  const onSignal = () => void queue.stop();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const waiting = app.store.runs.countByStatus().queued ?? 0;
+    if (!o.json) process.stdout.write(`◆ ${waiting} queued run(s); executing ${concurrency} at a time\n`);
+    queue.start();
+    for (;;) {
+      if (queue.runningRuns().length === 0 && (app.store.runs.countByStatus().queued ?? 0) === 0) break;
+      queue.kick();
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await queue.stop();
+    const runs = [...seen].map((u) => app.store.runs.find(u)).filter((r): r is NonNullable<typeof r> => Boolean(r));
+    if (o.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+    else if (runs.length) printMultiSummary(runs);
+    if (runs.some((r) => r.status !== 'completed')) process.exitCode = 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    app.close();
+  }
+}
+
+/** --convert-file-to-line / --convert-to-file (reference §3.1 step 3). */
+function reshapeTargets(targets: string[], o: RunFlags): string[] {
+  let out = targets;
+  if (o.convertFileToLine) {
+    out = normaliseTargets(out.flatMap((t) => (existsSync(t) && statSync(t).isFile() ? readFileSync(t, 'utf8').split(/\r?\n/) : [t])));
+  }
+  if (o.convertToFile && out.length > 0) {
+    const dir = mkdtempSync(join(tmpdir(), 'osm-targets-'));
+    const file = join(dir, 'targets.txt');
+    writeFileSync(file, `${out.join('\n')}\n`);
+    out = [file];
+  }
+  return out;
+}
+
+/** --chunk-size / --chunk-count / --chunk-part (reference §3.1 step 4); 'printed' when only the chunk list was asked for. */
+function chunkTargets(targets: string[], o: RunFlags): string[] | 'printed' {
+  if (o.chunkSize === undefined && o.chunkCount === undefined) {
+    if (o.chunkPart !== undefined) throw errors.validation('--chunk-part needs --chunk-size or --chunk-count');
+    return targets;
+  }
+  const total = targets.length;
+  const count = positiveInt(o.chunkCount, '--chunk-count');
+  const size = count !== undefined ? Math.max(1, Math.ceil(total / count)) : positiveInt(o.chunkSize, '--chunk-size')!;
+  const chunks = Math.max(1, Math.ceil(total / size));
+  if (o.chunkPart === undefined) {
+    const lines = [`Chunk Info: ${total} total targets, ${chunks} chunks of size ${size}`];
+    for (let i = 0; i < chunks; i++) lines.push(`  chunk ${i}: indices ${i * size}-${Math.min(total, (i + 1) * size) - 1}`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return 'printed';
+  }
+  const part = Number(o.chunkPart);
+  if (!Number.isInteger(part) || part < 0) throw errors.validation(`--chunk-part must be a non-negative integer, got ${JSON.stringify(o.chunkPart)}`);
+  if (part >= chunks) throw errors.validation(`chunk-part ${part} exceeds total chunks ${chunks} (0-indexed)`);
+  const slice = targets.slice(part * size, (part + 1) * size);
+  process.stdout.write(`◆ Processing chunk ${part + 1}/${chunks} (${slice.length} targets, indices ${part * size}-${part * size + slice.length - 1})\n`);
+  return slice;
+}
+
+/** --std-module (YAML on stdin) / --module-url: the module saved to a temp file, run by path. */
+async function moduleSource(o: RunFlags): Promise<string | undefined> {
+  if (!o.stdModule && !o.moduleUrl) return undefined;
+  if (o.flow || o.module?.length) throw errors.validation('--std-module/--module-url replace -f/-m: use one or the other');
+  const dir = mkdtempSync(join(tmpdir(), 'osm-module-'));
+  const file = join(dir, 'module.yaml');
+  if (o.stdModule) {
+    const text = readFileSync(0, 'utf8');
+    if (!text.trim()) throw errors.validation('--std-module: no YAML on stdin');
+    writeFileSync(file, text);
+  } else {
+    const { fetchToFile, FetchError } = await import('../../registry/fetch.js');
+    try {
+      await fetchToFile(o.moduleUrl!, file, { maxBytes: 4 * 1024 * 1024, timeoutMs: 60_000, allowPrivate: true });
+    } catch (err) {
+      throw errors.validation(`--module-url: ${err instanceof FetchError ? err.message : (err as Error).message}`);
+    }
+  }
+  return file;
+}
+
+/** --sudo-aware: ask for the sudo password once up front (steps using sudo then do not prompt). */
+function sudoOnce(): void {
+  if (process.getuid?.() === 0) return;
+  const r = spawnSync('sudo', ['-v'], { stdio: 'inherit' });
+  if (r.status !== 0) process.stderr.write('⚠ sudo authentication failed; steps using sudo may prompt or fail\n');
 }
 
 /** `osm run --resume <run>`: a new run reusing the completed steps of a failed/cancelled one. */
@@ -129,7 +310,7 @@ async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; di
     process.on('SIGTERM', onSignal);
     let out: RunOutcome;
     try {
-      out = await executeStoredRun(app, r.run, { stdout: !o.json, silent: Boolean(o.silent), color: colorEnabled(o.disableColor), verbose: Boolean(o.verbose || o.debug) }, 'cli');
+      out = await executeStoredRun(app, r.run, { stdout: !o.json, silent: Boolean(o.silent), color: colorEnabled(o.disableColor), verbose: Boolean(o.verbose || o.debug), spinner: wantSpinner(o), noLogLines: Boolean(o.disableLogging) }, 'cli');
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
@@ -175,7 +356,7 @@ async function runLocally(app: AppContext, workflows: string[], targets: string[
         const out = await executeStoredRun(
           app,
           app.store.runs.get(run.id) ?? run,
-          { stdout: !json, silent: Boolean(o.silent), color, verbose: Boolean(o.verbose || o.debug), prefix: concurrency > 1 && targets.length > 1 ? `[${run.target}] ` : undefined },
+          { stdout: !json, silent: Boolean(o.silent), color, verbose: Boolean(o.verbose || o.debug), prefix: concurrency > 1 && targets.length > 1 ? `[${run.target}] ` : undefined, spinner: wantSpinner(o) && !(concurrency > 1 && targets.length > 1), noLogLines: Boolean(o.disableLogging) },
           'cli',
         );
         outcomes.push(out);
@@ -213,3 +394,41 @@ function printMultiSummary(runs: { target: string; workflow_name: string; status
 }
 
 
+
+/** A spinner for long steps only on an interactive terminal, never with --json or --silent (or CI). */
+function wantSpinner(o: { json?: boolean; silent?: boolean; progressBar?: boolean }): boolean {
+  // A terminal that reports no width (some pseudo-terminals) would make ora redraw forever.
+  return !o.json && (!o.silent || Boolean(o.progressBar)) && Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && !process.env.CI && process.env.TERM !== 'dumb';
+}
+
+/**
+ * Applies the first workflow's `preferences` to the flags the user left at their defaults:
+ * empty_target, silent, heuristics_check, disable_logging, disable_notifications. A workflow that
+ * cannot be loaded here is reported later, where the run is created.
+ */
+function applyPreferences(command: Command, o: GlobalOptions & RunFlags & { disableNotification?: boolean }, workflows: string[]): void {
+  let prefs: Preferences | undefined;
+  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  try {
+    prefs = app.loader.load(workflows[0]!).preferences;
+  } catch {
+    return;
+  } finally {
+    app.close();
+  }
+  if (!prefs) return;
+  const given = (key: string) => {
+    for (let c: Command | null = command; c; c = c.parent) {
+      const src = c.getOptionValueSource(key);
+      if (src && src !== 'default') return true;
+    }
+    return false;
+  };
+  if (prefs.empty_target && !given('emptyTarget')) o.emptyTarget = true;
+  if (prefs.silent && !given('silent')) o.silent = true;
+  if (prefs.disable_logging && !given('disableLogging')) o.disableLogging = true;
+  if (prefs.disable_notifications && !given('disableNotification')) o.disableNotification = true;
+  if (prefs.heuristics_check && !given('heuristicsCheck')) o.heuristicsCheck = prefs.heuristics_check;
+  if (prefs.repeat && !given('repeat')) o.repeat = true;
+  if (prefs.repeat_wait_time && !given('repeatWaitTime')) o.repeatWaitTime = prefs.repeat_wait_time;
+}

@@ -14,6 +14,8 @@ interface ServeFlags {
   auth: boolean;
   hotReload: boolean;
   schedule: boolean;
+  eventReceiver: boolean;
+  queuePolling: boolean;
   master?: boolean;
   redisUrl?: string;
 }
@@ -37,6 +39,7 @@ export async function serveAction(command: Command): Promise<void> {
   const queue = new RunQueue(app, {
     limit: () => Number((app.settings().settings.server as { max_concurrent_runs?: number }).max_concurrent_runs ?? 2),
     log,
+    ...(o.queuePolling === false ? { pollMs: 0 } : {}),
   });
   const server = await buildServer(app, { noAuth, logger: { level: o.debug ? 'debug' : 'info' }, queue });
   // Distributed master (--master): tasks go to Redis through BullMQ; workers report back.
@@ -54,8 +57,10 @@ export async function serveAction(command: Command): Promise<void> {
   let scheduler: { stop(): Promise<void> | void } | undefined;
   if (o.schedule !== false) {
     const { startScheduler } = await import('../../scheduler/index.js');
-    scheduler = await startScheduler(app, { log, queue });
+    scheduler = await startScheduler(app, { log, queue, eventReceiver: o.eventReceiver !== false });
   }
+  // Spawner processes boot now rather than under the first runs' steps.
+  spawnerPool().warm();
   const reconciled = queue.start();
   if (o.hotReload !== false) await app.manager.watch();
 

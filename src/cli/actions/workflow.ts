@@ -1,3 +1,4 @@
+import { errors } from '../../errors.js';
 import { readFileSync, statSync } from 'node:fs';
 import { basename, extname, isAbsolute, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -47,9 +48,9 @@ function splitList(value: string | undefined): string[] {
 /** `osm workflow list [search]`: table of workflows and a total line, or a JSON array with --json. */
 export async function workflowList(command: Command, search?: string): Promise<void> {
   const ctx = context(command);
-  const opts = optionsOf<{ tags?: string; all?: boolean }>(command);
+  const opts = optionsOf<{ tags?: string; all?: boolean; search?: string; showTags?: boolean; usage?: boolean }>(command);
   const wanted = splitList(opts.tags);
-  const needle = search?.trim().toLowerCase() ?? '';
+  const needle = (search ?? opts.search)?.trim().toLowerCase() ?? '';
   const workflows: Workflow[] = [];
   const broken: string[] = [];
   for (const file of listWorkflowFiles(ctx.dir)) {
@@ -71,6 +72,15 @@ export async function workflowList(command: Command, search?: string): Promise<v
       wf.name, wf.kind, ctx.loader.stepCount(wf), wf.tags.join(', '), firstLine(wf.description, 60),
     ]);
     if (rows.length) ctx.ui.out(await renderTable(['Name', 'Kind', 'Steps', 'Tags', 'Description'], rows, { color: ctx.color }));
+    if (opts.usage) {
+      for (const wf of workflows) ctx.ui.out(`  osm run ${wf.kind === 'flow' ? '-f' : '-m'} ${wf.name} -t <target>${wf.params.filter((p) => p.required).map((p) => ` -p ${p.name}=<value>`).join('')}`);
+    }
+    if (opts.showTags) {
+      const counts = new Map<string, number>();
+      for (const wf of workflows) for (const t of wf.tags) counts.set(t, (counts.get(t) ?? 0) + 1);
+      const tags = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+      ctx.ui.out(`Tags: ${tags.length ? tags.map(([t, n]) => `${t} (${n})`).join(', ') : '(none)'}`);
+    }
     const flows = workflows.filter((w) => w.kind === 'flow').length;
     ctx.ui.info(`Total: ${workflows.length} workflows (${flows} flows, ${workflows.length - flows} modules)`);
     if (!rows.length) ctx.ui.err(`no workflows found in ${ctx.dir}${needle || wanted.length ? ' matching the filter' : ''}`);
@@ -160,6 +170,8 @@ export async function workflowShow(command: Command, name: string): Promise<void
 interface ValidateFlags {
   disable?: string;
   severity?: string;
+  format?: string;
+  failFast?: boolean;
 }
 
 interface FileReport {
@@ -225,11 +237,30 @@ export async function workflowValidate(command: Command, target: string): Promis
   const flags = optionsOf<ValidateFlags>(command);
   const asDir = isDirectory(resolve(target)) ? resolve(target) : undefined;
   const files = asDir ? listWorkflowFiles(asDir) : [findWorkflow(target, ctx.dir)];
-  const reports = files.map((f) => report(ctx.loader.check(f, true), flags));
+  const format = (flags.format ?? 'pretty').toLowerCase();
+  if (!['pretty', 'json', 'github'].includes(format)) throw errors.validation(`--format must be pretty, json or github, got ${JSON.stringify(flags.format)}`);
+  const reports: FileReport[] = [];
+  for (const f of files) {
+    const r = report(ctx.loader.check(f, true), flags);
+    reports.push(r);
+    if (flags.failFast && !r.valid) break;
+  }
   const failed = reports.filter((r) => !r.valid).length;
   if (failed > 0) process.exitCode = 1;
 
-  if (ctx.o.json) {
+  if (format === 'github') {
+    // GitHub Actions workflow commands: one annotation per issue, then the verdicts.
+    const esc = (t: string) => t.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+    for (const r of reports) {
+      for (const i of r.issues) {
+        const level = i.severity === 'error' ? 'error' : i.severity === 'warning' ? 'warning' : 'notice';
+        ctx.ui.out(`::${level} file=${esc(i.file)}${i.line ? `,line=${i.line}` : ''},title=${esc(i.rule ?? 'osm')}::${esc(i.path ? `${i.path}: ${i.message}` : i.message)}`);
+      }
+    }
+    ctx.ui.out(`${reports.length - failed} passed, ${failed} failed`);
+    return;
+  }
+  if (ctx.o.json || format === 'json') {
     if (asDir) {
       ctx.ui.json({ folder: shown(asDir), total: reports.length, passed: reports.length - failed, failed, results: reports });
     } else {

@@ -11,10 +11,12 @@ import { registerConfig } from './config.js'; COMMAND_MODULES.push(registerConfi
 import { registerRun } from './run.js'; COMMAND_MODULES.push(registerRun);
 import { registerWorkflow } from './workflow.js'; COMMAND_MODULES.push(registerWorkflow);
 import { registerServe } from './serve.js'; COMMAND_MODULES.push(registerServe);
-import { registerFunc } from './func.js'; COMMAND_MODULES.push(registerFunc);
+import { registerFunc, registerEvalShorthand } from './func.js'; COMMAND_MODULES.push(registerFunc, registerEvalShorthand);
 import { registerSchedule } from './schedule.js'; COMMAND_MODULES.push(registerSchedule);
 import { registerSnapshot } from './snapshot.js'; COMMAND_MODULES.push(registerSnapshot);
 import { registerAssets } from './assets.js'; COMMAND_MODULES.push(registerAssets);
 import { registerVulns } from './vulns.js'; COMMAND_MODULES.push(registerVulns);
 import { registerInstall } from './install.js'; COMMAND_MODULES.push(registerInstall);
 import { registerWorker } from './worker.js'; COMMAND_MODULES.push(registerWorker);
+import { registerHealth } from './health.js'; COMMAND_MODULES.push(registerHealth);
+import { registerDb } from './db.js'; COMMAND_MODULES.push(registerDb);

@@ -11,6 +11,8 @@ export function registerServe(program: Command): void {
       .option('-A, --no-auth', 'disable authentication (every endpoint open)')
       .option('--no-hot-reload', 'do not watch the settings file')
       .option('--no-schedule', 'do not run cron/event/watch schedules')
+      .option('--no-event-receiver', 'record emitted events but never fire event triggers')
+      .option('--no-queue-polling', 'do not poll the database for runs queued by other processes (osm run --queue)')
       .option('--master', 'distributed mode: act as master (needs Redis)')
       .option('--redis-url <url>', 'Redis URL for distributed mode')
       .action(async (_opts, command: Command) => {

@@ -21,7 +21,7 @@ export function registerWorker(program: Command): void {
 
   worker
     .command('status')
-    .alias('ls')
+    .aliases(['ls', 'list'])
     .description('list the workers registered in Redis (idle, busy or offline)')
     .option('--redis-url <url>', 'Redis URL (default: redis section of the settings)')
     .option('--redis-prefix <prefix>', 'Redis key prefix (default redis.prefix, $OSM_REDIS_PREFIX or osm)')

@@ -9,6 +9,9 @@ export function registerWorkflow(program: Command): void {
     .argument('[search]', 'filter by name or description')
     .option('--tags <tags>', 'only workflows with any of these comma-separated tags')
     .option('-a, --all', 'include hidden workflows')
+    .option('--search <text>', 'filter by name or description (same as the argument)')
+    .option('--show-tags', 'also list every tag with its number of workflows')
+    .option('--usage', 'also print how to run each workflow')
     .action(async (search: string | undefined, _opts, command: Command) => {
       const { workflowList } = await import('../actions/workflow.js');
       await workflowList(command, search);
@@ -20,6 +23,9 @@ export function registerWorkflow(program: Command): void {
     .argument('[search]', 'filter by name or description')
     .option('--tags <tags>', 'only workflows with any of these comma-separated tags')
     .option('-a, --all', 'include hidden workflows')
+    .option('--search <text>', 'filter by name or description (same as the argument)')
+    .option('--show-tags', 'also list every tag with its number of workflows')
+    .option('--usage', 'also print how to run each workflow')
     .action(async (search: string | undefined, _opts, command: Command) => {
       const { workflowList } = await import('../actions/workflow.js');
       await workflowList(command, search);
@@ -43,6 +49,8 @@ export function registerWorkflow(program: Command): void {
     .argument('<target>', 'workflow name, YAML file or folder')
     .option('--disable <rules>', 'comma-separated lint rules to skip')
     .option('--severity <level>', 'lowest severity to print: info, warning or error', 'info')
+    .option('--format <format>', 'pretty, json (same as --json) or github (workflow annotations)', 'pretty')
+    .option('--fail-fast', 'stop at the first workflow that fails (folders)')
     .action(async (target: string, _opts, command: Command) => {
       const { workflowValidate } = await import('../actions/workflow.js');
       await workflowValidate(command, target);

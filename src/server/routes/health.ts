@@ -34,7 +34,7 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
     defineRoute(server, app, { method: 'GET', url, summary: 'Server information', tags: ['health'], public: true, sideEffects: 'none', handler: info });
   }
   defineRoute(server, app, {
-    method: 'GET', url: '/osm/api/health', summary: 'API health with database state and workflow count', tags: ['health'], sideEffects: 'none',
+    method: 'GET', url: '/osm/api/health', summary: 'API health with database state and workflow count', tags: ['health'], public: true, sideEffects: 'none',
     responses: { 200: { description: 'Health', schema: z.object({ status: z.string(), version: z.string(), database: z.string(), workflows_loaded: z.number() }) } },
     handler: () => {
       let database = 'connected';

@@ -1,0 +1,101 @@
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { Socket } from 'node:net';
+import type { Command } from 'commander';
+import { optionsOf } from '../context.js';
+import { createAppContext } from '../../services/context.js';
+import { listWorkflowFiles } from '../../workflow/lookup.js';
+import { buildBaseEnv } from '../../engine/executor.js';
+import { commandExists } from '../../engine/deps-check.js';
+
+interface Check {
+  section: string;
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** Whether a TCP port answers within `ms`. */
+function reachable(host: string, port: number, ms = 2000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = new Socket();
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(ms, () => done(false));
+    s.once('error', () => done(false));
+    s.connect(port, host, () => done(true));
+  });
+}
+
+/**
+ * `osm health` (reference: "checks folders/binaries; prints a section containing `Folders`"):
+ * the folders of the settings (present, writable), the database (opens, integrity quick check),
+ * the workflows (how many load, which fail), the commands their `dependencies` name (on PATH or
+ * in the binaries folder) and Redis when one is configured. Exit 1 when any check fails.
+ */
+export async function healthAction(command: Command): Promise<void> {
+  const o = optionsOf<object>(command);
+  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const checks: Check[] = [];
+  try {
+    const p = app.settings().paths;
+    for (const [name, dir] of [['base', p.base], ['workspaces', p.workspaces], ['workflows', p.workflows], ['data', p.data], ['binaries', p.binaries]] as const) {
+      let ok = false;
+      let detail = dir;
+      try {
+        ok = existsSync(dir) && statSync(dir).isDirectory();
+        if (ok) accessSync(dir, constants.W_OK);
+        else detail = `${dir} (missing)`;
+      } catch {
+        ok = false;
+        detail = `${dir} (not writable)`;
+      }
+      checks.push({ section: 'Folders', name, ok, detail });
+    }
+    try {
+      const r = app.store.db.prepare('PRAGMA quick_check').get() as { quick_check: string };
+      checks.push({ section: 'Database', name: 'sqlite', ok: r.quick_check === 'ok', detail: `${p.db} (quick_check: ${r.quick_check})` });
+    } catch (err) {
+      checks.push({ section: 'Database', name: 'sqlite', ok: false, detail: (err as Error).message });
+    }
+    const files = existsSync(p.workflows) ? listWorkflowFiles(p.workflows) : [];
+    const broken: string[] = [];
+    const commands = new Set<string>();
+    for (const f of files) {
+      const c = app.loader.check(f);
+      if (!c.workflow) broken.push(f);
+      else for (const cmd of c.workflow.dependencies.commands) if (cmd) commands.add(cmd);
+    }
+    checks.push({ section: 'Workflows', name: 'load', ok: broken.length === 0, detail: `${files.length - broken.length} of ${files.length} load${broken.length ? `; failing: ${broken.join(', ')}` : ''}` });
+    const pathEnv = buildBaseEnv(p.binaries).PATH ?? '';
+    for (const cmd of [...commands].sort()) {
+      const ok = commandExists(cmd, pathEnv);
+      checks.push({ section: 'Binaries', name: cmd, ok, detail: ok ? 'found' : "not found (install it, or 'osm install binary')" });
+    }
+    const redis = app.settings().settings.redis;
+    if (redis.host) {
+      const ok = await reachable(redis.host, Number(redis.port));
+      checks.push({ section: 'Services', name: 'redis', ok, detail: `${redis.host}:${redis.port}${ok ? '' : ' (unreachable)'}` });
+    }
+  } finally {
+    app.close();
+  }
+  const failed = checks.filter((c) => !c.ok);
+  if (o.json) {
+    process.stdout.write(`${JSON.stringify({ ok: failed.length === 0, checks }, null, 2)}\n`);
+  } else {
+    let section = '';
+    const lines: string[] = [];
+    for (const c of checks) {
+      if (c.section !== section) {
+        section = c.section;
+        lines.push(`▶ ${section}`);
+      }
+      lines.push(`  ${c.ok ? '✔' : '⏹'} ${c.name}: ${c.detail}`);
+    }
+    lines.push(failed.length ? `⚠ ${failed.length} check(s) failed` : '✔ All checks passed');
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+  if (failed.length) process.exitCode = 1;
+}
