@@ -13,6 +13,14 @@ export interface GlobalOptions {
   disableNotification?: boolean;
   disableLogging?: boolean;
   ciOutputFormat?: boolean;
+  logFile?: string;
+  logFileTmp?: boolean;
+  spinner?: boolean;
+  disableDb?: boolean;
+  width?: string;
+  force?: boolean;
+  org?: string;
+  skipAutoSetup?: boolean;
 }
 
 /** The global options merged with the command's own options. */

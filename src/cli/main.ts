@@ -1,7 +1,11 @@
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { VERSION, REFERENCE_VERSION } from '../version.js';
 import { messageOf, isOsmError } from '../errors.js';
 import { COMMAND_MODULES } from './commands/index.js';
+import type { GlobalOptions } from './context.js';
+import { usageExampleRequest, usageExamples } from './examples.js';
+import { setTableWidth } from './output.js';
+import { startLogFile, stopLogFile, tmpLogPath } from '../util/log-file.js';
 
 /** Builds the commander program. Command modules only declare flags; their actions import lazily. */
 export function buildProgram(): Command {
@@ -19,12 +23,23 @@ export function buildProgram(): Command {
     .option('--disable-color', 'no ANSI colours (also when stdout is not a TTY or NO_COLOR is set)')
     .option('--disable-notification', 'do not send webhook notifications')
     .option('--disable-logging', 'do not print log lines')
-    .addOption(new Option('--ci-output-format', 'JSON output for CI (implies --silent)').hideHelp())
+    .option('--ci-output-format', 'JSON output for CI (implies --silent)')
+    .option('--log-file <file>', 'also append everything printed to this file (no colours)')
+    .option('--log-file-tmp', 'like --log-file, with a new file in the temp folder (its path is printed)')
+    .option('-H, --usage-example', 'show usage examples for the command')
+    .option('--full-usage-example', 'show usage examples for every command')
+    .option('--spinner', 'show the spinner for long steps even in CI (needs a terminal)')
+    .option('--disable-db', 'use a throw-away database: nothing is recorded')
+    .option('--width <columns>', 'wrap tables to this many columns')
+    .option('--force', 'confirm destructive commands (same as their own --force)')
+    .option('--org <name>', 'organization (name or uuid) that listings and new runs belong to')
+    .option('--skip-auto-setup', 'accepted for compatibility: osm never downloads a base folder by itself')
     .showSuggestionAfterError(true)
     .configureOutput({
       outputError: (str, write) => write(str),
     });
   for (const register of COMMAND_MODULES) register(program);
+  program.hook('preAction', (_root, action) => applyGlobalFlags(action.optsWithGlobals() as GlobalOptions));
   program
     .command('version')
     .description('print the version (same as --version); --json for scripts')
@@ -54,6 +69,11 @@ export async function main(argv: string[]): Promise<void> {
   }
   const program = buildProgram();
   program.exitOverride();
+  const examples = usageExampleRequest(argv.slice(2), commandNames(program));
+  if (examples) {
+    process.stdout.write(usageExamples(examples.command, examples.full));
+    return;
+  }
   try {
     await program.parseAsync(argv);
   } catch (err) {
@@ -72,5 +92,35 @@ export async function main(argv: string[]): Promise<void> {
     }
     process.stderr.write(`Error: ${messageOf(err)}\n`);
     process.exitCode = process.exitCode && process.exitCode !== 0 ? process.exitCode : 1;
+  } finally {
+    stopLogFile();
   }
+}
+
+/** Every command name and alias, for locating the command among argv words. */
+function commandNames(program: Command): Set<string> {
+  const names = new Set<string>();
+  for (const c of program.commands) {
+    names.add(c.name());
+    for (const a of c.aliases()) names.add(a);
+  }
+  return names;
+}
+
+/** Global flags that act before any command runs: log files, table width, throw-away database. */
+function applyGlobalFlags(o: GlobalOptions): void {
+  if (o.logFile || o.logFileTmp) {
+    const path = startLogFile(o.logFile ?? tmpLogPath());
+    if (!o.logFile) process.stderr.write(`◆ Logging to ${path}\n`);
+  }
+  if (o.width !== undefined) {
+    const n = Number(o.width);
+    if (!Number.isInteger(n) || n < 20 || n > 1000) throw new Error(`--width must be a whole number of columns between 20 and 1000, got '${o.width}'`);
+    setTableWidth(n);
+  }
+  if (o.disableDb) {
+    process.env.OSM_DISABLE_DB = '1';
+    if (!o.json && !o.silent && !o.ciOutputFormat) process.stderr.write('⚠ --disable-db: this command uses a throw-away database; nothing it records is kept\n');
+  }
+  if (o.spinner) process.env.OSM_SPINNER = '1';
 }

@@ -2,6 +2,7 @@ import { Chalk, type ChalkInstance } from 'chalk';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import ora, { type Ora } from 'ora';
 import { formatDuration } from '../util/duration.js';
+import { untracedStderr } from '../util/log-file.js';
 
 /** Symbol printed before a step of each type (reference output style). */
 export const STEP_SYMBOLS: Record<string, string> = {
@@ -92,7 +93,7 @@ export class RunPrinter {
       this.spin?.stop();
       return;
     }
-    if (!this.spin) this.spin = ora({ stream: process.stderr, discardStdin: false, hideCursor: true });
+    if (!this.spin) this.spin = ora({ stream: untracedStderr(), discardStdin: false, hideCursor: true });
     this.spin.text = text;
     if (!this.spin.isSpinning) this.spin.start();
   }

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadSettings, type LoadedSettings, type LoadOptions, SettingsManager } from '../settings/index.js';
 import { openStore, type Store } from '../store/index.js';
 import { WorkflowLoader } from '../workflow/loader.js';
@@ -14,10 +17,17 @@ export interface AppContext extends EngineDeps {
 }
 
 /** Opens settings (creating the base folder on first use), the database and the loader. */
-export function createAppContext(opts: LoadOptions = {}): AppContext {
+export function createAppContext(opts: LoadOptions & { disableDb?: boolean } = {}): AppContext {
   const loaded: LoadedSettings = loadSettings(opts);
   const manager = new SettingsManager(loaded, opts);
-  const store: Store = openStore(loaded.paths.db);
+  const throwaway = opts.disableDb ?? process.env.OSM_DISABLE_DB === '1';
+  // --disable-db: a database in a private temp folder (script worker threads open it by path too).
+  const tempDir = throwaway ? mkdtempSync(join(tmpdir(), 'osm-nodb-')) : undefined;
+  const dropTemp = () => {
+    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+  };
+  if (tempDir) process.once('exit', dropTemp);
+  const store: Store = openStore(tempDir ? join(tempDir, 'database-osm.sqlite') : loaded.paths.db);
   let loader = new WorkflowLoader(loaded.paths.workflows);
   let loaderDir = loaded.paths.workflows;
   const ctx: AppContext = {
@@ -37,6 +47,7 @@ export function createAppContext(opts: LoadOptions = {}): AppContext {
     close() {
       manager.close();
       store.close();
+      dropTemp();
     },
   };
   return ctx;

@@ -11,6 +11,7 @@ import { renderTable, colorEnabled } from '../output.js';
 
 function settingsOf(command: Command) {
   const o = optionsOf<{ force?: boolean; cleanWs?: boolean; table?: string; limit: string; where?: string; columns?: string; search?: string }>(command);
+  if (o.disableDb) throw errors.validation('osm db maintains the real database: drop --disable-db');
   return { o, loaded: loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }) };
 }
 
