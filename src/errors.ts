@@ -143,6 +143,19 @@ export const errors = {
   nixNotInstalled: def('OSM_ERR_NIX_MISSING', 400, () => 'Nix is not installed. Install Nix first or use registry_mode=direct-fetch'),
   workflowSourceRequired: def('OSM_ERR_WORKFLOW_SOURCE', 400, () => 'source is required for workflow installation (git URL, zip URL, or local path)'),
   workflowInstall: def('OSM_ERR_WORKFLOW_INSTALL', 500, (detail: string) => `Failed to install workflow: ${detail}`),
+  // webhook-triggered runs (src/services/webhook-runs.ts; messages word for word from the reference)
+  webhookNotFound: def('OSM_ERR_WEBHOOK_NOT_FOUND', 404, () => 'Webhook not found'),
+  webhookKey: def('OSM_ERR_WEBHOOK_KEY', 401, () => 'Invalid or missing authentication key'),
+  webhookWorkflowNotFound: def('OSM_ERR_WEBHOOK_WORKFLOW', 404, (name: string) => `Workflow '${name}' not found`),
+  // organizations (src/services/orgs.ts; messages as in the reference)
+  orgNotFound: def('OSM_ERR_ORG_NOT_FOUND', 404, (ref: string) => `org not found: ${ref}`),
+  orgFilterNotFound: def('OSM_ERR_ORG_FILTER', 400, (ref: string) => `org not found: ${ref}`),
+  defaultOrgProtected: def('OSM_ERR_DEFAULT_ORG', 403, () => 'the default org cannot be deleted or renamed'),
+  orgNameRequired: def('OSM_ERR_ORG_NAME_REQUIRED', 400, () => 'name is required'),
+  orgInvalidBody: def('OSM_ERR_ORG_INVALID_BODY', 400, (detail: string) => `invalid request body: ${detail}`),
+  orgCreateFailed: def('OSM_ERR_ORG_CREATE', 400, (name: string, detail: string) => `failed to create org "${name}": ${detail}`),
+  orgNameTaken: def('OSM_ERR_ORG_NAME_TAKEN', 409, (name: string) => `an org named "${name}" already exists`),
+  orgBusy: def('OSM_ERR_ORG_BUSY', 409, (name: string, n: number) => `org ${name} has ${n} active run(s); cancel them before purging it`),
   // URLs the router cannot take apart (src/server/plugins/errors.ts frameworkErrors)
   badUrl: def('OSM_ERR_BAD_URL', 400, () => 'Malformed URL: invalid percent-encoding in the path'),
   paramTooLong: def('OSM_ERR_PARAM_TOO_LONG', 414, (max: number) => `URI Too Long: a path parameter is longer than ${max} characters`),

@@ -19,6 +19,7 @@ export function listAssets(app: { store: Store }, filter: AssetListFilter, page:
     asset_type: filter.asset_type || undefined,
     status_code: filter.status_code || undefined,
     search: filter.search || undefined,
+    org_uuid: filter.org_uuid || undefined,
   };
   const r = app.store.assets.list(clean, page);
   return { data: r.data.map(({ raw_json_data: _raw, ...rest }) => rest), total: r.total };

@@ -132,6 +132,8 @@ export interface RunListQuery {
   workflow_name?: string;
   target?: string;
   workspace?: string;
+  /** Only runs of this org (uuid). */
+  org_uuid?: string;
 }
 
 /** GET /runs: newest first. */

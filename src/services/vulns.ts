@@ -21,15 +21,15 @@ export function parseSeverityList(text: string | undefined): Severity[] | undefi
 /** Filtered page of vulnerabilities (confidence filters rows and total alike). */
 export function listVulns(app: { store: Store }, filter: VulnListFilter, page: Page): ListResult<VulnRecord> {
   return app.store.vulns.list(
-    { workspace: filter.workspace || undefined, severity: filter.severity, confidence: filter.confidence || undefined, asset_value: filter.asset_value || undefined },
+    { workspace: filter.workspace || undefined, severity: filter.severity, confidence: filter.confidence || undefined, asset_value: filter.asset_value || undefined, org_uuid: filter.org_uuid || undefined },
     page,
   );
 }
 
-/** Counts by severity (all five always present) of one workspace, or of all when none is given. */
-export function vulnSummary(app: { store: Store }, workspace?: string) {
+/** Counts by severity (all five always present) of one workspace, or of all when none is given (within one org when given). */
+export function vulnSummary(app: { store: Store }, workspace?: string, orgUuid?: string) {
   const ws = workspace?.trim() ?? '';
-  const s = app.store.vulns.summary(ws === '' ? undefined : ws);
+  const s = app.store.vulns.summary(ws === '' ? undefined : ws, orgUuid || undefined);
   return { by_severity: { critical: s.critical, high: s.high, medium: s.medium, low: s.low, info: s.info }, total: s.total, workspace: ws };
 }
 

@@ -91,6 +91,8 @@ export interface WorkspaceListQuery {
   search?: string;
   data_source?: string;
   filesystem?: boolean;
+  /** Only workspaces of this org (uuid); with `filesystem`, folders without a row of the org are left out. */
+  org_uuid?: string;
   offset: number;
   limit: number;
 }
@@ -99,7 +101,7 @@ export interface WorkspaceListQuery {
 export function listWorkspaces(app: AppContext, q: WorkspaceListQuery): { data: (WorkspaceRecord | FilesystemWorkspace)[]; total: number; workspaces_dir?: string } {
   const page = { offset: q.offset, limit: q.limit };
   if (!q.filesystem) {
-    const res = app.store.workspaces.list({ search: q.search || undefined, data_source: q.data_source || undefined }, page);
+    const res = app.store.workspaces.list({ search: q.search || undefined, data_source: q.data_source || undefined, org_uuid: q.org_uuid || undefined }, page);
     return { data: res.data, total: res.total };
   }
   const root = workspacesRoot(app);
@@ -108,6 +110,7 @@ export function listWorkspaces(app: AppContext, q: WorkspaceListQuery): { data: 
   const needle = (q.search ?? '').toLowerCase();
   const all = [...names]
     .filter((n) => !needle || n.toLowerCase().includes(needle))
+    .filter((n) => !q.org_uuid || app.store.workspaces.get(n)?.org_uuid === q.org_uuid)
     .sort()
     .map((name): FilesystemWorkspace => {
       const row = app.store.workspaces.get(name);

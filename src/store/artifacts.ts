@@ -22,7 +22,7 @@ export type ArtifactInput = Omit<ArtifactRecord, 'id' | 'created_at'> & { id?: s
 
 export interface ArtifactListFilter {
   workspace?: string;
-  /** Substring of name, path, type, content type or description. */
+  /** Substring of id, run id, workspace, name, path, type, content type or description. */
   search?: string;
 }
 
@@ -89,9 +89,10 @@ export function createArtifactsRepo(db: Db, q: StatementCache): ArtifactsRepo {
       if (filter.search) {
         const p = likeContains(filter.search);
         where.add(
-          `(name LIKE ? ESCAPE '\\' OR artifact_path LIKE ? ESCAPE '\\' OR artifact_type LIKE ? ESCAPE '\\'
+          `(id LIKE ? ESCAPE '\\' OR CAST(run_id AS TEXT) LIKE ? ESCAPE '\\' OR workspace LIKE ? ESCAPE '\\'
+            OR name LIKE ? ESCAPE '\\' OR artifact_path LIKE ? ESCAPE '\\' OR artifact_type LIKE ? ESCAPE '\\'
             OR content_type LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')`,
-          p, p, p, p, p,
+          p, p, p, p, p, p, p, p,
         );
       }
       return listPage(db, q, { table: 'artifacts', where, orderBy: 'created_at DESC, rowid DESC', map: mapArtifact }, page);

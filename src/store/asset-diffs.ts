@@ -1,5 +1,5 @@
 /** The `asset_diffs` table: stored results of a computed asset diff. */
-import { listPage, nowIso, Where, type Db, type Row, type StatementCache } from './sql.js';
+import { listPage, nowIso, statementCache, Where, type Db, type Row, type StatementCache } from './sql.js';
 import type { ListResult, Page } from './types.js';
 
 export interface AssetDiffRecord {
@@ -25,9 +25,42 @@ export interface AssetDiffsRepo {
   list(filter: { workspace?: string }, page: Page): ListResult<AssetDiffRecord>;
 }
 
+/**
+ * The stored diff snapshot tables: `asset_diffs` (written when a run completes) and the
+ * reference's `vuln_diffs` (same columns, never written by the reference). osm's schema has no
+ * `vuln_diffs` table yet; it is read when a migration adds it and reads as empty until then.
+ */
+export type DiffSnapshotTable = 'asset_diffs' | 'vuln_diffs';
+
+const mapSnapshot = (row: Row) => row as unknown as AssetDiffRecord;
+
+/** True when the database has `table`. */
+function hasTable(q: StatementCache, table: string): boolean {
+  return q(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table) !== undefined;
+}
+
+/** A filtered page of one diff snapshot table, newest first (empty when the table does not exist). */
+export function diffSnapshotPage(db: Db, q: StatementCache, table: DiffSnapshotTable, filter: { workspace?: string }, page: Page): ListResult<AssetDiffRecord> {
+  if (table !== 'asset_diffs' && !hasTable(q, table)) return { data: [], total: 0 };
+  const where = new Where().eq('workspace_name', filter.workspace);
+  return listPage(db, q, { table, where, orderBy: 'created_at DESC, id DESC', map: mapSnapshot }, page);
+}
+
+/** Statement caches of connections that diff snapshot reads outside the repository use. */
+const caches = new WeakMap<Db, StatementCache>();
+
+/** Stored vulnerability diff snapshots (`vuln_diffs`), newest first; the same read as the asset diffs repository. */
+export function listVulnDiffs(db: Db, filter: { workspace?: string }, page: Page): ListResult<AssetDiffRecord> {
+  let q = caches.get(db);
+  if (!q) {
+    q = statementCache(db);
+    caches.set(db, q);
+  }
+  return diffSnapshotPage(db, q, 'vuln_diffs', filter, page);
+}
+
 /** Creates the asset diffs repository on one connection. */
 export function createAssetDiffsRepo(db: Db, q: StatementCache): AssetDiffsRepo {
-  const map = (row: Row) => row as unknown as AssetDiffRecord;
   return {
     insert(input) {
       return q(
@@ -38,8 +71,7 @@ export function createAssetDiffsRepo(db: Db, q: StatementCache): AssetDiffsRepo 
     },
 
     list(filter, page) {
-      const where = new Where().eq('workspace_name', filter.workspace);
-      return listPage(db, q, { table: 'asset_diffs', where, orderBy: 'created_at DESC, id DESC', map }, page);
+      return diffSnapshotPage(db, q, 'asset_diffs', filter, page);
     },
   };
 }

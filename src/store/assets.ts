@@ -21,6 +21,7 @@ import {
 } from './sql.js';
 import type { ListResult, Page, UpsertResult } from './types.js';
 import { diffWindowQueries, recordChanges, sameValue, type FieldChange, type HistoryRecord } from './field-history.js';
+import { orgCondition, orgOfWorkspaceSql } from './org-constants.js';
 
 export interface AssetRecord {
   id: number;
@@ -52,11 +53,13 @@ export interface AssetRecord {
   created_at: string;
   updated_at: string;
   last_seen_at: string;
+  /** The org of the asset's workspace (migration 007). */
+  org_uuid?: string;
 }
 
 /** An asset as importers and callers provide it; values are coerced, since they often come from tool output. */
 export type AssetInput = { asset_value: string } & Partial<
-  Omit<AssetRecord, 'id' | 'workspace' | 'asset_value' | 'created_at' | 'updated_at' | 'last_seen_at'>
+  Omit<AssetRecord, 'id' | 'workspace' | 'asset_value' | 'created_at' | 'updated_at' | 'last_seen_at' | 'org_uuid'>
 >;
 
 export interface AssetListFilter {
@@ -65,6 +68,8 @@ export interface AssetListFilter {
   status_code?: number;
   /** Substring of asset_value, url, title or host_ip. */
   search?: string;
+  /** Only rows of this org (uuid). */
+  org_uuid?: string;
 }
 
 export interface AssetUpsertOptions {
@@ -110,7 +115,7 @@ const BOOL_FIELDS = ['is_cdn', 'is_cloud', 'is_waf'] as const;
 /** Refreshed on every import but not a "change": response time and raw JSON differ on every scan. */
 const VOLATILE_FIELDS = ['time', 'raw_json_data'] as const;
 
-type AssetValues = Omit<AssetRecord, 'id' | 'created_at' | 'updated_at' | 'last_seen_at'>;
+type AssetValues = Omit<AssetRecord, 'id' | 'created_at' | 'updated_at' | 'last_seen_at' | 'org_uuid'>;
 const COLUMNS = [
   'workspace', 'asset_value', 'url', ...STRING_FIELDS, ...NUMBER_FIELDS, ...ARRAY_FIELDS, ...BOOL_FIELDS, ...VOLATILE_FIELDS,
 ] as const;
@@ -180,8 +185,9 @@ function toParams(v: AssetValues): Record<string, unknown> {
 
 /** Creates the assets repository on one connection. */
 export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
-  const insertSql = `INSERT INTO assets (${COLUMNS.join(', ')}, created_at, updated_at, last_seen_at)
-    VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')}, @now, @now, @now) RETURNING id`;
+  // New rows take their workspace's org (migration 007): one indexed lookup inside the INSERT.
+  const insertSql = `INSERT INTO assets (${COLUMNS.join(', ')}, created_at, updated_at, last_seen_at, org_uuid)
+    VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')}, @now, @now, @now, ${orgOfWorkspaceSql('@workspace')}) RETURNING id`;
   const updateSql = `UPDATE assets SET ${COLUMNS.filter((c) => !['workspace', 'asset_value', 'url'].includes(c))
     .map((c) => `${c} = @${c}`)
     .join(', ')}, updated_at = @updated_at, last_seen_at = @now WHERE id = @id`;
@@ -209,6 +215,25 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
         : one('SELECT n FROM asset_type_counts WHERE workspace = ? AND asset_type = ?', ws, f.asset_type);
     }
     return ws === undefined ? one(`SELECT value AS n FROM counters WHERE name = 'assets.total'`) : one('SELECT total_assets AS n FROM workspaces WHERE name = ?', ws);
+  };
+  /**
+   * The same totals within one org: every row of a workspace shares the org of its workspaces row
+   * (src/store/orgs.ts), so they are sums of the per-workspace counts of the org's workspaces.
+   */
+  const orgFacetTotal = (f: AssetListFilter): (() => number) | undefined => {
+    const hasStatus = f.status_code !== undefined && f.status_code !== null;
+    const hasType = f.asset_type !== undefined && f.asset_type !== null;
+    if (hasStatus && hasType) return undefined;
+    const where = new Where().eq('w.org_uuid', f.org_uuid).eq('w.name', f.workspace);
+    if (hasStatus) {
+      where.eq('c.status_code', f.status_code);
+      return () => one(`SELECT SUM(c.n) AS n FROM asset_status_counts c JOIN workspaces w ON w.name = c.workspace ${where}`, ...where.params);
+    }
+    if (hasType) {
+      where.eq('c.asset_type', f.asset_type);
+      return () => one(`SELECT SUM(c.n) AS n FROM asset_type_counts c JOIN workspaces w ON w.name = c.workspace ${where}`, ...where.params);
+    }
+    return () => one(`SELECT SUM(w.total_assets) AS n FROM workspaces w ${where}`, ...where.params);
   };
 
   return {
@@ -275,11 +300,15 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
 
     list(filter, page) {
       const where = new Where().eq('workspace', filter.workspace).eq('asset_type', filter.asset_type).eq('status_code', filter.status_code);
+      if (filter.org_uuid !== undefined) {
+        const org = orgCondition(filter.org_uuid, filter.workspace !== undefined);
+        where.add(org.clause, ...org.params);
+      }
       if (filter.search) {
         const p = likeContains(filter.search);
         where.add(`(asset_value LIKE ? ESCAPE '\\' OR url LIKE ? ESCAPE '\\' OR title LIKE ? ESCAPE '\\' OR host_ip LIKE ? ESCAPE '\\')`, p, p, p, p);
       }
-      const total = filter.search ? undefined : () => facetTotal(filter);
+      const total = filter.search ? undefined : filter.org_uuid !== undefined ? orgFacetTotal(filter) : () => facetTotal(filter);
       return listPage(db, q, { table: 'assets', where, orderBy: 'created_at DESC, id DESC', map: mapAsset, total }, page);
     },
 

@@ -21,6 +21,8 @@ import { createSchedulesRepo, type SchedulesRepo } from './schedules.js';
 import { createWorkflowsRepo, type WorkflowsRepo } from './workflows.js';
 import { createWorkspacesRepo, type WorkspacesRepo } from './workspaces.js';
 import { createStatsRepo, type StatsRepo } from './stats.js';
+import { createOrgsRepo, type OrgsRepo } from './orgs.js';
+import { createWebhookRunsRepo, type WebhookRunsRepo } from './webhook-runs.js';
 
 export interface Store {
   db: Database.Database;
@@ -37,6 +39,10 @@ export interface Store {
   workflows: WorkflowsRepo;
   workspaces: WorkspacesRepo;
   stats: StatsRepo;
+  /** Webhook run templates (`osm run --as-webhook`). */
+  webhookRuns: WebhookRunsRepo;
+  /** Organizations (migration 007). */
+  orgs: OrgsRepo;
   /** Runs `fn` in an IMMEDIATE transaction (a savepoint when already inside one). */
   tx<T>(fn: () => T): T;
   close(): void;
@@ -94,6 +100,8 @@ function buildStore(db: Db, path: string): Store {
   const workflows = createWorkflowsRepo(db, q);
   const workspaces = createWorkspacesRepo(db, q);
   const stats = createStatsRepo(db, q);
+  const orgs = createOrgsRepo(db, q);
+  const webhookRuns = createWebhookRunsRepo(db, q);
   return {
     db,
     path,
@@ -108,6 +116,8 @@ function buildStore(db: Db, path: string): Store {
     workflows,
     workspaces,
     stats,
+    webhookRuns,
+    orgs,
     tx: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     close: () => {
       if (db.open) db.close();

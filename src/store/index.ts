@@ -15,3 +15,6 @@ export type { ScheduleRecord, ScheduleInput, SchedulePatch, SchedulesRepo } from
 export type { WorkflowRow, WorkflowParamRow, WorkflowListFilter, WorkflowsRepo } from './workflows.js';
 export type { WorkspaceRecord, WorkspaceRunInfo, WorkspaceListFilter, WorkspaceDeleteCounts, WorkspacesRepo } from './workspaces.js';
 export type { StatsSnapshot, StatsRepo } from './stats.js';
+export type { WebhookRunRecord, WebhookRunInput, WebhookRunsRepo } from './webhook-runs.js';
+export { DEFAULT_ORG_UUID, DEFAULT_ORG_NAME } from './orgs.js';
+export type { OrgRecord, OrgStats, OrgRowCounts, OrgCreateInput, OrgPatch, OrgsRepo } from './orgs.js';

@@ -16,6 +16,7 @@ import {
   type Row,
   type StatementCache,
 } from './sql.js';
+import { orgOfWorkspaceSql } from './org-constants.js';
 import { PRIORITY_RANK, TERMINAL_RUN_STATUSES, type ListResult, type Page, type Priority, type RunStatus } from './types.js';
 
 export interface RunRecord {
@@ -49,6 +50,8 @@ export interface RunRecord {
   owner_pid: number;
   created_at: string;
   updated_at: string;
+  /** The org the run belongs to (migration 007); not part of the API's run JSON. */
+  org_uuid?: string;
 }
 
 export interface RunCreateInput {
@@ -71,6 +74,8 @@ export interface RunCreateInput {
   runner_type?: string;
   options?: object;
   owner_pid?: number;
+  /** The run's org; default: the org of its workspace's row, else the default org. */
+  org_uuid?: string;
 }
 
 export interface RunListFilter {
@@ -80,6 +85,8 @@ export interface RunListFilter {
   target?: string;
   workspace?: string;
   run_group_id?: string;
+  /** Only runs of this org (uuid). */
+  org_uuid?: string;
 }
 
 export type RunPatch = Partial<{
@@ -191,10 +198,10 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
       const row = q(
         `INSERT INTO runs (run_uuid, workflow_name, workflow_kind, target, params, status, workspace, started_at,
            schedule_id, trigger_type, trigger_name, run_group_id, priority, priority_rank, run_mode, total_steps,
-           hooks_enabled, timeout_seconds, runner_type, options, owner_pid, created_at, updated_at)
+           hooks_enabled, timeout_seconds, runner_type, options, owner_pid, created_at, updated_at, org_uuid)
          VALUES (@run_uuid, @workflow_name, @workflow_kind, @target, @params, @status, @workspace, @started_at,
            @schedule_id, @trigger_type, @trigger_name, @run_group_id, @priority, @priority_rank, @run_mode, @total_steps,
-           @hooks_enabled, @timeout_seconds, @runner_type, @options, @owner_pid, @now, @now)
+           @hooks_enabled, @timeout_seconds, @runner_type, @options, @owner_pid, @now, @now, COALESCE(@org_uuid, ${orgOfWorkspaceSql('@workspace')}))
          RETURNING *`,
       ).get({
         run_uuid: input.run_uuid ?? randomUUID(),
@@ -218,6 +225,7 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
         runner_type: input.runner_type ?? 'host',
         options: JSON.stringify(input.options ?? {}),
         owner_pid: input.owner_pid ?? 0,
+        org_uuid: input.org_uuid ?? null,
         now,
       }) as Row;
       return mapRun(row);
@@ -240,7 +248,8 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
         .eq('status', filter.status)
         .eq('workflow_name', filter.workflow_name)
         .eq('workspace', filter.workspace)
-        .eq('run_group_id', filter.run_group_id);
+        .eq('run_group_id', filter.run_group_id)
+        .eq('org_uuid', filter.org_uuid);
       if (filter.target) where.add(`target LIKE ? ESCAPE '\\'`, likeContains(filter.target));
       return listPage(db, q, { table: 'runs', where, orderBy: 'created_at DESC, id DESC', map: mapRun }, page);
     },
@@ -277,6 +286,11 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
           sets.push(`${key} = ?`);
           params.push(patch[key]);
         }
+      }
+      // A run moved to another workspace follows that workspace's org when it has a row.
+      if (patch.workspace !== undefined) {
+        sets.push('org_uuid = COALESCE((SELECT org_uuid FROM workspaces WHERE name = ?), org_uuid)');
+        params.push(patch.workspace);
       }
       for (const key of ['params', 'options'] as const) {
         if (patch[key] !== undefined) {

@@ -20,6 +20,7 @@ import {
 } from './sql.js';
 import { SEVERITIES, type ListResult, type Page, type Severity, type UpsertResult } from './types.js';
 import { diffWindowQueries, recordChanges, sameValue, type FieldChange, type HistoryRecord } from './field-history.js';
+import { orgCondition, orgOfWorkspaceSql } from './org-constants.js';
 
 export interface VulnRecord {
   id: number;
@@ -42,11 +43,13 @@ export interface VulnRecord {
   created_at: string;
   updated_at: string;
   last_seen_at: string;
+  /** The org of the finding's workspace (migration 007). */
+  org_uuid?: string;
 }
 
 /** A vulnerability as callers and importers provide it; values are coerced (they often come from tool output). */
 export type VulnInput = Partial<
-  Omit<VulnRecord, 'id' | 'workspace' | 'severity' | 'fingerprint' | 'created_at' | 'updated_at' | 'last_seen_at'>
+  Omit<VulnRecord, 'id' | 'workspace' | 'severity' | 'fingerprint' | 'created_at' | 'updated_at' | 'last_seen_at' | 'org_uuid'>
 > & { severity?: string };
 
 export interface VulnListFilter {
@@ -56,6 +59,8 @@ export interface VulnListFilter {
   confidence?: string;
   /** Substring of asset_value. */
   asset_value?: string;
+  /** Only rows of this org (uuid). */
+  org_uuid?: string;
 }
 
 export interface VulnSummary {
@@ -76,8 +81,8 @@ export interface VulnsRepo {
   delete(id: number): boolean;
   /** Filtered page, newest first (created_at DESC, id DESC). */
   list(filter: VulnListFilter, page: Page): ListResult<VulnRecord>;
-  /** Per-severity counts of one workspace or of all, read from the counters. */
-  summary(workspace?: string): VulnSummary;
+  /** Per-severity counts of one workspace or of all (within one org when `orgUuid` is given), read from the counters. */
+  summary(workspace?: string, orgUuid?: string): VulnSummary;
   /** Rows of `workspace` created in [from, to]. */
   addedBetween(workspace: string, from: string, to: string, limit?: number): VulnRecord[];
   /** Rows of `workspace` created before `from` whose updated_at lies in [from, to]. */
@@ -100,7 +105,7 @@ const VOLATILE_FIELDS = ['detail_http_request', 'detail_http_response', 'raw_vul
 const COLUMNS = ['workspace', 'severity', 'tags', 'fingerprint', ...TEXT_FIELDS, ...VOLATILE_FIELDS] as const;
 const SEVERITY_ALIASES: Readonly<Record<string, Severity>> = { informational: 'info', moderate: 'medium', crit: 'critical' };
 
-type VulnValues = Omit<VulnRecord, 'id' | 'created_at' | 'updated_at' | 'last_seen_at'>;
+type VulnValues = Omit<VulnRecord, 'id' | 'created_at' | 'updated_at' | 'last_seen_at' | 'org_uuid'>;
 
 /** Lower-cases a severity; unknown values (e.g. nuclei's "unknown") count as info so severities always sum to the total. */
 export function normalizeSeverity(value: unknown): Severity {
@@ -159,8 +164,9 @@ function toParams(v: VulnValues): Record<string, unknown> {
 
 /** Creates the vulnerabilities repository on one connection. */
 export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
-  const insertSql = `INSERT INTO vulnerabilities (${COLUMNS.join(', ')}, created_at, updated_at, last_seen_at)
-    VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')}, @now, @now, @now) RETURNING *`;
+  // New rows take their workspace's org (migration 007): one indexed lookup inside the INSERT.
+  const insertSql = `INSERT INTO vulnerabilities (${COLUMNS.join(', ')}, created_at, updated_at, last_seen_at, org_uuid)
+    VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')}, @now, @now, @now, ${orgOfWorkspaceSql('@workspace')}) RETURNING *`;
   const updateSql = `UPDATE vulnerabilities SET severity = @severity, tags = @tags,
     ${[...TEXT_FIELDS, ...VOLATILE_FIELDS].map((c) => `${c} = @${c}`).join(', ')},
     updated_at = @updated_at, last_seen_at = @now WHERE id = @id`;
@@ -174,6 +180,22 @@ export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
       | undefined;
     if (!row) return 0;
     return severities.length === 0 ? row.total_vulns! : known.reduce((n, s) => n + row[`vuln_${s}`]!, 0);
+  };
+  /** The same within one org: sums of the counters of the org's workspaces (their rows share the org). */
+  const orgSeverityTotal = (org: string, workspace: string | undefined, severities: string[]): number => {
+    const known = severities.filter((s) => (SEVERITIES as readonly string[]).includes(s));
+    if (severities.length > 0 && known.length === 0) return 0;
+    const sum = severities.length === 0 ? 'total_vulns' : known.map((s) => `vuln_${s}`).join(' + ');
+    const where = new Where().eq('org_uuid', org).eq('name', workspace);
+    return Number((q(`SELECT SUM(${sum}) AS n FROM workspaces ${where}`).get(...where.params) as { n: number | null }).n ?? 0);
+  };
+  /** Per-severity counts of one org (optionally one of its workspaces), from the workspace counters. */
+  const orgSummary = (org: string, workspace?: string): VulnSummary => {
+    const where = new Where().eq('org_uuid', org).eq('name', workspace);
+    const row = q(
+      `SELECT SUM(vuln_critical) AS critical, SUM(vuln_high) AS high, SUM(vuln_medium) AS medium, SUM(vuln_low) AS low, SUM(vuln_info) AS info, SUM(total_vulns) AS total FROM workspaces ${where}`,
+    ).get(...where.params) as Record<keyof VulnSummary, number | null>;
+    return { critical: row.critical ?? 0, high: row.high ?? 0, medium: row.medium ?? 0, low: row.low ?? 0, info: row.info ?? 0, total: row.total ?? 0 };
   };
 
   return {
@@ -236,15 +258,20 @@ export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
     list(filter, page) {
       const severities = [...new Set(filter.severity?.map((s) => s.trim().toLowerCase()).filter(Boolean))];
       const where = new Where().eq('workspace', filter.workspace).in('severity', severities).eq('confidence', filter.confidence);
+      if (filter.org_uuid !== undefined) {
+        const org = orgCondition(filter.org_uuid, filter.workspace !== undefined);
+        where.add(org.clause, ...org.params);
+      }
       if (filter.asset_value) where.add(`asset_value LIKE ? ESCAPE '\\'`, likeContains(filter.asset_value));
       // Workspace and severity filters are answered by the trigger-kept counters, never a COUNT:
       // counting 50,000 index entries per request cost 10-30 ms at a million findings.
       const countable = filter.confidence === undefined && !filter.asset_value;
-      const total = countable ? () => severityTotal(filter.workspace, severities) : undefined;
+      const total = !countable ? undefined : filter.org_uuid !== undefined ? () => orgSeverityTotal(filter.org_uuid!, filter.workspace, severities) : () => severityTotal(filter.workspace, severities);
       return listPage(db, q, { table: 'vulnerabilities', where, orderBy: 'created_at DESC, id DESC', map: mapVuln, total }, page);
     },
 
-    summary(workspace) {
+    summary(workspace, orgUuid) {
+      if (orgUuid !== undefined) return orgSummary(orgUuid, workspace);
       if (workspace !== undefined) {
         const row = q('SELECT vuln_critical, vuln_high, vuln_medium, vuln_low, vuln_info, total_vulns FROM workspaces WHERE name = ?').get(
           workspace,

@@ -37,7 +37,7 @@ const SELECTION: Record<DumpTable, { table: string; where: string }> = {
 
 /** Columns a restore never copies: the server assigns them (ids) or derives them (trigger-kept counters). */
 const SKIPPED: Partial<Record<DumpTable, string[]>> = {
-  workspace: ['id', 'name', 'data_source', 'local_path', 'total_assets', 'total_vulns', 'vuln_critical', 'vuln_high', 'vuln_medium', 'vuln_low', 'vuln_info'],
+  workspace: ['id', 'name', 'data_source', 'local_path', 'total_assets', 'total_vulns', 'vuln_critical', 'vuln_high', 'vuln_medium', 'vuln_low', 'vuln_info', 'org_uuid'],
 };
 
 export interface DumpPage {
@@ -92,8 +92,12 @@ export function restoreDump(db: Db, q: StatementCache, name: string, source: Dum
 
   return db.transaction(() => {
     if (opts.replace) deleteData(name);
-    const oldPrefix = restoreWorkspaceRow(q, columns, name, source('workspace'), opts.localPath, counts);
+    // Rows kept from before (no replace) stay in the row's org, so then the dump cannot move it.
+    const adoptOrg = opts.replace || !q('SELECT 1 FROM workspaces WHERE name = ?').get(name);
+    const oldPrefix = restoreWorkspaceRow(q, columns, name, source('workspace'), opts.localPath, counts, adoptOrg);
     const movePath = (p: unknown) => rebase(p, oldPrefix, opts.localPath);
+    // Restored rows belong to the org of the workspace's row, never to an org named by the dump.
+    const org = { org_uuid: (q('SELECT org_uuid FROM workspaces WHERE name = ?').get(name) as { org_uuid: string }).org_uuid };
 
     const insert = (table: DumpTable, row: Row, patch: Row): number => {
       const cols = columns(SELECTION[table].table);
@@ -107,7 +111,7 @@ export function restoreDump(db: Db, q: StatementCache, name: string, source: Dum
       return Number(info.lastInsertRowid);
     };
 
-    for (const r of source('runs')) runIds.set(num(r.id), insert('runs', r, { workspace: name, ...inertRun(r) }));
+    for (const r of source('runs')) runIds.set(num(r.id), insert('runs', r, { workspace: name, ...inertRun(r), ...org }));
     for (const r of source('step_results')) {
       const runId = runIds.get(num(r.run_id));
       if (runId !== undefined) insert('step_results', r, { run_id: runId, workspace: name, log_file: movePath(r.log_file), ...inertStep(r) });
@@ -115,10 +119,10 @@ export function restoreDump(db: Db, q: StatementCache, name: string, source: Dum
     for (const r of source('artifacts')) {
       insert('artifacts', r, { id: randomUUID(), run_id: runIds.get(num(r.run_id)) ?? 0, workspace: name, artifact_path: movePath(r.artifact_path) });
     }
-    for (const r of source('assets')) assetIds.set(num(r.id), insert('assets', r, { workspace: name }));
+    for (const r of source('assets')) assetIds.set(num(r.id), insert('assets', r, { workspace: name, ...org }));
     for (const r of source('vulnerabilities')) {
       const fingerprint = r.fingerprint === null || r.fingerprint === undefined ? null : vulnFingerprint(name, r as Record<string, string>);
-      vulnIds.set(num(r.id), insert('vulnerabilities', r, { workspace: name, fingerprint }));
+      vulnIds.set(num(r.id), insert('vulnerabilities', r, { workspace: name, fingerprint, ...org }));
     }
     for (const r of source('asset_diffs')) insert('asset_diffs', r, { workspace_name: name, run_id: runIds.get(num(r.run_id)) ?? 0 });
     for (const r of source('event_logs')) {
@@ -137,7 +141,7 @@ export function restoreDump(db: Db, q: StatementCache, name: string, source: Dum
 }
 
 /** Creates or updates the workspace row (data_source imported); returns the old local_path of the dump. */
-function restoreWorkspaceRow(q: StatementCache, columns: (t: string) => Set<string>, name: string, rows: Iterable<Row>, localPath: string, counts: RestoreCounts): string {
+function restoreWorkspaceRow(q: StatementCache, columns: (t: string) => Set<string>, name: string, rows: Iterable<Row>, localPath: string, counts: RestoreCounts, adoptOrg: boolean): string {
   let dumped: Row | undefined;
   for (const r of rows) {
     if (dumped) throw errors.validation('workspace.jsonl: more than one row');
@@ -151,6 +155,8 @@ function restoreWorkspaceRow(q: StatementCache, columns: (t: string) => Set<stri
     const skipped = new Set(SKIPPED.workspace);
     for (const [k, v] of Object.entries(dumped)) if (cols.has(k) && !skipped.has(k)) values[k] = bindable(v);
     for (const k of ['state_execution_log', 'state_completed_file', 'state_workflow_file']) if (k in values) values[k] = rebase(values[k], oldPrefix, localPath);
+    // The dump's org is kept only when this database has it; otherwise the row keeps its org (or gets the default).
+    if (adoptOrg && typeof dumped.org_uuid === 'string' && q('SELECT 1 FROM orgs WHERE uuid = ?').get(dumped.org_uuid)) values.org_uuid = dumped.org_uuid;
     values.updated_at = now;
     counts.workspace = 1;
   }

@@ -33,6 +33,8 @@ export interface WorkspaceRecord {
   run_workflow: string;
   created_at: string;
   updated_at: string;
+  /** The workspace's org (migration 007); its assets, vulnerabilities and runs share it. */
+  org_uuid?: string;
 }
 
 export interface WorkspaceRunInfo {
@@ -51,6 +53,8 @@ export interface WorkspaceListFilter {
   data_source?: string;
   /** Substring of the name. */
   search?: string;
+  /** Only workspaces of this org (uuid). */
+  org_uuid?: string;
 }
 
 export interface WorkspaceDeleteCounts {
@@ -135,7 +139,7 @@ export function createWorkspacesRepo(db: Db, q: StatementCache): WorkspacesRepo 
     get,
 
     list(filter, page) {
-      const where = new Where().eq('data_source', filter.data_source);
+      const where = new Where().eq('data_source', filter.data_source).eq('org_uuid', filter.org_uuid);
       if (filter.search) where.add(`name LIKE ? ESCAPE '\\'`, likeContains(filter.search));
       return listPage(db, q, { table: 'workspaces', where, orderBy: 'name ASC', map: (r) => r as unknown as WorkspaceRecord }, page);
     },

@@ -48,6 +48,15 @@ describe('CLI without Redis', () => {
     expect(r.stderr + r.stdout).not.toContain('topsecret');
   });
 
+  it('osm run -D refuses flags it cannot honour; --redis-url needs -D', async () => {
+    const a = await runOsm(['-b', tmp(), 'run', '-D', '--queue', '-m', 'x', '-t', 'a.com']);
+    expect(a.code).toBe(1);
+    expect(a.stderr).toContain('-D/--distributed-run submits runs to the master');
+    const b = await runOsm(['-b', tmp(), 'run', '--redis-url', REDIS_URL, '-m', 'x', '-t', 'a.com']);
+    expect(b.code).toBe(1);
+    expect(b.stderr).toContain('--redis-url goes with -D/--distributed-run');
+  });
+
   it('osm worker join rejects a bad name and a bad concurrency', async () => {
     const base = tmp();
     const a = await runOsm(['-b', base, 'worker', 'join', '--redis-url', REDIS_URL, '--name', 'bad name!']);
@@ -87,6 +96,12 @@ describe.skipIf(!hasRedis)('osm serve --master and osm worker join as processes'
       return r.data.status === 'completed' ? r.data : undefined;
     }, 'the run to complete');
     expect(run.steps.map((s) => s.step_name)).toEqual(['hello', 'bye']);
+
+    // The reference's `osm run -D`: submitted to the master, run by the worker, summarised here.
+    const d = await runOsm(['-b', tmp(), 'run', '-D', '--server-url', url, '--redis-url', REDIS_URL, '-m', 'quick', '-t', 'd.example.com', '--json']);
+    expect(d.code, d.stderr).toBe(0);
+    const rec = JSON.parse(d.stdout) as { status: string; target: string };
+    expect(rec).toMatchObject({ status: 'completed', target: 'd.example.com' });
     const workers = (await (await fetch(`${url}/osm/api/workers`)).json()) as { data: { id: string; status: string }[] };
     expect(workers.data.find((w) => w.id === `cli-${prefix}`)?.status).toBe('idle');
 
@@ -98,6 +113,6 @@ describe.skipIf(!hasRedis)('osm serve --master and osm worker join as processes'
     const status = await runOsm(['-b', tmp(), 'worker', 'status', '--json', ...env, '--redis-prefix', prefix]);
     expect(status.code, status.stderr).toBe(0);
     const listed = JSON.parse(status.stdout) as { data: { id: string; status: string; tasks_complete: number }[] };
-    expect(listed.data.find((w) => w.id === `cli-${prefix}`)).toMatchObject({ status: 'offline', tasks_complete: 1 });
+    expect(listed.data.find((w) => w.id === `cli-${prefix}`)).toMatchObject({ status: 'offline', tasks_complete: 2 }); // the API's run and the -D run
   });
 });

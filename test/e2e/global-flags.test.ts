@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runOsm } from '../helpers/cli.js';
@@ -83,6 +83,18 @@ describe('reference global flags', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--width must be a whole number');
     expect((await osm(['--skip-auto-setup', '--spinner', 'workflow', 'list'])).code).toBe(0);
+  });
+
+  it('--chunk-threads runs a chunk with its own concurrency and needs --chunk-part', async () => {
+    const list = join(base, 'chunk-targets.txt');
+    writeFileSync(list, 'c1.example.com\nc2.example.com\nc3.example.com\n');
+    const r = await osm(['run', '-m', 'sample-recon', '-T', list, '--chunk-size', '2', '--chunk-part', '0', '--chunk-threads', '2']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Processing chunk 1/2 (2 targets, indices 0-1)');
+    expect(r.stdout).toContain('Running against 2 targets (concurrency: 2)');
+    const bad = await osm(['run', '-m', 'sample-recon', '-T', list, '--chunk-threads', '2']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--chunk-threads goes with --chunk-part');
   });
 
   it('fitColumns shrinks the widest columns first and never below the minimum', () => {

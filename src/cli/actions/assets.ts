@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { errors } from '../../errors.js';
 import { createAppContext } from '../../services/context.js';
 import { listAssets } from '../../services/assets.js';
+import { orgFilter } from '../../services/orgs.js';
 import { optionsOf } from '../context.js';
 import { colorEnabled, createUi, renderTable } from '../output.js';
 
@@ -34,10 +35,13 @@ export async function assetsList(command: Command): Promise<void> {
   const status = o.status === undefined ? undefined : intFlag(o.status, '--status', 0, 999);
   const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
   try {
+    // The global --org: only assets of that org's workspaces.
+    const org = orgFilter(app, o.org);
     if (o.stats) {
       // Exact and cheap: the trigger-kept counter tables, never a scan of the assets table.
-      const where = o.workspace ? ' WHERE workspace = ?' : '';
-      const args = o.workspace ? [o.workspace] : [];
+      const conds = [...(o.workspace ? ['workspace = ?'] : []), ...(org ? ['workspace IN (SELECT name FROM workspaces WHERE org_uuid = ?)'] : [])];
+      const where = conds.length > 0 ? ` WHERE ${conds.join(' AND ')}` : '';
+      const args = [...(o.workspace ? [o.workspace] : []), ...(org ? [org] : [])];
       const byType = app.store.db.prepare(`SELECT asset_type AS k, SUM(n) AS n FROM asset_type_counts${where} GROUP BY asset_type HAVING SUM(n) > 0 ORDER BY n DESC, k`).all(...args) as { k: string; n: number }[];
       const byStatus = app.store.db.prepare(`SELECT status_code AS k, SUM(n) AS n FROM asset_status_counts${where} GROUP BY status_code HAVING SUM(n) > 0 ORDER BY n DESC, k`).all(...args) as { k: number; n: number }[];
       const total = byType.reduce((sum, r) => sum + r.n, 0);
@@ -51,7 +55,7 @@ export async function assetsList(command: Command): Promise<void> {
       ui.out(`Total: ${total} assets${o.workspace ? ` in ${o.workspace}` : ''}`);
       return;
     }
-    const r = listAssets(app, { workspace: o.workspace, asset_type: o.type, status_code: status, search: o.search }, { offset: 0, limit });
+    const r = listAssets(app, { workspace: o.workspace, asset_type: o.type, status_code: status, search: o.search, org_uuid: org }, { offset: 0, limit });
     if (o.json) {
       ui.json({ data: r.data, total: r.total });
       return;

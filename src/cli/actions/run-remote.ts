@@ -13,6 +13,8 @@ export interface RemoteRunInput {
   apiKey?: string;
   json: boolean;
   silent: boolean;
+  /** -D: the master hands the runs to its workers. */
+  runMode?: 'distributed';
 }
 
 interface ApiRun {
@@ -60,7 +62,7 @@ export async function submitToServer(server: string, input: RemoteRunInput): Pro
       [input.kind]: wf,
       params: input.params,
       priority: input.priority,
-      concurrency: input.concurrency,
+      ...(input.runMode ? { run_mode: input.runMode } : { concurrency: input.concurrency }),
       ...(input.targets.length === 1 ? { target: input.targets[0] } : { targets: input.targets }),
       ...(input.timeoutMs ? { timeout: Math.max(1, Math.ceil(input.timeoutMs / 60_000)) } : {}),
     };

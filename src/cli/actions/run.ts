@@ -10,6 +10,9 @@ import { colorEnabled } from '../output.js';
 import { parseDuration } from '../../util/duration.js';
 import { parseParamPairs, parseParamsFileText } from '../../workflow/params.js';
 import { createAppContext, type AppContext } from '../../services/context.js';
+import { loadSettings } from '../../settings/index.js';
+import { orgFilter } from '../../services/orgs.js';
+import type { RunRecord } from '../../store/index.js';
 import { createRuns, normaliseTargets, executeStoredRun, type RunOptions } from '../../services/runs.js';
 import { abortRun, activeRuns, buildBaseEnv, type RunOutcome } from '../../engine/executor.js';
 import { checkStaticDependencies } from '../../engine/deps-check.js';
@@ -17,8 +20,12 @@ import type { Preferences } from '../../workflow/types.js';
 import { mapLimit } from '../../engine/pool.js';
 import { planRun } from '../../services/plan.js';
 import { resumeRun } from '../../services/run-control.js';
+import { registerWebhookRuns, webhookTriggerPath, webhookTriggersEnabled } from '../../services/webhook-runs.js';
 
 interface RunFlags {
+  distributedRun?: boolean;
+  redisUrl?: string;
+  chunkThreads?: string;
   flow?: string;
   module?: string[];
   target?: string[];
@@ -60,6 +67,8 @@ interface RunFlags {
   ciOutputFormat?: boolean;
   queueRun?: boolean;
   asCron?: string;
+  asWebhook?: boolean;
+  webhookAuthKey?: string;
 }
 
 /** Reads targets piped on stdin (only when stdin is a pipe or a file, never a terminal). */
@@ -83,6 +92,7 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
 /** `osm run`: collect targets and params, create run rows, execute them (or submit to a daemon). */
 export async function runAction(command: Command): Promise<void> {
   const o = optionsOf<RunFlags>(command);
+  checkWebhookFlags(o);
   if (o.resume) return resumeAction(o);
   if (o.queueRun) return queueRunAction(o);
   if (o.flow && o.module?.length) throw errors.validation('use either -f/--flow or -m/--module, not both');
@@ -102,7 +112,17 @@ export async function runAction(command: Command): Promise<void> {
 
   // Workflow preferences act as defaults for flags the user did not give (reference §1.7); the
   // workflow is read before target collection so `empty_target: true` works without -t.
-  const server = o.server ?? o.serverUrl ?? process.env.OSM_SERVER;
+  // --as-webhook registers in this base folder's database (a server URL from the environment is not for it).
+  let server = o.asWebhook ? undefined : (o.server ?? o.serverUrl ?? process.env.OSM_SERVER);
+  let apiKey = o.apiKey ?? process.env.OSM_API_KEY;
+  if (o.redisUrl !== undefined && !o.distributedRun) throw errors.validation('--redis-url goes with -D/--distributed-run');
+  if (o.distributedRun) {
+    if (o.asWebhook || o.queue || o.queueRun || o.dryRun || o.asCron !== undefined || o.resume !== undefined) {
+      throw errors.validation('-D/--distributed-run submits runs to the master: it does not combine with --as-webhook, --queue, --queue-run, --dry-run, --as-cron or --resume');
+    }
+    if (o.redisUrl !== undefined && !o.json) process.stderr.write("⚠ --redis-url is not used: osm submits through the master's API and the master uses its own Redis queue\n");
+    ({ server, apiKey } = distributedTarget(o, server, apiKey));
+  }
   if (!server) applyPreferences(command, o, workflows);
 
   let targets = [...(o.target ?? [])];
@@ -117,7 +137,8 @@ export async function runAction(command: Command): Promise<void> {
     if (!o.emptyTarget) throw errors.validation('no targets specified. Use -t, -T, pipe targets via stdin, or use --empty-target');
     targets = [`empty-${randomBytes(3).toString('hex')}-${Math.floor(Date.now() / 1000)}`];
   }
-  const concurrency = positiveInt(o.concurrency, '--concurrency') ?? 1;
+  if (o.chunkThreads !== undefined && o.chunkPart === undefined) throw errors.validation('--chunk-threads goes with --chunk-part');
+  const concurrency = positiveInt(o.chunkThreads, '--chunk-threads') ?? positiveInt(o.concurrency, '--concurrency') ?? 1;
   const timeoutMs = o.timeout ? parseDuration(o.timeout) : undefined;
   const options: RunOptions = {
     targetFile: o.targetFile,
@@ -137,7 +158,7 @@ export async function runAction(command: Command): Promise<void> {
 
   if (server) {
     const { submitToServer } = await import('./run-remote.js');
-    await submitToServer(server, { workflows, kind: o.flow ? 'flow' : 'module', targets, params, concurrency, priority: o.runPriority, timeoutMs, apiKey: o.apiKey ?? process.env.OSM_API_KEY, json: Boolean(o.json), silent: Boolean(o.silent) });
+    await submitToServer(server, { workflows, kind: o.flow ? 'flow' : 'module', targets, params, concurrency, priority: o.runPriority, timeoutMs, apiKey, json: Boolean(o.json), silent: Boolean(o.silent), ...(o.distributedRun ? { runMode: 'distributed' as const } : {}) });
     return;
   }
 
@@ -166,10 +187,15 @@ export async function runAction(command: Command): Promise<void> {
       else for (const m of made) process.stdout.write(`✔ schedule ${m.id} '${m.name}': ${m.workflow_name} on ${String((m.input_config as { target?: string }).target ?? '') || '(no target)'} at "${m.schedule}" (runs while 'osm serve' is up)\n`);
       return;
     }
+    if (o.asWebhook) {
+      registerAsWebhook(app, workflows, targets, params, options, o);
+      return;
+    }
     if (o.queue) {
       // The runs table is the queue: a running daemon (`osm serve`) picks these up by priority.
+      const orgUuid = orgFilter(app, o.org);
       const created = workflows.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'queued', priority: o.runPriority }));
-      const runs = created.flatMap((c) => c.runs);
+      const runs = joinOrg(app, created.flatMap((c) => c.runs), orgUuid);
       if (o.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
       else for (const r of runs) process.stdout.write(`◆ queued ${r.run_uuid}  ${r.workflow_name}  ${r.target}\n`);
       return;
@@ -188,13 +214,48 @@ export async function runAction(command: Command): Promise<void> {
   }
 }
 
+/** --as-webhook / --webhook-auth-key: only with each other, and not with another way of running. */
+function checkWebhookFlags(o: GlobalOptions & RunFlags): void {
+  if (o.webhookAuthKey !== undefined && !o.asWebhook) throw errors.validation('--webhook-auth-key needs --as-webhook');
+  if (!o.asWebhook) return;
+  const clash = (
+    [
+      ['--resume', o.resume !== undefined],
+      ['--queue-run', o.queueRun],
+      ['--queue', o.queue],
+      ['--as-cron', o.asCron !== undefined],
+      ['--dry-run', o.dryRun],
+      ['--repeat', o.repeat],
+      ['--server', o.server !== undefined || o.serverUrl !== undefined],
+    ] as const
+  ).filter(([, on]) => on);
+  if (clash.length) throw errors.validation(`--as-webhook registers templates instead of running: it cannot be combined with ${clash.map(([f]) => f).join(', ')}`);
+}
+
+/**
+ * `osm run … --as-webhook [--webhook-auth-key K]`: one webhook run template per workflow and
+ * target (validated like a run); prints each trigger path, or a JSON array with --json.
+ */
+function registerAsWebhook(app: AppContext, workflows: string[], targets: string[], params: Record<string, string>, options: RunOptions, o: GlobalOptions & RunFlags): void {
+  const made = registerWebhookRuns(app, { workflows, targets, params, options, authKey: o.webhookAuthKey });
+  const rows = made.map((t) => ({ webhook_uuid: t.webhook_uuid, target: t.target, workflow: t.workflow_name, kind: t.workflow_kind, trigger_url: webhookTriggerPath(t.webhook_uuid, o.webhookAuthKey) }));
+  if (o.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+  else {
+    for (const r of rows) process.stdout.write(`✔ webhook ${r.webhook_uuid}: ${r.workflow} (${r.kind}) on ${r.target}\n  trigger: POST ${r.trigger_url}\n`);
+  }
+  if (!webhookTriggersEnabled(app)) {
+    process.stderr.write("⚠ server.enable_trigger_via_webhook is false: the daemon answers 404 to triggers until you run 'osm config set server.enable_trigger_via_webhook true' (applied without a restart)\n");
+  }
+}
+
 /**
  * `osm run --queue-run [-c N]`: executes the runs waiting in the database queue (from
  * `osm run --queue` or the API) in this process, `-c` at a time, by priority, and exits when the
  * queue is empty — the cron-friendly counterpart of a daemon.
  */
 async function queueRunAction(o: GlobalOptions & RunFlags): Promise<void> {
-  const concurrency = positiveInt(o.concurrency, '--concurrency') ?? 1;
+  if (o.chunkThreads !== undefined && o.chunkPart === undefined) throw errors.validation('--chunk-threads goes with --chunk-part');
+  const concurrency = positiveInt(o.chunkThreads, '--chunk-threads') ?? positiveInt(o.concurrency, '--concurrency') ?? 1;
   const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
   const { RunQueue } = await import('../../engine/queue.js');
   const seen = new Set<string>();
@@ -242,6 +303,32 @@ function reshapeTargets(targets: string[], o: RunFlags): string[] {
     out = [file];
   }
   return out;
+}
+
+/**
+ * The global --org on a run: the runs' workspaces join that org (reference: a run that names an
+ * org sets its workspace's org), with everything already recorded for them; returns the runs re-read.
+ */
+function joinOrg(app: AppContext, runs: RunRecord[], orgUuid: string | undefined): RunRecord[] {
+  if (!orgUuid || runs.length === 0) return runs;
+  const spaces = [...new Set(runs.map((r) => r.workspace))];
+  app.store.tx(() => {
+    for (const ws of spaces) if (!app.store.workspaces.get(ws)) app.store.workspaces.upsertRunInfo({ name: ws, local_path: join(app.settings().paths.workspaces, ws) });
+    app.store.orgs.assign(orgUuid, spaces);
+  });
+  return runs.map((r) => app.store.runs.get(r.id) ?? r);
+}
+
+/**
+ * Where -D submits: --server/--server-url/OSM_SERVER, else the daemon of this base folder (its
+ * settings' port on loopback, with its API key when the caller gave none).
+ */
+function distributedTarget(o: GlobalOptions, server: string | undefined, apiKey: string | undefined): { server: string; apiKey: string | undefined } {
+  if (server) return { server, apiKey };
+  const s = loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }).settings.server;
+  const host = !s.host || s.host === '0.0.0.0' || s.host === '::' ? '127.0.0.1' : s.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${s.port}`;
+  return { server: url, apiKey: apiKey ?? (s.enabled_auth_api && s.auth_api_key ? s.auth_api_key : undefined) };
 }
 
 /** --chunk-size / --chunk-count / --chunk-part (reference §3.1 step 4); 'printed' when only the chunk list was asked for. */
@@ -323,9 +410,11 @@ async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; di
   }
 }
 
-async function runLocally(app: AppContext, workflows: string[], targets: string[], params: Record<string, string>, options: RunOptions, concurrency: number, o: RunFlags & { json?: boolean; silent?: boolean; disableColor?: boolean; verbose?: boolean; debug?: boolean }): Promise<void> {
+async function runLocally(app: AppContext, workflows: string[], targets: string[], params: Record<string, string>, options: RunOptions, concurrency: number, o: RunFlags & { json?: boolean; silent?: boolean; disableColor?: boolean; verbose?: boolean; debug?: boolean; org?: string }): Promise<void> {
   // Create every row first (validated, queued): nothing is lost if we are interrupted later.
+  const orgUuid = orgFilter(app, o.org);
   const created = workflows.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'pending', ownerPid: process.pid }));
+  for (const c of created) c.runs = joinOrg(app, c.runs, orgUuid);
   const json = Boolean(o.json);
   const color = colorEnabled(o.disableColor);
   if (!json && targets.length > 1) process.stdout.write(`◆ Running against ${targets.length} targets (concurrency: ${concurrency})\n`);
@@ -395,10 +484,10 @@ function printMultiSummary(runs: { target: string; workflow_name: string; status
 
 
 
-/** A spinner for long steps only on an interactive terminal, never with --json or --silent (or CI). */
+/** A spinner for long steps only on an interactive terminal, never with --json or --silent (nor in CI unless --spinner). */
 function wantSpinner(o: { json?: boolean; silent?: boolean; progressBar?: boolean }): boolean {
   // A terminal that reports no width (some pseudo-terminals) would make ora redraw forever.
-  return !o.json && (!o.silent || Boolean(o.progressBar)) && Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && !process.env.CI && process.env.TERM !== 'dumb';
+  return !o.json && (!o.silent || Boolean(o.progressBar)) && Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && (!process.env.CI || process.env.OSM_SPINNER === '1') && process.env.TERM !== 'dumb';
 }
 
 /**

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { createAppContext } from '../../services/context.js';
 import { listVulns, parseSeverityList, vulnSummary } from '../../services/vulns.js';
+import { orgFilter } from '../../services/orgs.js';
 import { optionsOf } from '../context.js';
 import { colorEnabled, createUi, renderTable } from '../output.js';
 import { intFlag } from './assets.js';
@@ -20,8 +21,10 @@ export async function vulnsList(command: Command): Promise<void> {
   const limit = intFlag(o.limit, '--limit', 50);
   const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
   try {
-    const r = listVulns(app, { workspace: o.workspace, severity }, { offset: 0, limit });
-    const summary = vulnSummary(app, o.workspace);
+    // The global --org: only findings of that org's workspaces.
+    const org = orgFilter(app, o.org);
+    const r = listVulns(app, { workspace: o.workspace, severity, org_uuid: org }, { offset: 0, limit });
+    const summary = vulnSummary(app, o.workspace, org);
     if (o.json) {
       ui.json({ data: r.data, total: r.total, summary });
       return;

@@ -20,3 +20,6 @@ import { registerInstall } from './install.js'; COMMAND_MODULES.push(registerIns
 import { registerWorker } from './worker.js'; COMMAND_MODULES.push(registerWorker);
 import { registerHealth } from './health.js'; COMMAND_MODULES.push(registerHealth);
 import { registerDb } from './db.js'; COMMAND_MODULES.push(registerDb);
+import { registerWebhook } from './webhook.js'; COMMAND_MODULES.push(registerWebhook);
+import { registerOrg } from './org.js'; COMMAND_MODULES.push(registerOrg);
+import { registerQuery } from './query.js'; COMMAND_MODULES.push(registerQuery);

@@ -3,12 +3,14 @@ import { defineRoute, intParam, listEnvelope, paginationShape } from '../route.j
 import type { RegisterRoutes } from '../app.js';
 import { getAsset, listAssets } from '../../services/assets.js';
 import { assetDiff, listAssetDiffs } from '../../services/diffs.js';
+import { orgFilter } from '../../services/orgs.js';
 
 const listQuery = z.object({
   workspace: z.string().optional(),
   asset_type: z.string().optional(),
   status_code: intParam('status_code', { min: 0 }),
   search: z.string().optional(),
+  org: z.string().optional(),
   ...paginationShape(20),
 });
 
@@ -20,7 +22,7 @@ export const registerAssetRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/assets', summary: 'List assets (newest first; raw_json_data omitted)', tags: ['assets'], sideEffects: 'none',
     query: listQuery,
     handler: ({ query }) => {
-      const r = listAssets(app, { workspace: query.workspace, asset_type: query.asset_type, status_code: query.status_code, search: query.search }, query);
+      const r = listAssets(app, { workspace: query.workspace, asset_type: query.asset_type, status_code: query.status_code, search: query.search, org_uuid: orgFilter(app, query.org) }, query);
       return listEnvelope(r.data, r.total, query.offset, query.limit);
     },
   });

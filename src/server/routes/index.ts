@@ -22,3 +22,8 @@ import { registerVulnRoutes } from './vulns.js'; ROUTE_MODULES.push(registerVuln
 import { registerSnapshotRoutes } from './snapshots.js'; ROUTE_MODULES.push(registerSnapshotRoutes);
 import { registerRegistryRoutes } from './registry.js'; ROUTE_MODULES.push(registerRegistryRoutes);
 import { registerDistributedRoutes } from './distributed.js'; ROUTE_MODULES.push(registerDistributedRoutes);
+import { registerWebhookRunRoutes } from './webhook-runs.js'; ROUTE_MODULES.push(registerWebhookRunRoutes);
+import { registerArtifactRoutes } from './artifacts.js'; ROUTE_MODULES.push(registerArtifactRoutes);
+import { registerDatabaseRoutes } from './database.js'; ROUTE_MODULES.push(registerDatabaseRoutes);
+import { registerReferenceReadRoutes } from './reference-reads.js'; ROUTE_MODULES.push(registerReferenceReadRoutes);
+import { registerOrgRoutes } from './orgs.js'; ROUTE_MODULES.push(registerOrgRoutes);

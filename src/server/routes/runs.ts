@@ -5,6 +5,7 @@ import type { RegisterRoutes } from '../app.js';
 import { submitApiRuns } from '../../services/runs.js';
 import { submitDistributedRuns } from '../../distributed/service.js';
 import { cancelRun, duplicateRun, getRun, listRuns, runArtifacts, runSteps, startRun, resumeRun } from '../../services/run-control.js';
+import { orgFilter } from '../../services/orgs.js';
 
 /**
  * Body of POST /runs. Unknown keys are ignored (the reference accepts many echo-only fields).
@@ -44,6 +45,7 @@ const listQuery = z.object({
   workflow: z.string().optional(),
   target: z.string().optional(),
   workspace: z.string().optional(),
+  org: z.string().optional(),
   ...paginationShape(20),
 });
 
@@ -76,6 +78,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
           workflow_name: query.workflow_name || query.workflow || undefined,
           target: query.target || undefined,
           workspace: query.workspace || undefined,
+          org_uuid: orgFilter(app, query.org),
         },
         { offset: query.offset, limit: query.limit },
       );

@@ -3,12 +3,14 @@ import { defineRoute, listEnvelope, paginationShape } from '../route.js';
 import type { RegisterRoutes } from '../app.js';
 import { createVuln, deleteVuln, getVuln, importVulns, listVulns, parseSeverityList, vulnSummary } from '../../services/vulns.js';
 import { vulnDiff } from '../../services/diffs.js';
+import { orgFilter } from '../../services/orgs.js';
 
 const listQuery = z.object({
   workspace: z.string().optional(),
   severity: z.string().optional(),
   confidence: z.string().optional(),
   asset_value: z.string().optional(),
+  org: z.string().optional(),
   ...paginationShape(20),
 });
 
@@ -23,7 +25,7 @@ export const registerVulnRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/vulnerabilities', summary: 'List vulnerabilities (severity may be a comma list)', tags: ['vulnerabilities'], sideEffects: 'none',
     query: listQuery,
     handler: ({ query }) => {
-      const r = listVulns(app, { workspace: query.workspace, severity: parseSeverityList(query.severity), confidence: query.confidence, asset_value: query.asset_value }, query);
+      const r = listVulns(app, { workspace: query.workspace, severity: parseSeverityList(query.severity), confidence: query.confidence, asset_value: query.asset_value, org_uuid: orgFilter(app, query.org) }, query);
       return listEnvelope(r.data, r.total, query.offset, query.limit);
     },
   });

@@ -2,12 +2,14 @@ import { z } from 'zod';
 import { boolParam, defineRoute, listEnvelope, paginationShape } from '../route.js';
 import type { RegisterRoutes } from '../app.js';
 import { deleteWorkspace, getWorkspace, listWorkspaces, readStateFile } from '../../services/workspaces.js';
+import { orgFilter } from '../../services/orgs.js';
 
 const listQuery = z.object({
   ...paginationShape(20),
   search: z.string().optional(),
   data_source: z.string().optional(),
   filesystem: boolParam('filesystem'),
+  org: z.string().optional(),
 });
 const nameParams = z.object({ name: z.string() });
 
@@ -18,7 +20,7 @@ export const registerWorkspaceRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/workspaces', summary: 'List workspaces (name order); filesystem=true merges the folders on disk', tags: ['workspaces'], sideEffects: 'none',
     query: listQuery,
     handler: ({ query }) => {
-      const res = listWorkspaces(app, query);
+      const res = listWorkspaces(app, { ...query, org_uuid: orgFilter(app, query.org) });
       return { ...listEnvelope(res.data, res.total, query.offset, query.limit), ...(res.workspaces_dir ? { workspaces_dir: res.workspaces_dir } : {}) };
     },
   });

@@ -3,6 +3,8 @@ import { sql as counters } from './002-counters.js';
 import { sql as dataPlane } from './003-data-plane.js';
 import { sql as assetFacets } from './004-asset-facets.js';
 import { sql as pidStart } from './005-pid-start.js';
+import { sql as webhookRuns } from './006-webhook-runs.js';
+import { sql as orgs } from './007-orgs.js';
 
 /** One schema step: applied once, in its own transaction, recorded in `schema_migrations`. */
 export interface Migration {
@@ -18,4 +20,6 @@ export const migrations: readonly Migration[] = [
   { version: 3, name: 'data-plane', sql: dataPlane },
   { version: 4, name: 'asset-facets', sql: assetFacets },
   { version: 5, name: 'pid-start', sql: pidStart },
+  { version: 6, name: 'webhook-runs', sql: webhookRuns },
+  { version: 7, name: 'orgs', sql: orgs },
 ];

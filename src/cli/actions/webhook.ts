@@ -1,0 +1,61 @@
+/**
+ * Implementation of `osm webhook list|delete`, imported lazily by commands/webhook.ts. The use
+ * cases are the API's (services/webhook-runs.ts); keys are redacted unless --show-secrets.
+ */
+import type { Command } from 'commander';
+import { optionsOf, type GlobalOptions } from '../context.js';
+import { colorEnabled, createUi, renderTable } from '../output.js';
+import { createAppContext, type AppContext } from '../../services/context.js';
+import { deleteWebhookRun, webhookToApi, webhookTriggerPath, webhookTriggersEnabled } from '../../services/webhook-runs.js';
+import { MAX_LIMIT } from '../../server/route.js';
+
+function withApp<T>(opts: GlobalOptions, fn: (app: AppContext) => T): T {
+  const app = createAppContext({ baseFolder: opts.baseFolder, settingsFile: opts.settingsFile, workflowFolder: opts.workflowFolder });
+  try {
+    return fn(app);
+  } finally {
+    app.close();
+  }
+}
+
+/** `osm webhook list [--show-secrets]`. */
+export async function webhookList(command: Command): Promise<void> {
+  const opts = optionsOf<{ showSecrets?: boolean }>(command);
+  const ui = createUi(opts);
+  const { rows, total, enabled } = withApp(opts, (app) => {
+    const page = app.store.webhookRuns.list({ offset: 0, limit: MAX_LIMIT });
+    const data = page.data.map((t) => {
+      const shown = webhookToApi(t);
+      return opts.showSecrets ? { ...shown, webhook_auth_key: t.webhook_auth_key, trigger_url: webhookTriggerPath(t.webhook_uuid, t.webhook_auth_key || undefined) } : shown;
+    });
+    return { rows: data, total: page.total, enabled: webhookTriggersEnabled(app) };
+  });
+  if (opts.json) {
+    ui.json({ data: rows, total });
+    return;
+  }
+  if (total === 0) {
+    ui.info('No webhook run templates. Create one with `osm run -m <module> -t <target> --as-webhook [--webhook-auth-key K]`.');
+    return;
+  }
+  const table = rows.map((r) => [
+    r.webhook_uuid,
+    `${r.workflow_name} (${r.workflow_kind})`,
+    r.target,
+    r.webhook_auth_key === '' ? '(none)' : r.webhook_auth_key,
+    r.trigger_count,
+    r.last_triggered_at ?? '',
+    'trigger_url' in r ? r.trigger_url : r.webhook_url,
+  ]);
+  ui.out(await renderTable(['UUID', 'Workflow', 'Target', 'Key', 'Triggers', 'Last trigger', 'Trigger (POST)'], table, { color: colorEnabled(opts.disableColor) }));
+  if (!enabled) ui.warn('server.enable_trigger_via_webhook is false: the daemon answers 404 to triggers until it is set to true');
+}
+
+/** `osm webhook delete <uuid>`. */
+export async function webhookDelete(command: Command, uuid: string): Promise<void> {
+  const opts = optionsOf<GlobalOptions>(command);
+  const ui = createUi(opts);
+  const res = withApp(opts, (app) => deleteWebhookRun(app, uuid));
+  if (opts.json) ui.json(res);
+  else ui.success(`Webhook ${uuid} deleted`);
+}

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { defineRoute, listEnvelope, paginationShape } from '../route.js';
+import type { RegisterRoutes } from '../app.js';
+import { assetStats, listStoredVulnDiffs, workspaceNames } from '../../services/reference-reads.js';
+
+/**
+ * GET /workspace-names, GET /asset-stats and GET /vulnerabilities/diffs. The last is a static
+ * path, so the router prefers it to GET /vulnerabilities/:id whatever the registration order.
+ */
+export const registerReferenceReadRoutes: RegisterRoutes = (server, deps) => {
+  const { app } = deps;
+
+  defineRoute(server, app, {
+    method: 'GET', url: '/osm/api/workspace-names', summary: 'Names of the workspace rows, ascending (a bare JSON array)', tags: ['workspaces'], sideEffects: 'none',
+    responses: { 200: { description: 'string[]', schema: z.array(z.string()) } },
+    handler: () => workspaceNames(app),
+  });
+
+  defineRoute(server, app, {
+    method: 'GET', url: '/osm/api/asset-stats', summary: 'Distinct technologies, sources, remarks and asset types of the assets', tags: ['assets'], sideEffects: 'none',
+    query: z.object({ workspace: z.string().optional() }),
+    responses: { 200: { description: '{ data: { technologies, sources, remarks, asset_types } }' } },
+    handler: ({ query }) => ({ data: assetStats(app, query.workspace) }),
+  });
+
+  defineRoute(server, app, {
+    method: 'GET', url: '/osm/api/vulnerabilities/diffs', summary: 'Stored vulnerability diff snapshots (newest first)', tags: ['vulnerabilities'], sideEffects: 'none',
+    query: z.object({ workspace: z.string().optional(), ...paginationShape(20) }),
+    handler: ({ query }) => {
+      const r = listStoredVulnDiffs(app, { workspace: query.workspace }, query);
+      return listEnvelope(r.data, r.total, query.offset, query.limit);
+    },
+  });
+};

@@ -1,0 +1,23 @@
+/**
+ * Small reads the reference's API and web UI use: workspace names, asset facet values and the
+ * stored vulnerability diff snapshots (the same read as GET /assets/diffs, on `vuln_diffs`).
+ */
+import { assetFacets, type AssetFacets } from '../store/asset-stats.js';
+import { listVulnDiffs } from '../store/asset-diffs.js';
+import type { AssetDiffRecord, ListResult } from '../store/index.js';
+import type { AppContext } from './context.js';
+
+/** GET /workspace-names: every workspace row's name, ascending ([] when there is none). */
+export function workspaceNames(app: AppContext): string[] {
+  return app.store.workspaces.names();
+}
+
+/** GET /asset-stats: distinct technologies, sources, remarks and asset types (one workspace or all). */
+export function assetStats(app: AppContext, workspace?: string): AssetFacets {
+  return assetFacets(app.store.db, workspace || undefined);
+}
+
+/** GET /vulnerabilities/diffs: stored snapshots, newest first. */
+export function listStoredVulnDiffs(app: AppContext, filter: { workspace?: string }, page: { offset: number; limit: number }): ListResult<AssetDiffRecord> {
+  return listVulnDiffs(app.store.db, { workspace: filter.workspace || undefined }, page);
+}

@@ -1,0 +1,68 @@
+/**
+ * Distinct facet values of the assets (GET /asset-stats): technologies, sources, remarks and asset
+ * types, each sorted bytewise (like the reference's Go sort) without empty values. Asset types come
+ * from the trigger-kept `asset_type_counts` table (migration 004), so they never scan assets; the
+ * other three have no facet table and read the assets of the workspace (or all assets).
+ */
+import { parseJson, statementCache, type Db, type StatementCache } from './sql.js';
+
+export interface AssetFacets {
+  technologies: string[];
+  sources: string[];
+  remarks: string[];
+  asset_types: string[];
+}
+
+const caches = new WeakMap<Db, StatementCache>();
+
+function cacheOf(db: Db): StatementCache {
+  let q = caches.get(db);
+  if (!q) {
+    q = statementCache(db);
+    caches.set(db, q);
+  }
+  return q;
+}
+
+/** Bytewise UTF-8 order (what SQLite's BINARY collation and Go's sort.Strings give). */
+export function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/**
+ * Labels of one `remarks` value: osm stores a comma list (httpx webserver and CDN name); rows
+ * imported from elsewhere may hold a JSON array of strings.
+ */
+export function remarkLabels(value: string): string[] {
+  const text = value.trim();
+  if (text.startsWith('[')) {
+    const items = parseJson<unknown[] | null>(text, null);
+    if (Array.isArray(items)) return items.filter((v): v is string => typeof v === 'string').map((v) => v.trim()).filter(Boolean);
+  }
+  return text.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** The facet values of the assets of `workspace` (every workspace when undefined). */
+export function assetFacets(db: Db, workspace?: string): AssetFacets {
+  const q = cacheOf(db);
+  const ws = workspace !== undefined;
+  const args = ws ? [workspace] : [];
+  const col = (rows: unknown[]) => (rows as { v: string }[]).map((r) => r.v);
+  // A corrupt or non-array tech column counts as no technologies (CASE evaluates lazily; json_each would fail on it).
+  const techSource = `CASE WHEN json_valid(a.tech) THEN CASE WHEN json_type(a.tech) = 'array' THEN a.tech ELSE '[]' END ELSE '[]' END`;
+  return db.transaction(() => {
+    const technologies = col(
+      q(
+        `SELECT DISTINCT j.value AS v FROM assets a, json_each(${techSource}) j
+         WHERE a.tech <> '[]' AND j.type = 'text' AND j.value <> ''${ws ? ' AND a.workspace = ?' : ''} ORDER BY v`,
+      ).all(...args),
+    );
+    const sources = col(q(`SELECT DISTINCT source AS v FROM assets WHERE source <> ''${ws ? ' AND workspace = ?' : ''} ORDER BY v`).all(...args));
+    const remarkValues = col(q(`SELECT DISTINCT remarks AS v FROM assets WHERE remarks <> ''${ws ? ' AND workspace = ?' : ''}`).all(...args));
+    const remarks = [...new Set(remarkValues.flatMap(remarkLabels))].sort(byteOrder);
+    const assetTypes = col(
+      q(`SELECT DISTINCT asset_type AS v FROM asset_type_counts WHERE n > 0 AND asset_type <> ''${ws ? ' AND workspace = ?' : ''} ORDER BY v`).all(...args),
+    );
+    return { technologies, sources, remarks, asset_types: assetTypes };
+  })();
+}

@@ -1,0 +1,103 @@
+/**
+ * The `webhook_runs` table: run templates registered with `osm run … --as-webhook`, started by
+ * `GET|POST /osm/api/webhook-runs/{uuid}/trigger`. A template is never executed itself; each
+ * trigger creates an ordinary run and is counted here.
+ */
+import { randomUUID } from 'node:crypto';
+import { listPage, nowIso, parseJson, Where, type Db, type Row, type StatementCache } from './sql.js';
+import type { ListResult, Page, Priority } from './types.js';
+
+export interface WebhookRunRecord {
+  id: number;
+  webhook_uuid: string;
+  workflow_name: string;
+  workflow_kind: string;
+  target: string;
+  params: Record<string, string>;
+  /** Run options of the triggered runs (the CLI's flags: tactic, space, timeout …). */
+  options: Record<string, unknown>;
+  workspace: string;
+  priority: Priority;
+  /** '' when the template needs no key (the UUID alone triggers it). A secret: never shown unredacted by the API. */
+  webhook_auth_key: string;
+  trigger_count: number;
+  last_triggered_at: string | null;
+  last_run_uuid: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookRunInput {
+  workflow_name: string;
+  workflow_kind: string;
+  target: string;
+  params?: Record<string, string>;
+  options?: object;
+  workspace?: string;
+  priority?: Priority;
+  webhook_auth_key?: string;
+}
+
+export interface WebhookRunsRepo {
+  /** Inserts a template with a fresh UUID v4. */
+  create(input: WebhookRunInput): WebhookRunRecord;
+  getByUuid(uuid: string): WebhookRunRecord | undefined;
+  /** Page of templates, newest first. */
+  list(page: Page): ListResult<WebhookRunRecord>;
+  /** Records one trigger: trigger_count + 1, last_triggered_at, last_run_uuid. */
+  recordTrigger(uuid: string, runUuid: string): void;
+  delete(uuid: string): boolean;
+}
+
+/** Maps a webhook_runs row to its record. */
+export function mapWebhookRun(row: Row): WebhookRunRecord {
+  return {
+    ...(row as unknown as WebhookRunRecord),
+    params: parseJson<Record<string, string>>(row.params, {}),
+    options: parseJson<Record<string, unknown>>(row.options, {}),
+  };
+}
+
+/** Creates the webhook_runs repository on one connection. */
+export function createWebhookRunsRepo(db: Db, q: StatementCache): WebhookRunsRepo {
+  return {
+    create(input) {
+      const now = nowIso();
+      const row = q(
+        `INSERT INTO webhook_runs (webhook_uuid, workflow_name, workflow_kind, target, params, options, workspace, priority, webhook_auth_key, created_at, updated_at)
+         VALUES (@webhook_uuid, @workflow_name, @workflow_kind, @target, @params, @options, @workspace, @priority, @webhook_auth_key, @now, @now)
+         RETURNING *`,
+      ).get({
+        webhook_uuid: randomUUID(),
+        workflow_name: input.workflow_name,
+        workflow_kind: input.workflow_kind,
+        target: input.target,
+        params: JSON.stringify(input.params ?? {}),
+        options: JSON.stringify(input.options ?? {}),
+        workspace: input.workspace ?? '',
+        priority: input.priority ?? 'high',
+        webhook_auth_key: input.webhook_auth_key ?? '',
+        now,
+      }) as Row;
+      return mapWebhookRun(row);
+    },
+
+    getByUuid(uuid) {
+      const row = q('SELECT * FROM webhook_runs WHERE webhook_uuid = ?').get(uuid) as Row | undefined;
+      return row ? mapWebhookRun(row) : undefined;
+    },
+
+    list(page) {
+      return listPage(db, q, { table: 'webhook_runs', where: new Where(), orderBy: 'created_at DESC, id DESC', map: mapWebhookRun }, page);
+    },
+
+    recordTrigger(uuid, runUuid) {
+      const now = nowIso();
+      q('UPDATE webhook_runs SET trigger_count = trigger_count + 1, last_triggered_at = ?, last_run_uuid = ?, updated_at = ? WHERE webhook_uuid = ?').run(now, runUuid, now, uuid);
+    },
+
+    delete(uuid) {
+      return q('DELETE FROM webhook_runs WHERE webhook_uuid = ?').run(uuid).changes > 0;
+    },
+  };
+}
