@@ -76,6 +76,18 @@ export const USAGE_EXAMPLES: Record<string, { title: string; lines: string[] }> 
     title: 'Distributed mode',
     lines: ['osm worker join --redis-url redis://127.0.0.1:6379', 'osm worker list --json'],
   },
+  org: {
+    title: 'Organizations',
+    lines: ['osm org create acme', 'osm org assign acme example.com', 'osm --org acme assets', 'osm --org acme run -m sample-recon -t acme.com', 'osm org delete acme --purge'],
+  },
+  webhook: {
+    title: 'Webhook-triggered runs',
+    lines: ['osm config set server.enable_trigger_via_webhook true', 'osm run -f general -t example.com --as-webhook --webhook-auth-key s3cret', 'curl -X POST "http://127.0.0.1:8002/osm/api/webhook-runs/<uuid>/trigger?key=s3cret"', 'osm webhook list'],
+  },
+  query: {
+    title: 'Querying the database',
+    lines: ['osm query runs --status failed', 'osm query runs -t example.com --json', 'osm query steps <run-uuid>', 'osm query vulns --severity critical'],
+  },
   db: {
     title: 'Database maintenance',
     lines: ['osm db list', 'osm db list -t runs --limit 10', 'osm db migrate', 'osm db clean --force'],
