@@ -1,7 +1,7 @@
 /** `osm assets`: parse flags, call the assets service, print a table or JSON. */
 import type { Command } from 'commander';
 import { errors } from '../../errors.js';
-import { createAppContext } from '../../services/context.js';
+import { openApp } from '../app.js';
 import { listAssets } from '../../services/assets.js';
 import { orgFilter } from '../../services/orgs.js';
 import { optionsOf } from '../context.js';
@@ -33,7 +33,7 @@ export async function assetsList(command: Command): Promise<void> {
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
   const limit = intFlag(o.limit, '--limit', 50);
   const status = o.status === undefined ? undefined : intFlag(o.status, '--status', 0, 999);
-  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const app = openApp(o);
   try {
     // The global --org: only assets of that org's workspaces.
     const org = orgFilter(app, o.org);

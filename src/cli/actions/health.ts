@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Command } from 'commander';
 import { optionsOf } from '../context.js';
-import { createAppContext } from '../../services/context.js';
+import { openApp } from '../app.js';
 import { listWorkflowFiles } from '../../workflow/lookup.js';
 import { buildBaseEnv } from '../../engine/executor.js';
 import { commandExists } from '../../engine/deps-check.js';
@@ -36,7 +36,7 @@ function reachable(host: string, port: number, ms = 2000): Promise<boolean> {
  */
 export async function healthAction(command: Command): Promise<void> {
   const o = optionsOf<object>(command);
-  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const app = openApp(o);
   const checks: Check[] = [];
   try {
     const p = app.settings().paths;

@@ -1,12 +1,12 @@
 /** `osm install binary|workflow|list`: parse, call the registry service, print. */
 import type { Command } from 'commander';
-import { createAppContext } from '../../services/context.js';
+import { openApp } from '../app.js';
 import { directRegistryInfo, installBinaries, installWorkflow } from '../../services/registry.js';
 import { optionsOf, type GlobalOptions } from '../context.js';
 import { colorEnabled, createUi, renderTable } from '../output.js';
 
 function appOf(o: GlobalOptions) {
-  return createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  return openApp(o);
 }
 
 interface BinaryOptions {

@@ -1,20 +1,17 @@
 /** `osm org list|create|show|rename|assign|delete`: parse, call the orgs service, print a table or JSON. */
 import type { Command } from 'commander';
-import { createAppContext } from '../../services/context.js';
+import { openApp } from '../app.js';
+import type { AppContext } from '../../services/context.js';
 import { assignWorkspaces, createOrg, deleteOrg, getOrgStats, listOrgs, requireOrg, updateOrg } from '../../services/orgs.js';
 import type { OrgRowCounts } from '../../store/index.js';
 import { optionsOf, type GlobalOptions } from '../context.js';
 import { colorEnabled, createUi, renderTable } from '../output.js';
 
-function appOf(o: GlobalOptions) {
-  return createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
-}
-
 /** Runs `fn` with an app context that is closed afterwards. */
-async function withApp(command: Command, fn: (app: ReturnType<typeof appOf>, o: GlobalOptions, ui: ReturnType<typeof createUi>) => Promise<void> | void): Promise<void> {
+async function withApp(command: Command, fn: (app: AppContext, o: GlobalOptions, ui: ReturnType<typeof createUi>) => Promise<void> | void): Promise<void> {
   const o = optionsOf(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
-  const app = appOf(o);
+  const app = openApp(o);
   try {
     await fn(app, o, ui);
   } finally {

@@ -1,7 +1,7 @@
 /** `osm query runs|steps`: the runs and step results the API serves, as tables or JSON. */
 import type { Command } from 'commander';
 import { errors } from '../../errors.js';
-import { createAppContext } from '../../services/context.js';
+import { openApp } from '../app.js';
 import { orgFilter } from '../../services/orgs.js';
 import { listRuns, runSteps, type RunListQuery } from '../../services/run-control.js';
 import { RUN_STATUSES, type RunStatus } from '../../store/index.js';
@@ -21,7 +21,7 @@ interface RunsOptions {
 
 function appOf(command: Command) {
   const o = optionsOf<RunsOptions>(command);
-  return { o, app: createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }) };
+  return { o, app: openApp(o) };
 }
 
 /** How long a run took (or has been running), for the table. */

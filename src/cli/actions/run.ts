@@ -9,7 +9,8 @@ import { optionsOf, type GlobalOptions } from '../context.js';
 import { colorEnabled } from '../output.js';
 import { parseDuration } from '../../util/duration.js';
 import { parseParamPairs, parseParamsFileText } from '../../workflow/params.js';
-import { createAppContext, type AppContext } from '../../services/context.js';
+import type { AppContext } from '../../services/context.js';
+import { openApp } from '../app.js';
 import { loadSettings } from '../../settings/index.js';
 import { orgFilter } from '../../services/orgs.js';
 import type { RunRecord } from '../../store/index.js';
@@ -162,7 +163,7 @@ export async function runAction(command: Command): Promise<void> {
     return;
   }
 
-  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const app = openApp(o);
   try {
     if (o.dryRun) {
       // Dependency checks still run in a dry run: a target-type mismatch or a missing tool fails it.
@@ -256,7 +257,7 @@ function registerAsWebhook(app: AppContext, workflows: string[], targets: string
 async function queueRunAction(o: GlobalOptions & RunFlags): Promise<void> {
   if (o.chunkThreads !== undefined && o.chunkPart === undefined) throw errors.validation('--chunk-threads goes with --chunk-part');
   const concurrency = positiveInt(o.chunkThreads, '--chunk-threads') ?? positiveInt(o.concurrency, '--concurrency') ?? 1;
-  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const app = openApp(o);
   const { RunQueue } = await import('../../engine/queue.js');
   const seen = new Set<string>();
   const queue = new RunQueue(app, {
@@ -385,7 +386,7 @@ function sudoOnce(): void {
 
 /** `osm run --resume <run>`: a new run reusing the completed steps of a failed/cancelled one. */
 async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; disableColor?: boolean; verbose?: boolean; debug?: boolean; baseFolder?: string; settingsFile?: string; workflowFolder?: string }): Promise<void> {
-  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const app = openApp(o);
   try {
     const r = resumeRun(app, o.resume!, { status: 'pending', ownerPid: process.pid, triggerType: 'cli' });
     if (!o.json) {
@@ -497,7 +498,7 @@ function wantSpinner(o: { json?: boolean; silent?: boolean; progressBar?: boolea
  */
 function applyPreferences(command: Command, o: GlobalOptions & RunFlags & { disableNotification?: boolean }, workflows: string[]): void {
   let prefs: Preferences | undefined;
-  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const app = openApp(o);
   try {
     prefs = app.loader.load(workflows[0]!).preferences;
   } catch {

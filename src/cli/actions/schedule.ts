@@ -7,7 +7,8 @@ import type { Command } from 'commander';
 import { errors } from '../../errors.js';
 import { optionsOf, type GlobalOptions } from '../context.js';
 import { colorEnabled, createUi, renderTable } from '../output.js';
-import { createAppContext, type AppContext } from '../../services/context.js';
+import type { AppContext } from '../../services/context.js';
+import { openApp, withApp } from '../app.js';
 import { parseParamPairs } from '../../workflow/params.js';
 import {
   createSchedule,
@@ -37,14 +38,6 @@ interface AddFlags extends GlobalOptions {
   disabled?: boolean;
 }
 
-function withApp<T>(opts: GlobalOptions, fn: (app: AppContext) => T): T {
-  const app = createAppContext({ baseFolder: opts.baseFolder, settingsFile: opts.settingsFile, workflowFolder: opts.workflowFolder });
-  try {
-    return fn(app);
-  } finally {
-    app.close();
-  }
-}
 
 function nonNegativeInt(value: string, flag: string): number {
   const n = Number(value);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { optionsOf } from '../context.js';
 import { errors } from '../../errors.js';
-import { createAppContext } from '../../services/context.js';
+import { openApp } from '../app.js';
 import { indexWorkflows } from '../../workflow/indexer.js';
 import { RunQueue } from '../../engine/queue.js';
 import { buildServer } from '../../server/app.js';
@@ -27,7 +27,7 @@ interface ServeFlags {
  */
 export async function serveAction(command: Command): Promise<void> {
   const o = optionsOf<ServeFlags>(command);
-  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const app = openApp(o);
   const settings = app.settings();
   const host = o.host ?? String(settings.settings.server.host ?? '0.0.0.0');
   const port = o.port !== undefined ? Number(o.port) : Number(settings.settings.server.port ?? 8002);

@@ -1,12 +1,12 @@
 /** `osm snapshot export|import|list`: parse, call the snapshots service, print. */
 import type { Command } from 'commander';
-import { createAppContext } from '../../services/context.js';
+import { openApp } from '../app.js';
 import { exportSnapshot, importSnapshot, listSnapshots } from '../../services/snapshots.js';
 import { optionsOf, type GlobalOptions } from '../context.js';
 import { colorEnabled, createUi, renderTable } from '../output.js';
 
 function appOf(o: GlobalOptions) {
-  return createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  return openApp(o);
 }
 
 /** 1536 → "1.5 KiB". */

@@ -1,6 +1,6 @@
 /** `osm vulns`: parse flags, call the vulnerability service, print a table and a summary line, or JSON. */
 import type { Command } from 'commander';
-import { createAppContext } from '../../services/context.js';
+import { openApp } from '../app.js';
 import { listVulns, parseSeverityList, vulnSummary } from '../../services/vulns.js';
 import { orgFilter } from '../../services/orgs.js';
 import { optionsOf } from '../context.js';
@@ -19,7 +19,7 @@ export async function vulnsList(command: Command): Promise<void> {
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
   const severity = parseSeverityList(o.severity);
   const limit = intFlag(o.limit, '--limit', 50);
-  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const app = openApp(o);
   try {
     // The global --org: only findings of that org's workspaces.
     const org = orgFilter(app, o.org);

@@ -5,18 +5,11 @@
 import type { Command } from 'commander';
 import { optionsOf, type GlobalOptions } from '../context.js';
 import { colorEnabled, createUi, renderTable } from '../output.js';
-import { createAppContext, type AppContext } from '../../services/context.js';
+import type { AppContext } from '../../services/context.js';
+import { openApp, withApp } from '../app.js';
 import { deleteWebhookRun, webhookToApi, webhookTriggerPath, webhookTriggersEnabled } from '../../services/webhook-runs.js';
 import { MAX_LIMIT } from '../../server/route.js';
 
-function withApp<T>(opts: GlobalOptions, fn: (app: AppContext) => T): T {
-  const app = createAppContext({ baseFolder: opts.baseFolder, settingsFile: opts.settingsFile, workflowFolder: opts.workflowFolder });
-  try {
-    return fn(app);
-  } finally {
-    app.close();
-  }
-}
 
 /** `osm webhook list [--show-secrets]`. */
 export async function webhookList(command: Command): Promise<void> {

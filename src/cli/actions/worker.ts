@@ -8,7 +8,7 @@ import { Queue } from 'bullmq';
 import { errors } from '../../errors.js';
 import { optionsOf, type GlobalOptions } from '../context.js';
 import { colorEnabled, createUi, renderTable } from '../output.js';
-import { createAppContext } from '../../services/context.js';
+import { openApp } from '../app.js';
 import { loadSettings } from '../../settings/index.js';
 import { connectionOptions, pingRedis, resolveDistributedConfig } from '../../distributed/redis-config.js';
 import { DistributedWorker } from '../../distributed/worker.js';
@@ -45,7 +45,7 @@ export async function workerJoin(command: Command): Promise<void> {
   const lockDurationMs = intFlag(o.lockDuration, '--lock-duration', 100);
   const stalledIntervalMs = intFlag(o.stalledInterval, '--stalled-interval', 100);
   const maxStalledCount = intFlag(o.maxStalledCount, '--max-stalled-count', 0);
-  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const app = openApp(o);
   const log = (msg: string, fields: Record<string, unknown> = {}) => {
     if (!o.silent) process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n`);
   };
