@@ -60,7 +60,8 @@ export async function runActions(actions: Action[] | undefined, scope: Scope, lo
         }
         break;
       default:
-        scope.exec.printer.warn(`unknown action: ${String((a as Action).action)}`);
+        // The reference ignores such entries; say so once per evaluation instead of failing.
+        scope.exec.printer.warn((a as Action).action ? `unknown action '${(a as Action).action}' ignored` : "an action without 'action:' was ignored");
     }
   }
   return result;

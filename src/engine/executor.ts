@@ -10,7 +10,7 @@ import { RunPrinter } from './printer.js';
 import { ExecutionLog } from './exec-log.js';
 import { RunRecorder, type RunSource } from './recorder.js';
 import { checkDependencies, DependencyError } from './deps-check.js';
-import { executeModuleBody, manualRunAllowed, prepareScope } from './module-exec.js';
+import { executeModuleBody, manualRunAllowed, prepareScope, SCHEDULER_TRIGGERS } from './module-exec.js';
 import { executeFlowBody, type ModuleSummary } from './flow-exec.js';
 import { printModuleHeader, printSummary } from './summary.js';
 import { clearCompletedMarker, registerArtifacts, writeRunState, writeWorkflowState, STATE_FILES } from './state-files.js';
@@ -68,6 +68,8 @@ export function resumeState(deps: EngineDeps, sourceRunId: number): Execution['r
   return { sourceRunUuid: source?.run_uuid ?? String(sourceRunId), steps, active: true };
 }
 
+/** Trigger types of runs the scheduler launched (the reference's isSchedulerInvocation). */
+
 /**
  * Executes one run row end to end: workspace, logs, status transitions, the workflow (module or
  * flow), state files, artifacts and the summary. Never throws for workflow failures: the outcome
@@ -109,7 +111,8 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
     // `completed` can list them at once.
     if (wf && output && !input.emptyTarget) {
       try {
-        artifacts = await registerArtifacts(deps.store, recorder.run, wf, output, vars ?? {}, { reports: status === 'completed' });
+        // Without variables (a run skipped before its params were resolved) no report path can be rendered.
+        artifacts = await registerArtifacts(deps.store, recorder.run, wf, output, vars ?? {}, { reports: status === 'completed' && vars !== undefined });
         if (status === 'completed') for (const m of exec.completedModules) artifacts.push(...(await registerArtifacts(deps.store, recorder.run, m.workflow, output, m.vars, { reportsOnly: true })));
       } catch (err) {
         printer.warn(`could not register artifacts: ${messageOf(err)}`);
@@ -216,16 +219,19 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
   exec.log.write('INFO', 'Run started', { run_uuid: run0.run_uuid, workflow: wf.name, kind: wf.kind, target: input.target });
 
   tempDir = mkdtempSync(join(tmpdir(), 'osm-tmp-'));
+  // The manual-trigger check comes first (reference §3.2): a module only meant for event
+  // triggers is skipped even when its params (e.g. a required `Target`) cannot be resolved.
+  // Runs launched by the scheduler (its cron/event/watch triggers) are exactly what it is for.
+  if (wf.kind === 'module' && !manualRunAllowed(wf) && !SCHEDULER_TRIGGERS.has(run0.trigger_type)) {
+    printer.warn('Manual trigger is disabled for this module');
+    return finish('completed', 'skipped: Manual trigger is disabled for this module');
+  }
   let scope: Scope;
   try {
     scope = prepareScope(exec, wf, input.params, { moduleName: wf.name, tempDir });
   } catch (err) {
     printer.error(messageOf(err));
     return finish('failed', messageOf(err));
-  }
-  if (wf.kind === 'module' && !manualRunAllowed(wf)) {
-    printer.warn('Manual trigger is disabled for this module');
-    return finish('completed', 'skipped: Manual trigger is disabled for this module', scope.vars);
   }
   try {
     for (const w of checkDependencies(wf, scope, { skipValidation: input.skipValidation, emptyTarget: input.emptyTarget })) printer.warn(w);

@@ -7,7 +7,7 @@ import { evaluateCondition } from './js-runtime.js';
 import { fnContext } from './scripts.js';
 import { runActions } from './actions.js';
 import { checkDependencies, DependencyError } from './deps-check.js';
-import { executeModuleBody, prepareScope, runHooks, PER_MODULE_KEYS, type ModuleResult } from './module-exec.js';
+import { executeModuleBody, manualRunAllowed, prepareScope, runHooks, PER_MODULE_KEYS, SCHEDULER_TRIGGERS, type ModuleResult } from './module-exec.js';
 import { printModuleHeader } from './summary.js';
 import { messageOf } from '../errors.js';
 import { orderModules } from '../workflow/plan.js';
@@ -100,6 +100,11 @@ export async function executeFlowBody(flow: Workflow, scope: Scope, results: Ste
 async function runModule(flow: Workflow, ref: ModuleRef, flowScope: Scope, results: StepSummary[]): Promise<ModuleResult> {
   const exec = flowScope.exec;
   const wf = exec.deps.loader.loadModuleRef(ref, flow);
+  // Each module goes through the module path, manual-trigger check first (reference ExecuteModule).
+  if (!manualRunAllowed(wf) && !SCHEDULER_TRIGGERS.has(exec.recorder.run.trigger_type)) {
+    exec.printer.warn(`Module ${ref.name} skipped: Manual trigger is disabled for this module`);
+    return { status: 'skipped', error: 'Manual trigger is disabled for this module', exports: {}, tainted: [] };
+  }
   const provided: Record<string, string> = {};
   for (const [k, v] of Object.entries(flowScope.vars)) if (!PER_MODULE_KEYS.has(k)) provided[k] = valueToString(v);
   Object.assign(provided, exec.input.params);

@@ -253,8 +253,5 @@ function findCycle(steps: Step[]): string[] | undefined {
   return undefined;
 }
 
-/** Manual-trigger gate (reference §1.6): a declared `on: manual` trigger with enabled false skips. */
-export function manualRunAllowed(wf: Workflow): boolean {
-  const manual = wf.triggers.filter((t) => t.on === 'manual');
-  return manual.length === 0 || manual.some((t) => t.enabled);
-}
+/** Manual-trigger gate (reference §1.6): one definition, in the workflow layer. */
+export { manualRunAllowed, SCHEDULER_TRIGGERS } from '../workflow/plan.js';

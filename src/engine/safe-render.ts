@@ -1,4 +1,4 @@
-import { render } from '../workflow/template.js';
+import { render, tagEnd, tagVariables } from '../workflow/template.js';
 
 /**
  * Renders command and script templates so that values from untrusted sources (foreach items read
@@ -36,14 +36,14 @@ function renderSafe(text: string, vars: Record<string, unknown>, tainted: Readon
     quote = dialect === 'shell' ? advanceShell(literal, quote) : advanceJs(literal, quote);
     out += literal;
     if (open === -1) break;
-    const close = text.indexOf('}}', open + 2);
+    const close = tagEnd(text, open);
     if (close === -1) {
       out += text.slice(open); // render() reports the unclosed tag
       break;
     }
     const expr = text.slice(open + 2, close);
-    const root = rootName(expr);
-    if (root && tainted.has(root)) {
+    // Every variable the expression reads counts (`{{ (x) }}`, `{{ a | default: x }}`), not only the first name.
+    if (exprRoots(expr).some((r) => tainted.has(r))) {
       const value = render(`{{${expr}}}`, vars);
       values.push(dialect === 'shell' ? escapeShell(value, quote) : escapeJs(value, quote));
       out += `\u0000OSM${values.length - 1}\u0000`;
@@ -61,14 +61,25 @@ export function rootName(expr: string): string {
   return m ? m[1]! : '';
 }
 
-/** Root variable names referenced by `{{…}}` in a text. */
+/** Variables a tag's content reads: all of them when it parses, else its first name. */
+function exprRoots(expr: string): string[] {
+  const roots = tagVariables(expr);
+  if (roots) return roots;
+  const r = rootName(expr);
+  return r ? [r] : [];
+}
+
+/** Root variable names referenced by `{{…}}` in a text (every operand of each tag). */
 export function referencedRoots(text: string): string[] {
   const names: string[] = [];
-  const re = /\{\{([^}]*)\}\}/g;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
-    const r = rootName(m[1]!);
-    if (r) names.push(r);
+  let i = 0;
+  for (;;) {
+    const open = text.indexOf('{{', i);
+    if (open === -1) break;
+    const close = tagEnd(text, open);
+    if (close === -1) break;
+    names.push(...exprRoots(text.slice(open + 2, close)));
+    i = close + 2;
   }
   return names;
 }

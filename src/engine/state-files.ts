@@ -151,6 +151,8 @@ export async function registerArtifacts(store: Store, run: RunRecord, wf: Workfl
     } catch {
       continue;
     }
+    // A report without a path (e.g. written with `default:` instead of `path:`) names no file.
+    if (path.trim() === '') continue;
     const st = await fileStats(path);
     if (!st && rep.optional) continue;
     store.artifacts.upsert({

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { builtinVariables } from '../workflow/builtin-vars.js';
 import { builtinPathsOf } from '../engine/module-exec.js';
 import { resolveParams } from '../workflow/params.js';
-import { buildPlan, formatPlan, type Plan } from '../workflow/plan.js';
+import { buildPlan, formatPlan, manualRunAllowed, type Plan } from '../workflow/plan.js';
 import { validateRunInputs } from './runs.js';
 import type { RunOptions } from './runs.js';
 import type { AppContext } from './context.js';
@@ -25,7 +25,9 @@ export function buildRunPlan(app: AppContext, workflowName: string, target: stri
     runUuid: randomUUID(),
     moduleName: wf.name,
   });
-  const vars = resolveParams(wf.params, params, builtins);
+  // A module whose manual trigger is disabled is skipped by a CLI run before its params are
+  // resolved, so a missing required param must not fail its plan either.
+  const vars = wf.kind === 'module' && !manualRunAllowed(wf) ? { ...builtins, ...params } : resolveParams(wf.params, params, builtins);
   return buildPlan(wf, { target, vars, exclude: options.exclude, fuzzyExclude: options.fuzzyExclude }, (ref) => app.loader.loadModuleRef(ref, wf));
 }
 

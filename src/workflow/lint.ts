@@ -4,9 +4,12 @@
  *
  * Rules: undefined-variable, foreach-variable, duplicate-step-name, duplicate-module-name,
  * invalid-goto, unknown-dependency, dependency-cycle, unknown-key, extends-ignored, ignored-field,
- * empty-command, unknown-function, unsupported-step-type.
+ * empty-command, unknown-function, unsupported-step-type, report-path, action, js-return.
  */
-import type { ModuleRef, Step, Workflow, WorkflowIssue } from './types.js';
+import { Script } from 'node:vm';
+import type { Action, ModuleRef, Step, Workflow, WorkflowIssue } from './types.js';
+import { ACTION_NAMES } from './wf-schema-common.js';
+import { PARAM_KEYS, REPORT_KEYS, TRIGGER_KEYS } from './schema.js';
 import { issueAt } from './wf-issues.js';
 import { originOf } from './wf-origin.js';
 import { lintVariables } from './wf-lint-vars.js';
@@ -21,6 +24,12 @@ export interface LintOptions {
   resolveModule?: (ref: ModuleRef) => Workflow | undefined;
 }
 
+/** Common slips for top-level keys (singular forms, v4 names). */
+const ROOT_KEY_HINTS: Record<string, string> = {
+  trigger: 'triggers', report: 'reports', param: 'params', step: 'steps', module: 'modules', hook: 'hooks',
+  dependency: 'dependencies', desc: 'description', preference: 'preferences', extend: 'extends', overrides: 'override',
+};
+
 const OVERRIDABLE = new Set(['params', 'steps', 'modules', 'triggers', 'dependencies', 'preferences', 'runner', 'runner_config']);
 
 type Add = (node: object | undefined, key: string | undefined, path: string, message: string, severity: WorkflowIssue['severity'], rule: string) => void;
@@ -31,13 +40,27 @@ export function lintWorkflow(wf: Workflow, opts: LintOptions = {}): WorkflowIssu
   const add: Add = (node, key, path, message, severity, rule) => issues.push(issueAt(wf, node, key, path, message, severity, rule));
 
   const root = originOf(wf);
-  for (const key of root?.unknownKeys ?? []) add(wf, key, key, `unknown key '${key}' (ignored)`, 'warning', 'unknown-key');
+  for (const key of root?.unknownKeys ?? []) {
+    const hint = ROOT_KEY_HINTS[key] ? `; did you mean '${ROOT_KEY_HINTS[key]}'?` : '';
+    add(wf, key, key, `unknown key '${key}' (ignored)${hint}`, 'warning', 'unknown-key');
+  }
   for (const key of root?.ignoredKeys ?? []) {
     const fix = OVERRIDABLE.has(key) ? `use override.${key} instead` : 'a child workflow cannot change it';
     add(wf, key, key, `'${key}' is ignored because the workflow uses extends; ${fix}`, 'warning', 'extends-ignored');
   }
   if (wf.kind === 'flow' && wf.steps.length > 0) add(wf, 'steps', 'steps', 'steps are ignored in a flow (use modules)', 'warning', 'ignored-field');
   if (wf.kind === 'module' && wf.modules.length > 0) add(wf, 'modules', 'modules', 'modules are ignored in a module (use steps)', 'warning', 'ignored-field');
+
+  lintEntryKeys(wf.params, 'params', PARAM_KEYS, add, { value: 'default' });
+  // A report's stray `default:` is explained by the report-path warning below.
+  lintEntryKeys(wf.reports, 'reports', REPORT_KEYS, add, { file: 'path' }, (r, key) => key === 'default' && (r as { path: string }).path.trim() === '');
+  lintEntryKeys(wf.triggers, 'triggers', TRIGGER_KEYS, add, {});
+  wf.reports.forEach((r, i) => {
+    if (r.path.trim() === '') {
+      const hint = originOf(r)?.keyLines.default !== undefined ? " (its 'default:' key is ignored; reports take 'path:')" : '';
+      add(r, 'path', `reports[${i}].path`, `report '${r.name}' has no path; nothing is registered for it${hint}`, 'warning', 'report-path');
+    }
+  });
 
   if (wf.kind === 'module') lintStepList(wf.steps, 'steps', add, opts);
   lintStepList(wf.hooks.pre_scan_steps, 'hooks.pre_scan_steps', add, opts);
@@ -47,11 +70,23 @@ export function lintWorkflow(wf: Workflow, opts: LintOptions = {}): WorkflowIssu
     lintDeps(wf.modules, 'modules', 'module', add);
     wf.modules.forEach((m, i) => {
       for (const key of originOf(m)?.unknownKeys ?? []) add(m, key, `modules[${i}].${key}`, `unknown key '${key}' (ignored)`, 'warning', 'unknown-key');
+      lintActions(m, `modules[${i}]`, add);
       if (m.steps?.length) lintStepList(m.steps, `modules[${i}].steps`, add, opts);
     });
   }
   lintVariables(wf, (i) => issues.push(i), opts.resolveModule);
   return issues;
+}
+
+/** Keys of `params[]` / `reports[]` / `triggers[]` entries that the reference ignores (with a hint when one is a common slip). */
+function lintEntryKeys(items: object[], path: string, known: ReadonlySet<string>, add: Add, hints: Record<string, string>, skip?: (item: object, key: string) => boolean): void {
+  items.forEach((item, i) => {
+    for (const key of Object.keys(originOf(item)?.keyLines ?? {})) {
+      if (known.has(key) || skip?.(item, key)) continue;
+      const hint = hints[key] ? `; did you mean '${hints[key]}'?` : '';
+      add(item, key, `${path}[${i}].${key}`, `unknown key '${key}' (ignored)${hint}`, 'warning', 'unknown-key');
+    }
+  });
 }
 
 /** Rules over one list of steps that run together (a module body, a hook list, an inline module). */
@@ -68,8 +103,22 @@ function lintStepList(steps: Step[], path: string, add: Add, opts: LintOptions):
   steps.forEach((s, i) => visit(s, `${path}[${i}]`));
 }
 
+const KNOWN_ACTIONS: ReadonlySet<string> = new Set(ACTION_NAMES);
+
+/** on_success / on_error entries the reference silently ignores (no `action:`, or an unknown one). */
+function lintActions(owner: Step | ModuleRef, path: string, add: Add): void {
+  for (const key of ['on_success', 'on_error'] as const) {
+    (owner[key] ?? []).forEach((a: Action, i) => {
+      if (KNOWN_ACTIONS.has(a.action)) return;
+      const what = a.action ? `unknown action '${a.action}'` : "action without 'action:'";
+      add(owner, key, `${path}.${key}[${i}].action`, `${what} does nothing (use log, abort, continue, export, notify, or run with type: bash + command / type: function + functions)`, 'warning', 'action');
+    });
+  }
+}
+
 function lintStep(step: Step, path: string, add: Add, opts: LintOptions): void {
   for (const key of step.unknown_keys ?? []) add(step, key, `${path}.${key}`, `unknown key '${key}' (ignored)`, 'warning', 'unknown-key');
+  lintActions(step, path, add);
   if (step.type === 'agent' || step.type === 'agent-acp' || step.type === 'agent-sdk') {
     add(step, 'type', `${path}.type`, `step type '${step.type}' is parsed but not supported by osm; the step will fail when it runs`, 'warning', 'unsupported-step-type');
   }
@@ -81,6 +130,18 @@ function lintStep(step: Step, path: string, add: Add, opts: LintOptions): void {
       if (v.trim() === '') add(step, key, `${path}.${key}[${i}]`, `empty entry in ${key}`, 'warning', 'empty-command');
     });
   }
+  if (step.type === 'function') {
+    const snippets: [string, string][] = [
+      ...(step.function ? [['function', step.function] as [string, string]] : []),
+      ...(step.functions ?? []).map((f, i): [string, string] => [`functions[${i}]`, f]),
+      ...(step.parallel_functions ?? []).map((f, i): [string, string] => [`parallel_functions[${i}]`, f]),
+    ];
+    for (const [where, code] of snippets) {
+      if (topLevelReturn(code)) {
+        add(step, where.replace(/\[\d+\]$/, ''), `${path}.${where}`, "top-level 'return' is a JavaScript syntax error here (the snippet is a script, not a function body): the step fails; end with the value instead", 'warning', 'js-return');
+      }
+    }
+  }
   if (opts.knownFunctions && step.type === 'function') {
     const snippets = [step.function, ...(step.functions ?? []), ...(step.parallel_functions ?? [])].filter((s): s is string => !!s);
     const reported = new Set<string>();
@@ -91,6 +152,19 @@ function lintStep(step: Step, path: string, add: Add, opts: LintOptions): void {
         add(step, step.function ? 'function' : step.functions ? 'functions' : 'parallel_functions', `${path}`, `unknown function '${fn}'`, 'warning', 'unknown-function');
       }
     }
+  }
+}
+
+/** True when compiling the snippet (never running it) fails only because of a top-level `return`. */
+function topLevelReturn(code: string): boolean {
+  if (!/\breturn\b/.test(code)) return false;
+  // Template placeholders are not JS; make them harmless before compiling.
+  const js = code.replace(/\{\{[\s\S]*?\}\}/g, '0').replace(/\[\[[\s\S]*?\]\]/g, '0');
+  try {
+    new Script(js);
+    return false;
+  } catch (err) {
+    return err instanceof SyntaxError && /Illegal return/.test(err.message);
   }
 }
 

@@ -163,8 +163,39 @@ export function nearMisses(wanted: string, names: string[], limit = 3): string[]
   return scored.slice(0, limit).map((s) => s.n);
 }
 
+/** A YAML file named `wanted` under `dir` that the `kind:` sniff rejected (first in walk order), if any. */
+function nonWorkflowNamed(wanted: string, dir: string): string | undefined {
+  let found: string | undefined;
+  let budget = 20_000;
+  const walk = (folder: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(folder).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (found || --budget < 0) return;
+      if (name.startsWith('.')) continue;
+      const full = join(folder, name);
+      let st;
+      try {
+        st = statSync(full);
+      } catch {
+        continue;
+      }
+      if (st.isDirectory()) walk(full);
+      else if (st.isFile() && YAML_EXT.test(name) && stem(name) === wanted) found = full;
+    }
+  };
+  walk(resolve(dir));
+  return found;
+}
+
 function notFoundHint(wanted: string, workflowsDir: string, names: string[]): string {
   const lines = [`searched ${resolve(workflowsDir)} (${names.length} workflow file${names.length === 1 ? '' : 's'}${existsSync(workflowsDir) ? '' : ', folder does not exist'})`];
+  const stray = nonWorkflowNamed(wanted, workflowsDir);
+  if (stray) lines.push(`${stray} has no 'kind: module' or 'kind: flow' line at column 0, so it is not a workflow (an Osmedeus v4 file?)`);
   const near = nearMisses(wanted, names);
   if (near.length) lines.push(`did you mean: ${near.join(', ')}?`);
   lines.push("run 'osm workflow list' to see the available workflows");

@@ -84,6 +84,19 @@ export function toBool(value: unknown): boolean {
   return text === 'true' || text === '1';
 }
 
+/**
+ * Built-in variables that count as *provided* params for a declared param of the same name. The
+ * lower-case keys are what the reference CLI passes as params on every run (§2.3, §2.5); osm keeps
+ * them among the built-ins, so `- name: target, required: true` takes the -t value. `Target` is
+ * the run target too: event-triggered modules declare it required and map it from the event input
+ * (`input: { Target: event_data.value }`, platform events/vuln-scan-receiver.yaml) — the reference
+ * only accepts it there, osm also on the CLI (an error there would help nobody).
+ */
+export const CLI_PARAM_KEYS: ReadonlySet<string> = new Set([
+  'target', 'target_file', 'tactic', 'threads_hold', 'exclude_modules', 'fuzzy_exclude_modules',
+  'space_name', 'workspaces_folder', 'heuristics_check', 'org_uuid', 'flow_name', 'Target',
+]);
+
 export interface ResolveOptions {
   /** Replaces the generator runner (the plan uses a non-executing one). */
   runGenerator?: (expr: string, paramName: string) => string;
@@ -105,9 +118,10 @@ export function resolveParams(
   const out: Record<string, unknown> = { ...vars, ...provided };
   for (const param of declared) {
     const isBool = param.type === 'bool';
-    const given = provided[param.name];
+    let given: unknown = provided[param.name];
+    if ((given === undefined || given === '') && CLI_PARAM_KEYS.has(param.name)) given = vars[param.name];
     let value: unknown;
-    if (given !== undefined && given !== '') {
+    if (given !== undefined && given !== null && given !== '') {
       value = given;
     } else if (param.generator) {
       value = gen(param.generator, param.name);

@@ -32,6 +32,30 @@ function yamlMessage(message: string): string {
   return message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '').trim();
 }
 
+// Keys only Osmedeus v4 workflows have (v4 had no `kind:`; flows listed `routines`, steps ran `scripts`).
+const V4_TOP_KEYS = ['routines', 'desc', 'validator', 'report', 'local_pre_run', 'pre_run', 'post_run', 'usage'];
+const V4_STEP_KEYS = ['scripts', 'source', 'ose', 'label', 'required', 'rcommands', 'conditions', 'rscripts'];
+
+/** v4 markers of a parsed document without `kind` (empty when it has a kind or none are found). */
+function v4Markers(data: unknown): string[] {
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return [];
+  const doc = data as Record<string, unknown>;
+  if (doc.kind !== undefined && doc.kind !== null) return [];
+  const found = V4_TOP_KEYS.filter((k) => k in doc);
+  const steps = Array.isArray(doc.steps) ? doc.steps : [];
+  const stepKeys = new Set<string>();
+  for (const st of steps) if (st && typeof st === 'object') for (const k of Object.keys(st)) if (V4_STEP_KEYS.includes(k)) stepKeys.add(k);
+  if (stepKeys.size > 0) found.push(`steps with ${[...stepKeys].join('/')}`);
+  const params = Array.isArray(doc.params) ? doc.params : [];
+  if (params.length > 0 && params.every((p) => p && typeof p === 'object' && !('name' in p))) found.push('params as key: value pairs');
+  return found;
+}
+
+function v4Key(data: unknown): string {
+  const doc = data as Record<string, unknown>;
+  return V4_TOP_KEYS.find((k) => k in doc) ?? (Array.isArray(doc.steps) ? 'steps' : 'params');
+}
+
 /** Parses workflow YAML text; `file` names the source in issues. Never throws. */
 export function parseWorkflowText(text: string, file: string): { workflow?: Workflow; issues: WorkflowIssue[] } {
   const issues: WorkflowIssue[] = [];
@@ -59,6 +83,15 @@ export function parseWorkflowText(text: string, file: string): { workflow?: Work
     return { issues };
   }
 
+  const v4 = v4Markers(data);
+  if (v4.length > 0) {
+    const message = `no 'kind:' — this looks like an Osmedeus v4 workflow (${v4.join(', ')}); osm runs v5 workflows (kind: module|flow with typed steps)`;
+    const issue: WorkflowIssue = { severity: 'error', file, path: 'kind', message, rule: 'schema' };
+    const line = lineForPath(doc, lc, [v4Key(data)]);
+    if (line !== undefined) issue.line = line;
+    issues.push(issue);
+    return { issues };
+  }
   const result = WorkflowSchema.safeParse(data, { error: (iss) => friendlyMessage(iss as never) });
   if (!result.success) {
     for (const iss of result.error.issues) {

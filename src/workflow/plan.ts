@@ -34,7 +34,7 @@ export interface PlanModule {
   path?: string;
   dependsOn: string[];
   condition?: string;
-  skipReason?: 'excluded' | 'fuzzy-excluded';
+  skipReason?: 'excluded' | 'fuzzy-excluded' | 'manual-trigger-disabled';
   steps: PlanStep[];
   error?: string;
 }
@@ -99,6 +99,7 @@ function inlineModule(ref: ModuleRef, flow: Workflow): Workflow {
     name: ref.name,
     description: ref.description ?? '',
     params: [],
+    triggers: [],
     steps: ref.steps ?? [],
     modules: [],
     hooks: { pre_scan_steps: [], post_scan_steps: [] },
@@ -136,6 +137,18 @@ function moduleVars(flow: Workflow, ref: ModuleRef, mod: Workflow, input: PlanIn
   return { ...vars, ModuleName: ref.name, FlowName: flow.name };
 }
 
+/** False when an `on: manual` trigger exists and none is enabled: CLI runs skip the module (§1.6). */
+/** Trigger types of runs started by the scheduler: the manual-trigger gate does not apply to them. */
+export const SCHEDULER_TRIGGERS: ReadonlySet<string> = new Set(['cron', 'event', 'watch', 'schedule']);
+
+/** Manual-trigger gate (reference §1.6): a declared `on: manual` trigger with enabled false skips a CLI/API run. */
+export function manualRunAllowed(wf: Workflow): boolean {
+  const manual = (wf.triggers ?? []).filter((t) => t.on === 'manual');
+  return manual.length === 0 || manual.some((t) => t.enabled);
+}
+
+const MANUAL_DISABLED = 'manual trigger is disabled: a CLI run skips this module';
+
 function exclusion(name: string, input: PlanInput): PlanModule['skipReason'] {
   if ((input.exclude ?? []).includes(name)) return 'excluded';
   if ((input.fuzzyExclude ?? []).some((p) => p !== '' && name.includes(p))) return 'fuzzy-excluded';
@@ -165,6 +178,10 @@ function planFlow(wf: Workflow, input: PlanInput, ctx: StepPlanContext, loadModu
       if (ref.steps && ref.steps.length > 0) mod = inlineModule(ref, wf);
       else if (loadModule) mod = loadModule(ref);
       else throw new Error(`module '${ref.name}' was not loaded (no module loader given)`);
+      if (!manualRunAllowed(mod)) {
+        pm.skipReason = 'manual-trigger-disabled';
+        continue;
+      }
       const vars = moduleVars(wf, ref, mod, input, ctx.runtime, ctx.warnings);
       const modCtx: StepPlanContext = { ...ctx, vars, secrets: [...new Set([...ctx.secrets, ...secretValues(vars)])] };
       const where = `modules.${ref.name}`;
@@ -192,6 +209,7 @@ function planFlow(wf: Workflow, input: PlanInput, ctx: StepPlanContext, loadModu
 export function buildPlan(wf: Workflow, input: PlanInput, loadModule?: ModuleLoader): Plan {
   const warnings: string[] = [];
   const ctx: StepPlanContext = { vars: input.vars, runtime: new Set(), warnings, secrets: secretValues(input.vars) };
+  if (wf.kind === 'module' && !manualRunAllowed(wf)) warnings.push(MANUAL_DISABLED);
   const pre = planHooks(wf, ctx, wf.kind === 'flow' ? 'flow' : 'module', 'pre');
   let steps: PlanStep[] = [];
   let modules: PlanModule[] = [];

@@ -26,6 +26,11 @@ export const WORKFLOW_KEYS: ReadonlySet<string> = new Set([
 /** Top-level keys a child with `extends` may set itself; every other key is ignored (reference §1.11). */
 export const EXTENDS_OWN_KEYS: ReadonlySet<string> = new Set(['kind', 'name', 'description', 'tags', 'help', 'extends', 'override']);
 
+/** Keys of a `params[]`, `reports[]` and `triggers[]` entry (anything else is ignored, and linted). */
+export const PARAM_KEYS: ReadonlySet<string> = new Set(['name', 'type', 'default', 'required', 'generator']);
+export const REPORT_KEYS: ReadonlySet<string> = new Set(['name', 'path', 'type', 'description', 'optional']);
+export const TRIGGER_KEYS: ReadonlySet<string> = new Set(['name', 'on', 'schedule', 'event', 'path', 'debounce', 'input', 'enabled']);
+
 /** Keys of a flow's `modules[]` entry. */
 export const MODULE_REF_KEYS: ReadonlySet<string> = new Set([
   'name', 'path', 'params', 'depends_on', 'condition', 'on_success', 'on_error', 'decision', 'steps', 'description',
@@ -89,14 +94,15 @@ const ReportSchema = z
   .looseObject(
     {
       name: reqString('report name is required'),
-      path: reqString('report path is required'),
+      // Not required: the reference registers whatever the path renders to; the linter warns.
+      path: optString,
       type: z.preprocess((v) => (v === null || v === undefined || v === '' ? 'text' : v), z.string({ error: 'must be a string' })),
       description: optString,
       optional: boolDefault(false),
     },
     { error: 'must be a mapping' },
   )
-  .transform((r): Report => compact({ name: r.name, path: r.path, type: r.type, description: r.description, optional: r.optional }));
+  .transform((r): Report => compact({ name: r.name, path: r.path ?? '', type: r.type, description: r.description, optional: r.optional }));
 
 const TriggerSchema = z
   .looseObject(

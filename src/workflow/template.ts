@@ -17,6 +17,56 @@ export class TemplateError extends OsmError {
 
 type Segment = { kind: 'text'; text: string } | { kind: 'expr'; raw: string; expr: Expression };
 
+/**
+ * Index of the `}}` closing the tag opened at `open`, skipping quoted strings inside the tag as
+ * pongo2's lexer does (`{{ f("{{x}}") }}` is one tag); -1 when there is none. A quote that never
+ * closes falls back to the first `}}` so the expression parser reports the real problem.
+ */
+function closeOf(text: string, open: number): number {
+  let i = open + 2;
+  while (i < text.length) {
+    const ch = text[i]!;
+    if (ch === '}' && text[i + 1] === '}') return i;
+    if (ch === '"' || ch === "'") {
+      let j = i + 1;
+      while (j < text.length && text[j] !== ch) j += text[j] === '\\' ? 2 : 1;
+      if (j >= text.length) return text.indexOf('}}', open + 2);
+      i = j + 1;
+      continue;
+    }
+    i++;
+  }
+  return -1;
+}
+
+/** Index of the `}}` that closes the tag opened at `open` (quoted strings inside skipped); -1 when unclosed. */
+export function tagEnd(text: string, open: number): number {
+  return closeOf(text, open);
+}
+
+/** Every variable a tag's content reads (operands, call arguments, filter arguments); undefined when it does not parse. */
+export function tagVariables(inner: string): string[] | undefined {
+  try {
+    return expressionRoots(parseExpression(inner));
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when `inner` (a tag's content) has a `{{` outside quoted strings: a nested, unclosed tag. */
+function hasBareOpen(inner: string): boolean {
+  let quote = '';
+  for (let i = 0; i < inner.length; i++) {
+    const ch = inner[i]!;
+    if (quote) {
+      if (ch === '\\') i++;
+      else if (ch === quote) quote = '';
+    } else if (ch === '"' || ch === "'") quote = ch;
+    else if (ch === '{' && inner[i + 1] === '{') return true;
+  }
+  return false;
+}
+
 // Parsed templates are cached: workflows render the same strings for every step and target.
 const CACHE_LIMIT = 2048;
 const cache = new Map<string, Segment[]>();
@@ -35,10 +85,10 @@ function parseTemplate(text: string): Segment[] {
       break;
     }
     if (open > pos) segments.push({ kind: 'text', text: text.slice(pos, open) });
-    const close = text.indexOf('}}', open + 2);
+    const close = closeOf(text, open);
     if (close === -1) throw new TemplateError(`unclosed "{{" at offset ${open}`);
     const inner = text.slice(open + 2, close);
-    if (inner.includes('{{')) throw new TemplateError(`unclosed "{{" at offset ${open}`);
+    if (hasBareOpen(inner)) throw new TemplateError(`unclosed "{{" at offset ${open}`);
     try {
       segments.push({ kind: 'expr', raw: text.slice(open, close + 2), expr: parseExpression(inner) });
     } catch (err) {
@@ -96,12 +146,21 @@ export function fixDanglingOperators(text: string): string {
   return out;
 }
 
+function evaluate(expr: Expression, vars: Record<string, unknown>): unknown {
+  try {
+    return evaluateExpression(expr, vars, valueToString);
+  } catch (err) {
+    if (err instanceof ExpressionSyntaxError) throw new TemplateError(err.message);
+    throw err;
+  }
+}
+
 function renderSegments(segments: Segment[], vars: Record<string, unknown>, keep?: (roots: string[]) => boolean): string {
   let out = '';
   for (const seg of segments) {
     if (seg.kind === 'text') out += seg.text;
     else if (keep && keep(expressionRoots(seg.expr))) out += seg.raw;
-    else out += valueToString(evaluateExpression(seg.expr, vars, valueToString));
+    else out += valueToString(evaluate(seg.expr, vars));
   }
   return fixDanglingOperators(out);
 }
@@ -170,7 +229,7 @@ function collectRoots(text: string, into: string[]): void {
   while (pos < text.length) {
     const open = text.indexOf('{{', pos);
     if (open === -1) return;
-    const close = text.indexOf('}}', open + 2);
+    const close = closeOf(text, open);
     if (close === -1) return;
     try {
       for (const root of expressionRoots(parseExpression(text.slice(open + 2, close)))) {

@@ -1,8 +1,11 @@
 /**
  * The expression language inside `{{ … }}`: a variable path (`a`, `a.b.0`, `a["x-y"]`), a string
- * or number literal, followed by optional filters (`| default:"x"`, `| quote`). This is a small
- * interpreter on purpose — no `eval`, no `new Function` — so a template can read variables but
- * never reach the JS runtime (field-notes §4.2 item 4).
+ * or number literal, integer/float arithmetic as pongo2 (the reference engine) evaluates it
+ * (`{{ threads * 6 }}`, `{{ threads / 2 }}`, `+ - * / %`, parentheses), followed by optional
+ * filters (`| default:"x"`, `| quote`). A call `name(args)` parses, as in pongo2, and yields
+ * nothing (templates have no functions in scope). This is a small interpreter on purpose — no
+ * `eval`, no `new Function` — so a template can read variables but never reach the JS runtime
+ * (field-notes §4.2 item 4).
  */
 
 export type PathSegment = string | number;
@@ -11,13 +14,20 @@ export type Operand =
   | { kind: 'path'; root: string; segments: PathSegment[] }
   | { kind: 'literal'; value: string | number };
 
+/** An expression tree: operands, calls, arithmetic. */
+export type ExprNode =
+  | Operand
+  | { kind: 'call'; callee: Operand & { kind: 'path' }; args: ExprNode[] }
+  | { kind: 'unary'; op: '-' | '+'; arg: ExprNode }
+  | { kind: 'binary'; op: '+' | '-' | '*' | '/' | '%'; left: ExprNode; right: ExprNode };
+
 export interface Filter {
   name: string;
   arg?: Operand;
 }
 
 export interface Expression {
-  operand: Operand;
+  node: ExprNode;
   filters: Filter[];
 }
 
@@ -102,10 +112,78 @@ function readOperand(c: Cursor): Operand {
   return { kind: 'path', root, segments };
 }
 
+const MAX_DEPTH = 64;
+
+function parsePrimary(c: Cursor, depth: number): ExprNode {
+  if (depth > MAX_DEPTH) c.fail('expression nested too deeply');
+  c.skipSpace();
+  const ch = c.peek();
+  if (ch === '(') {
+    c.pos++;
+    const inner = parseAdditive(c, depth + 1);
+    c.skipSpace();
+    if (c.peek() !== ')') c.fail('expected ")"');
+    c.pos++;
+    return inner;
+  }
+  if (ch === '-' || ch === '+') {
+    // `-5` is a number literal; any other sign is a unary operator.
+    if (ch === '-' && /\d/.test(c.text[c.pos + 1] ?? '')) return readOperand(c);
+    c.pos++;
+    return { kind: 'unary', op: ch, arg: parsePrimary(c, depth + 1) };
+  }
+  const operand = readOperand(c);
+  c.skipSpace();
+  if (c.peek() === '(' && operand.kind === 'path') {
+    c.pos++;
+    const args: ExprNode[] = [];
+    c.skipSpace();
+    if (c.peek() !== ')') {
+      for (;;) {
+        args.push(parseAdditive(c, depth + 1));
+        c.skipSpace();
+        if (c.peek() === ',') {
+          c.pos++;
+          continue;
+        }
+        break;
+      }
+    }
+    if (c.peek() !== ')') c.fail('expected ")" after the arguments');
+    c.pos++;
+    return { kind: 'call', callee: operand, args };
+  }
+  return operand;
+}
+
+function parseMultiplicative(c: Cursor, depth: number): ExprNode {
+  let left = parsePrimary(c, depth);
+  for (;;) {
+    c.skipSpace();
+    const op = c.peek();
+    if (op !== '*' && op !== '/' && op !== '%') return left;
+    c.pos++;
+    left = { kind: 'binary', op, left, right: parsePrimary(c, depth) };
+  }
+}
+
+function parseAdditive(c: Cursor, depth: number): ExprNode {
+  let left = parseMultiplicative(c, depth);
+  for (;;) {
+    c.skipSpace();
+    const op = c.peek();
+    if (op !== '+' && op !== '-') return left;
+    c.pos++;
+    left = { kind: 'binary', op, left, right: parseMultiplicative(c, depth) };
+  }
+}
+
 /** Parses the text between `{{` and `}}`; throws ExpressionSyntaxError when malformed. */
 export function parseExpression(text: string): Expression {
   const c: Cursor = new Cursor(text);
-  const operand = readOperand(c);
+  c.skipSpace();
+  if (c.done()) c.fail('missing variable name');
+  const node = parseAdditive(c, 0);
   const filters: Filter[] = [];
   c.skipSpace();
   while (c.peek() === '|') {
@@ -124,15 +202,51 @@ export function parseExpression(text: string): Expression {
     c.skipSpace();
   }
   if (!c.done()) c.fail(`unexpected "${c.peek()}"`);
-  return { operand, filters };
+  return { node, filters };
 }
 
-/** Root variable names an expression reads (its operand and filter arguments). */
+function nodeRoots(node: ExprNode, roots: string[]): void {
+  switch (node.kind) {
+    case 'path':
+      roots.push(node.root);
+      break;
+    case 'call':
+      // The callee is a function name, not a variable; its arguments are read.
+      for (const a of node.args) nodeRoots(a, roots);
+      break;
+    case 'unary':
+      nodeRoots(node.arg, roots);
+      break;
+    case 'binary':
+      nodeRoots(node.left, roots);
+      nodeRoots(node.right, roots);
+      break;
+  }
+}
+
+/** Root variable names an expression reads (its operands and filter arguments). */
 export function expressionRoots(expr: Expression): string[] {
   const roots: string[] = [];
-  if (expr.operand.kind === 'path') roots.push(expr.operand.root);
+  nodeRoots(expr.node, roots);
   for (const f of expr.filters) if (f.arg?.kind === 'path') roots.push(f.arg.root);
   return roots;
+}
+
+/** Names called as functions inside the expression (`{{ file_length("x") }}` → file_length). */
+export function expressionCalls(expr: Expression): string[] {
+  const calls: string[] = [];
+  const walk = (n: ExprNode): void => {
+    if (n.kind === 'call') {
+      calls.push([n.callee.root, ...n.callee.segments].join('.'));
+      n.args.forEach(walk);
+    } else if (n.kind === 'unary') walk(n.arg);
+    else if (n.kind === 'binary') {
+      walk(n.left);
+      walk(n.right);
+    }
+  };
+  walk(expr.node);
+  return calls;
 }
 
 function step(value: unknown, seg: PathSegment): unknown {
@@ -155,12 +269,82 @@ export function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
+// pongo2 number semantics: a value is a float only when it is a non-integral number; strings are
+// read as numbers (anything unparsable, booleans, null and undefined count as 0).
+const FLOAT_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+function isFloatValue(v: unknown): boolean {
+  return typeof v === 'number' && Number.isFinite(v) && !Number.isInteger(v);
+}
+
+function toFloat(v: unknown): number {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : 0;
+  if (typeof v === 'string' && FLOAT_TEXT.test(v)) return Number(v);
+  return 0;
+}
+
+function toInt(v: unknown): number {
+  return Math.trunc(toFloat(v));
+}
+
+function arithmetic(op: '+' | '-' | '*' | '/' | '%', a: unknown, b: unknown): number {
+  const float = isFloatValue(a) || isFloatValue(b);
+  if (op === '%') {
+    const d = toInt(b);
+    if (d === 0) throw new ExpressionSyntaxError('division by zero in "%"');
+    return toInt(a) % d;
+  }
+  if (float) {
+    const x = toFloat(a);
+    const y = toFloat(b);
+    switch (op) {
+      case '+': return x + y;
+      case '-': return x - y;
+      case '*': return x * y;
+      default: return x / y;
+    }
+  }
+  const x = toInt(a);
+  const y = toInt(b);
+  switch (op) {
+    case '+': return x + y;
+    case '-': return x - y;
+    case '*': return x * y;
+    default:
+      if (y === 0) throw new ExpressionSyntaxError('division by zero in "/"');
+      return Math.trunc(x / y);
+  }
+}
+
+function evaluateNode(node: ExprNode, vars: Record<string, unknown>): unknown {
+  switch (node.kind) {
+    case 'path':
+    case 'literal':
+      return resolveOperand(node, vars);
+    case 'call': {
+      // Templates have no functions in scope: like pongo2, calling an undefined name yields nothing.
+      const callee = resolveOperand(node.callee, vars);
+      if (callee === undefined || callee === null) return undefined;
+      const name = [node.callee.root, ...node.callee.segments].join('.');
+      throw new ExpressionSyntaxError(`'${name}' is not a function`);
+    }
+    case 'unary': {
+      const v = evaluateNode(node.arg, vars);
+      const n = isFloatValue(v) ? toFloat(v) : toInt(v);
+      return node.op === '-' ? (n === 0 ? 0 : -n) : n;
+    }
+    case 'binary':
+      return arithmetic(node.op, evaluateNode(node.left, vars), evaluateNode(node.right, vars));
+  }
+}
+
 /**
  * Evaluates a parsed expression. `toText` is the engine's value→string conversion (passed in to
- * avoid an import cycle); filters that produce text use it.
+ * avoid an import cycle); filters that produce text use it. Throws ExpressionSyntaxError for
+ * run-time errors (division by zero, calling a variable).
  */
 export function evaluateExpression(expr: Expression, vars: Record<string, unknown>, toText: (v: unknown) => string): unknown {
-  let value = resolveOperand(expr.operand, vars);
+  let value = evaluateNode(expr.node, vars);
   for (const f of expr.filters) {
     switch (f.name) {
       case 'default': {

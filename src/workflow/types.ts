@@ -105,7 +105,11 @@ export type RunnerType = 'host' | 'docker' | 'ssh';
 
 /** on_success / on_error action. */
 export interface Action {
-  action: 'log' | 'abort' | 'continue' | 'export' | 'run' | 'notify';
+  /**
+   * log | abort | continue | export | run | notify. Anything else (or nothing, '') parses and does
+   * nothing, as in the reference; the linter reports it.
+   */
+  action: 'log' | 'abort' | 'continue' | 'export' | 'run' | 'notify' | (string & {});
   message?: string;
   condition?: string;
   name?: string;

@@ -141,10 +141,27 @@ function checkSteps(ctx: Ctx, steps: Step[], path: string, known: Set<string>): 
   });
 }
 
+const LEGACY_INPUT_TYPES = new Set(['file', 'event_data', 'function', 'param']);
+
+/** Variables an event trigger's `input` defines for event-triggered runs (exports-style `name: expression` maps). */
+function triggerInputVariables(wf: Workflow): string[] {
+  const out: string[] = [];
+  for (const t of wf.triggers) {
+    const input = t.input;
+    if (!input) continue;
+    if (typeof input.type === 'string' && LEGACY_INPUT_TYPES.has(input.type)) {
+      out.push(typeof input.name === 'string' && input.name ? input.name : 'target');
+    } else {
+      out.push(...Object.keys(input));
+    }
+  }
+  return out;
+}
+
 /** Runs the variable rules over a resolved workflow. */
 export function lintVariables(wf: Workflow, add: AddIssue, resolveModule?: (ref: ModuleRef) => Workflow | undefined): void {
   const ctx: Ctx = { wf, add };
-  const known = new Set<string>([...BUILTIN_VARIABLES, ...wf.params.map((p) => p.name)]);
+  const known = new Set<string>([...BUILTIN_VARIABLES, ...wf.params.map((p) => p.name), ...triggerInputVariables(wf)]);
   wf.params.forEach((p, i) => {
     if (typeof p.default === 'string') checkText(ctx, p, 'default', `params[${i}].default`, [p.default], { known }, new Set());
   });

@@ -164,7 +164,8 @@ export const ACTION_NAMES = ['log', 'abort', 'continue', 'export', 'run', 'notif
 const ActionSchema = z
   .looseObject(
     {
-      action: enumOf(ACTION_NAMES, 'action is required'),
+      // Not checked here: the reference ignores an entry without a known action (lint: action).
+      action: optString,
       message: optString,
       condition: optString,
       name: optString,
@@ -177,7 +178,7 @@ const ActionSchema = z
     { error: 'must be a mapping' },
   )
   .transform((a): Action => compact({
-    action: a.action, message: a.message, condition: a.condition, name: a.name, value: a.value,
+    action: (a.action ?? '').trim(), message: a.message, condition: a.condition, name: a.name, value: a.value,
     type: a.type, command: a.command, functions: a.functions, notify: a.notify,
   }));
 

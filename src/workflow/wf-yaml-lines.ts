@@ -116,6 +116,7 @@ export function attachOrigins(wf: ParsedWorkflow, doc: Document, lc: LineCounter
   walkSteps(wf.hooks.post_scan_steps, child(child(root, 'hooks'), 'post_scan_steps'), lc, file);
   walkList(wf.params, child(root, 'params'), lc, file);
   walkList(wf.triggers, child(root, 'triggers'), lc, file);
+  walkList(wf.reports, child(root, 'reports'), lc, file);
   const override = child(root, 'override');
   walkListOverride(wf.override?.steps, child(override, 'steps'), 'steps', lc, file);
   walkListOverride(wf.override?.modules, child(override, 'modules'), 'modules', lc, file);

@@ -193,6 +193,7 @@ const ROWS: Record<string, Row[]> = {
     ['csv_to_jsonl(source, dest)', 'bool', 'Convert a CSV file to JSONL'],
     ['jsonl_unique(source, dest, fields)', 'bool', 'De-duplicate JSONL lines by the values of some (dot-path) fields'],
     ['jsonl_filter(source, dest, fields)', 'bool', 'Keep only some (dot-path) fields of every JSONL line'],
+    ['nmap_to_jsonl(input_path, output_path)', 'bool', 'Convert nmap XML (or .gnmap) output to JSONL, one host per line with open_ports and ports', "nmap_to_jsonl('{{Output}}/nmap.xml', '{{Output}}/ports.jsonl')"],
     ['jsonl_rename_key(source, dest, mapping)', 'bool', "Rename top-level keys ('old:new,old2:new2')"],
   ],
   url_processing: [
@@ -291,6 +292,7 @@ const ROWS: Record<string, Row[]> = {
     ['is_git(input)', 'bool', 'Check if a folder is a git working copy or a URL names a git repository'],
     ['is_url(input)', 'bool', 'Check if the input is an http(s)/ftp/ws URL'],
     ['is_compress(path)', 'bool', 'Check if a file is a compressed archive (extension or magic bytes)'],
+    ['detect_language(path)', 'string', 'Dominant programming language of a source folder (golang, python, javascript, …; unknown when none)', "detect_language('{{Output}}/repo')"],
   ],
 };
 

@@ -27,6 +27,7 @@ import { environmentFunctions } from './environment.js';
 import { diffFunctions } from './diff.js';
 import { dataQueryFunctions } from './data-query.js';
 import { databaseFunctions } from './database.js';
+import { reconFormatFunctions } from './recon-formats.js';
 
 /** One utility function: the evaluation's context first, then the script's arguments as passed. */
 export type FnImpl = (ctx: FnContext, ...args: unknown[]) => unknown;
@@ -64,9 +65,9 @@ function ensureLoaded(): void {
     unix_commands: unixCommandFunctions,
     archive: archiveFunctions,
     markdown: markdownFunctions,
-    output: outputFunctions,
+    output: { ...outputFunctions, nmap_to_jsonl: reconFormatFunctions.nmap_to_jsonl! },
     url_processing: urlProcessingFunctions,
-    type_detection: typeDetectionFunctions,
+    type_detection: { ...typeDetectionFunctions, detect_language: reconFormatFunctions.detect_language! },
     environment: environmentFunctions,
     diff: diffFunctions,
     data_query: dataQueryFunctions,

@@ -26,6 +26,14 @@ describe('renderShell', () => {
     });
   }
 
+  it('escapes a tainted value reached through parentheses, a filter argument or an arithmetic operand', () => {
+    const t = new Set(['v']);
+    const v = '$(id)';
+    expect(bashEcho(renderShell("printf '%s' {{ (v) }}", { v }, t))).toBe(v);
+    expect(bashEcho(renderShell("printf '%s' {{ missing | default: v }}", { v }, t))).toBe(v);
+    expect(renderShell('echo {{ 2 * v }}', { v: '21' }, t)).toBe('echo 42');
+  });
+
   it('leaves untainted values as the reference renders them', () => {
     expect(renderShell('echo {{a}}', { a: '$HOME' }, new Set(['other']))).toBe('echo $HOME');
   });
