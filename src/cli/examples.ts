@@ -78,7 +78,7 @@ export const USAGE_EXAMPLES: Record<string, { title: string; lines: string[] }> 
   },
   org: {
     title: 'Organizations',
-    lines: ['osm org create acme', 'osm org assign acme example.com', 'osm --org acme assets', 'osm --org acme run -m sample-recon -t acme.com', 'osm org delete acme --purge'],
+    lines: ['osm org create acme', 'osm org assign acme example.com', 'osm org use acme                                   # later commands default to acme', 'osm --org acme assets', 'osm --org acme run -m sample-recon -t acme.com', 'osm org delete acme --purge'],
   },
   webhook: {
     title: 'Webhook-triggered runs',

@@ -105,4 +105,21 @@ describe('osm org', () => {
     expect((await json('vulns')).total).toBe(0);
     expect((await json('org', 'list')).data.map((o: { name: string }) => o.name)).toEqual(['default']);
   });
+
+  it('org use makes an org the default of this base folder; --org wins; a deleted active org gets a clear error', async () => {
+    const beta = await json('org', 'create', 'beta');
+    expect((await json('org', 'use')).active_org).toBeNull();
+    expect((await osm('org', 'use', 'beta')).stdout).toContain('Active org: beta');
+    expect((await json('org', 'use')).active_org.uuid).toBe(beta.data.uuid);
+    // beta has no workspaces yet: the default listing is now beta's (empty); --org default still sees the rest.
+    expect((await json('assets')).total).toBe(0);
+    expect((await json('--org', 'default', 'assets')).total).toBeGreaterThan(0);
+    expect((await osm('org', 'use', 'beta', '--clear')).code).toBe(1);
+    expect((await osm('org', 'delete', 'beta')).code).toBe(0);
+    const stale = await osm('assets');
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain("the active org chosen with 'osm org use' no longer exists");
+    expect((await osm('org', 'use', '--clear')).stdout).toContain('No active org');
+    expect((await json('assets')).total).toBeGreaterThan(0);
+  });
 });

@@ -1,9 +1,8 @@
 /** `osm assets`: parse flags, call the assets service, print a table or JSON. */
 import type { Command } from 'commander';
 import { errors } from '../../errors.js';
-import { openApp } from '../app.js';
+import { commandOrg, openApp } from '../app.js';
 import { listAssets } from '../../services/assets.js';
-import { orgFilter } from '../../services/orgs.js';
 import { optionsOf } from '../context.js';
 import { colorEnabled, createUi, renderTable } from '../output.js';
 
@@ -36,7 +35,7 @@ export async function assetsList(command: Command): Promise<void> {
   const app = openApp(o);
   try {
     // The global --org: only assets of that org's workspaces.
-    const org = orgFilter(app, o.org);
+    const org = commandOrg(app, o);
     if (o.stats) {
       // Exact and cheap: the trigger-kept counter tables, never a scan of the assets table.
       const conds = [...(o.workspace ? ['workspace = ?'] : []), ...(org ? ['workspace IN (SELECT name FROM workspaces WHERE org_uuid = ?)'] : [])];

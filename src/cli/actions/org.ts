@@ -1,6 +1,7 @@
 /** `osm org list|create|show|rename|assign|delete`: parse, call the orgs service, print a table or JSON. */
 import type { Command } from 'commander';
-import { openApp } from '../app.js';
+import { errors } from '../../errors.js';
+import { activeOrgFile, commandOrg, openApp, setActiveOrg } from '../app.js';
 import type { AppContext } from '../../services/context.js';
 import { assignWorkspaces, createOrg, deleteOrg, getOrgStats, listOrgs, requireOrg, updateOrg } from '../../services/orgs.js';
 import type { OrgRowCounts } from '../../store/index.js';
@@ -123,5 +124,30 @@ export async function orgDelete(command: Command, ref: string): Promise<void> {
       return;
     }
     ui.success(r.purged ? `Deleted org ${r.name} and purged ${rowCounts(r.rows)}` : `Deleted org ${r.name}; moved ${rowCounts(r.rows)} to the default org`);
+  });
+}
+
+/** `osm org use [org] [--clear]`: the org commands of this base folder work in by default. */
+export async function orgUse(command: Command, ref: string | undefined): Promise<void> {
+  const own = optionsOf<{ clear?: boolean }>(command);
+  await withApp(command, (app, o, ui) => {
+    if (own.clear && ref !== undefined) throw errors.validation('give an org or --clear, not both');
+    if (own.clear) {
+      setActiveOrg(app, undefined);
+      if (o.json) ui.json({ active_org: null });
+      else ui.success('No active org: commands see every org');
+      return;
+    }
+    if (ref === undefined) {
+      const uuid = commandOrg(app, { ...o, org: undefined });
+      const org = uuid ? requireOrg(app, uuid) : undefined;
+      if (o.json) ui.json({ active_org: org ?? null, file: activeOrgFile(app) });
+      else ui.out(org ? `Active org: ${org.name} (${org.uuid})` : 'No active org: commands see every org');
+      return;
+    }
+    const org = requireOrg(app, ref);
+    setActiveOrg(app, org.uuid);
+    if (o.json) ui.json({ active_org: org });
+    else ui.success(`Active org: ${org.name} (${org.uuid}); assets, vulns, query and run now use it unless --org says otherwise`);
   });
 }

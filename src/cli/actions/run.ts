@@ -10,9 +10,8 @@ import { colorEnabled } from '../output.js';
 import { parseDuration } from '../../util/duration.js';
 import { parseParamPairs, parseParamsFileText } from '../../workflow/params.js';
 import type { AppContext } from '../../services/context.js';
-import { openApp } from '../app.js';
+import { commandOrg, openApp } from '../app.js';
 import { loadSettings } from '../../settings/index.js';
-import { orgFilter } from '../../services/orgs.js';
 import type { RunRecord } from '../../store/index.js';
 import { createRuns, normaliseTargets, executeStoredRun, type RunOptions } from '../../services/runs.js';
 import { abortRun, activeRuns, buildBaseEnv, type RunOutcome } from '../../engine/executor.js';
@@ -194,7 +193,7 @@ export async function runAction(command: Command): Promise<void> {
     }
     if (o.queue) {
       // The runs table is the queue: a running daemon (`osm serve`) picks these up by priority.
-      const orgUuid = orgFilter(app, o.org);
+      const orgUuid = commandOrg(app, o);
       const created = workflows.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'queued', priority: o.runPriority }));
       const runs = joinOrg(app, created.flatMap((c) => c.runs), orgUuid);
       if (o.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
@@ -413,7 +412,7 @@ async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; di
 
 async function runLocally(app: AppContext, workflows: string[], targets: string[], params: Record<string, string>, options: RunOptions, concurrency: number, o: RunFlags & { json?: boolean; silent?: boolean; disableColor?: boolean; verbose?: boolean; debug?: boolean; org?: string }): Promise<void> {
   // Create every row first (validated, queued): nothing is lost if we are interrupted later.
-  const orgUuid = orgFilter(app, o.org);
+  const orgUuid = commandOrg(app, o);
   const created = workflows.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'pending', ownerPid: process.pid }));
   for (const c of created) c.runs = joinOrg(app, c.runs, orgUuid);
   const json = Boolean(o.json);

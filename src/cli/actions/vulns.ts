@@ -1,8 +1,7 @@
 /** `osm vulns`: parse flags, call the vulnerability service, print a table and a summary line, or JSON. */
 import type { Command } from 'commander';
-import { openApp } from '../app.js';
+import { commandOrg, openApp } from '../app.js';
 import { listVulns, parseSeverityList, vulnSummary } from '../../services/vulns.js';
-import { orgFilter } from '../../services/orgs.js';
 import { optionsOf } from '../context.js';
 import { colorEnabled, createUi, renderTable } from '../output.js';
 import { intFlag } from './assets.js';
@@ -22,7 +21,7 @@ export async function vulnsList(command: Command): Promise<void> {
   const app = openApp(o);
   try {
     // The global --org: only findings of that org's workspaces.
-    const org = orgFilter(app, o.org);
+    const org = commandOrg(app, o);
     const r = listVulns(app, { workspace: o.workspace, severity, org_uuid: org }, { offset: 0, limit });
     const summary = vulnSummary(app, o.workspace, org);
     if (o.json) {

@@ -55,6 +55,16 @@ export function registerOrg(program: Command): void {
     });
 
   org
+    .command('use')
+    .description('make an org the default of this base folder for assets, vulns, query and run (--org still wins); no argument shows it')
+    .argument('[org]', 'org name or uuid')
+    .option('--clear', 'forget the active org (commands see every org again)')
+    .action(async (ref: string | undefined, _opts, command: Command) => {
+      const { orgUse } = await import('../actions/org.js');
+      await orgUse(command, ref);
+    });
+
+  org
     .command('delete')
     .alias('rm')
     .description("delete an org: its workspaces move to the default org, or with --purge are deleted with all their data")
