@@ -1,8 +1,11 @@
-import type { Decision, DecisionWork, Step } from '../workflow/types.js';
-import { render } from '../workflow/template.js';
+import type { Decision, Step } from '../workflow/types.js';
+import { UnevaluableCondition, routeDecision, staticConditionProblem, type ConditionEvaluator } from '../workflow/decision-route.js';
+import { functionNames } from './functions/registry.js';
 import { evaluateCondition } from './js-runtime.js';
 import { fnContext } from './scripts.js';
 import type { Scope } from './types.js';
+
+export { preprocessCondition } from '../workflow/decision-route.js';
 
 /** Result of evaluating a decision: inline synthetic steps to run (in order) and the goto target. */
 export interface DecisionResult {
@@ -10,89 +13,30 @@ export interface DecisionResult {
   goto?: string;
 }
 
-function inlineSteps(work: DecisionWork | undefined, prefix: 'decision-inline' | 'decision-condition'): Step[] {
-  if (!work) return [];
-  const steps: Step[] = [];
-  const cmds = work.commands?.length ? work.commands : work.command ? [work.command] : [];
-  for (const c of cmds) steps.push({ name: `${prefix}-bash`, type: 'bash', command: c });
-  const fns = work.functions?.length ? work.functions : work.function ? [work.function] : [];
-  if (fns.length) steps.push({ name: `${prefix}-function`, type: 'function', functions: fns });
-  return steps;
-}
-
 /**
- * Rewrites a condition for evaluation (reference §3.6): `{{var}}` outside quotes becomes the bare
- * identifier (bound as a JS variable), inside quotes it is rendered.
+ * Evaluates a decision after a successful step (sequential mode only). The routing rules live in
+ * src/workflow/decision-route.ts (shared with the dry-run plan); conditions run in the JS runtime
+ * with the run's function context, errors counting as false.
  */
-export function preprocessCondition(expr: string, vars: Record<string, unknown>): string {
-  let out = '';
-  let quote = '';
-  for (let i = 0; i < expr.length; i++) {
-    const c = expr[i]!;
-    if (!quote && expr.startsWith('{{', i)) {
-      const end = expr.indexOf('}}', i + 2);
-      if (end !== -1) {
-        out += expr.slice(i + 2, end).trim();
-        i = end + 1;
-        continue;
-      }
-    }
-    if (quote && expr.startsWith('{{', i)) {
-      const end = expr.indexOf('}}', i + 2);
-      if (end !== -1) {
-        out += render(expr.slice(i, end + 2), vars).replace(/\\/g, '\\\\').split(quote).join(`\\${quote}`);
-        i = end + 1;
-        continue;
-      }
-    }
-    if (quote) {
-      if (c === '\\') {
-        out += c + (expr[i + 1] ?? '');
-        i++;
-        continue;
-      }
-      if (c === quote) quote = '';
-    } else if (c === '"' || c === "'" || c === '`') quote = c;
-    out += c;
-  }
-  return out;
-}
-
-/** Evaluates a decision after a successful step (sequential mode only). */
 export function evaluateDecision(decision: Decision | undefined, scope: Scope): DecisionResult {
-  const result: DecisionResult = { inline: [] };
-  if (!decision) return result;
-  if (decision.switch !== undefined) {
-    let key = '';
-    try {
-      key = render(String(decision.switch), scope.vars).trim();
-    } catch {
-      key = '';
-    }
-    const cases = decision.cases ?? {};
-    const matched = Object.prototype.hasOwnProperty.call(cases, key) ? cases[key] : decision.default;
-    if (matched) {
-      result.inline.push(...inlineSteps(matched, 'decision-inline'));
-      if (matched.goto) result.goto = matched.goto;
-    }
-  }
-  for (const cond of decision.conditions ?? []) {
-    let truthy = false;
-    try {
-      const expr = preprocessCondition(cond.if, scope.vars);
-      const vars: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(scope.vars)) {
-        const s = typeof v === 'string' ? v.toLowerCase() : undefined;
-        vars[k] = s === 'true' ? true : s === 'false' ? false : v;
-      }
-      truthy = evaluateCondition(expr, vars, { ctx: fnContext(scope), lazyBind: true });
-    } catch {
-      truthy = false;
-    }
-    if (!truthy) continue;
-    result.inline.push(...inlineSteps(cond, 'decision-condition'));
-    if (cond.goto) result.goto = cond.goto;
-  }
+  const route = routeDecision(decision, scope.vars, (expr, vars) => evaluateCondition(expr, vars, { ctx: fnContext(scope), lazyBind: true }));
+  const result: DecisionResult = { inline: route.inline };
+  if (route.goto !== undefined) result.goto = route.goto;
   return result;
 }
 
+/**
+ * The dry-run plan's condition evaluator: the same JS runtime as a run, but only for conditions
+ * that read known variables, literals and pure built-ins (staticConditionProblem). Anything else —
+ * a library function call, a variable only known at run time — throws UnevaluableCondition, which
+ * the plan counts as false and marks. Not used by the executor.
+ */
+export function dryRunConditionEvaluator(timeoutMs = 1000): ConditionEvaluator {
+  let library: Set<string> | undefined;
+  return (expr, vars) => {
+    library ??= new Set(functionNames());
+    const problem = staticConditionProblem(expr, vars, (name) => library!.has(name));
+    if (problem) throw new UnevaluableCondition(problem);
+    return evaluateCondition(expr, vars, { lazyBind: true, timeoutMs });
+  };
+}

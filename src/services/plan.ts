@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { builtinVariables } from '../workflow/builtin-vars.js';
 import { builtinPathsOf } from '../engine/module-exec.js';
+import { dryRunConditionEvaluator } from '../engine/decision.js';
 import { resolveParams } from '../workflow/params.js';
 import { buildPlan, formatPlan, manualRunAllowed, type Plan } from '../workflow/plan.js';
 import { validateRunInputs } from './runs.js';
@@ -28,7 +29,9 @@ export function buildRunPlan(app: AppContext, workflowName: string, target: stri
   // A module whose manual trigger is disabled is skipped by a CLI run before its params are
   // resolved, so a missing required param must not fail its plan either.
   const vars = wf.kind === 'module' && !manualRunAllowed(wf) ? { ...builtins, ...params } : resolveParams(wf.params, params, builtins);
-  return buildPlan(wf, { target, vars, exclude: options.exclude, fuzzyExclude: options.fuzzyExclude }, (ref) => app.loader.loadModuleRef(ref, wf));
+  // Decisions are followed with the run's rules; conditions are evaluated only when that runs nothing.
+  const input = { target, vars, exclude: options.exclude, fuzzyExclude: options.fuzzyExclude, evaluateCondition: dryRunConditionEvaluator() };
+  return buildPlan(wf, input, (ref) => app.loader.loadModuleRef(ref, wf));
 }
 
 /** The human dry-run text of a plan. */

@@ -2,16 +2,21 @@
  * The plan: a workflow plus its inputs turned into plain data — steps with rendered commands,
  * flow modules in execution order with skip reasons, resolved variables (secrets redacted).
  * `--dry-run`, `workflow show`, resume and the API's workflow detail read it; the engine
- * executes the same order. Pure: module files are loaded by the caller's `loadModule`.
+ * executes the same order. Sequential modules with decisions also get the route a dry run follows
+ * through them (tpl-plan-route.ts). Pure: module files are loaded by the caller's `loadModule`,
+ * decision conditions are evaluated by the caller's `evaluateCondition`.
  */
 import { isOsmError } from '../errors.js';
 import type { ModuleRef, Step, Workflow, WorkflowKind } from './types.js';
 import { resolveParams } from './params.js';
 import { TemplateError, renderExcept, valueToString } from './template.js';
 import { planSteps, stepExportNames, type StepPlanContext } from './tpl-plan-steps.js';
+import { DRY_RUN_EXPORT_VALUE, planRoute, type PlanRoute } from './tpl-plan-route.js';
+import type { ConditionEvaluator } from './decision-route.js';
 import { redactVariables, secretValues } from './tpl-redact.js';
 
 export { formatPlan } from './tpl-plan-format.js';
+export type { PlanCondition, PlanDecision, PlanRoute, PlanRouteEntry } from './tpl-plan-route.js';
 
 export interface PlanStep {
   index: number;
@@ -27,6 +32,8 @@ export interface PlanStep {
   children?: PlanStep[];
   /** Template error that will fail this step at run time. */
   error?: string;
+  /** Set when the dry-run route through the module's decisions never reaches this step. */
+  notReached?: string;
 }
 
 export interface PlanModule {
@@ -36,6 +43,8 @@ export interface PlanModule {
   condition?: string;
   skipReason?: 'excluded' | 'fuzzy-excluded' | 'manual-trigger-disabled';
   steps: PlanStep[];
+  /** The route through the module's decisions (sequential modules with a decision only). */
+  route?: PlanRoute;
   error?: string;
 }
 
@@ -47,6 +56,8 @@ export interface Plan {
   variables: Record<string, unknown>;
   /** module steps (empty for flows) */
   steps: PlanStep[];
+  /** The route through the module's decisions (sequential modules with a decision only). */
+  route?: PlanRoute;
   /** flow modules in execution order (Kahn, declaration order for ties; empty for modules) */
   modules: PlanModule[];
   /** pre_scan_steps / post_scan_steps hooks */
@@ -62,6 +73,11 @@ export interface PlanInput {
   fuzzyExclude?: string[];
   /** Generators of flow modules' params; default shows `[generator: expr]` instead of running it. */
   runGenerator?: (expr: string, paramName: string) => string;
+  /**
+   * Evaluates decision conditions for the route (the caller supplies one that runs nothing, e.g.
+   * the engine's dryRunConditionEvaluator); without it every condition counts as false, marked.
+   */
+  evaluateCondition?: ConditionEvaluator;
 }
 
 export type ModuleLoader = (ref: ModuleRef) => Workflow;
@@ -155,6 +171,22 @@ function exclusion(name: string, input: PlanInput): PlanModule['skipReason'] {
   return undefined;
 }
 
+/**
+ * A module's steps in declaration order plus, for a sequential module with decisions, the route a
+ * dry run follows (exports of steps and earlier modules count as "true").
+ */
+function planModuleSteps(steps: Step[], ctx: StepPlanContext, where: string, input: PlanInput): { steps: PlanStep[]; route?: PlanRoute } {
+  const start: Record<string, unknown> = { ...ctx.vars };
+  for (const name of ctx.runtime) start[name] = DRY_RUN_EXPORT_VALUE;
+  const planned = planSteps(steps, ctx, where);
+  const route = planRoute(steps, planned, ctx, where, start, input.evaluateCondition);
+  return route ? { steps: planned, route } : { steps: planned };
+}
+
+function shiftRoute(route: PlanRoute, offset: number): PlanRoute {
+  return { ...route, entries: route.entries.map((e) => (e.kind === 'stopped' ? e : { ...e, index: e.index + offset })) };
+}
+
 function planFlow(wf: Workflow, input: PlanInput, ctx: StepPlanContext, loadModule?: ModuleLoader): PlanModule[] {
   const names = new Set<string>();
   for (const ref of wf.modules) {
@@ -185,7 +217,11 @@ function planFlow(wf: Workflow, input: PlanInput, ctx: StepPlanContext, loadModu
       const vars = moduleVars(wf, ref, mod, input, ctx.runtime, ctx.warnings);
       const modCtx: StepPlanContext = { ...ctx, vars, secrets: [...new Set([...ctx.secrets, ...secretValues(vars)])] };
       const where = `modules.${ref.name}`;
-      pm.steps = [...planHooks(mod, modCtx, where, 'pre'), ...planSteps(mod.steps, modCtx, `${where}.steps`), ...planHooks(mod, modCtx, where, 'post')];
+      const pre = planHooks(mod, modCtx, where, 'pre');
+      const { steps, route } = planModuleSteps(mod.steps, modCtx, `${where}.steps`, input);
+      pm.steps = [...pre, ...steps, ...planHooks(mod, modCtx, where, 'post')];
+      // Route indexes are positions in pm.steps, which starts with the module's pre-scan hooks.
+      if (route) pm.route = pre.length ? shiftRoute(route, pre.length) : route;
     } catch (err) {
       pm.error = isOsmError(err) || err instanceof Error ? err.message : String(err);
       ctx.warnings.push(`modules.${ref.name}: ${pm.error}`);
@@ -213,10 +249,11 @@ export function buildPlan(wf: Workflow, input: PlanInput, loadModule?: ModuleLoa
   const pre = planHooks(wf, ctx, wf.kind === 'flow' ? 'flow' : 'module', 'pre');
   let steps: PlanStep[] = [];
   let modules: PlanModule[] = [];
+  let route: PlanRoute | undefined;
   if (wf.kind === 'flow') modules = planFlow(wf, input, ctx, loadModule);
-  else steps = planSteps(wf.steps, ctx, 'steps');
+  else ({ steps, route } = planModuleSteps(wf.steps, ctx, 'steps', input));
   const post = planHooks(wf, ctx, wf.kind === 'flow' ? 'flow' : 'module', 'post');
-  return {
+  const plan: Plan = {
     workflow: { name: wf.name, kind: wf.kind, description: wf.description ?? '' },
     target: input.target,
     workspace: valueToString(input.vars.Workspace ?? input.vars.TargetSpace),
@@ -227,6 +264,8 @@ export function buildPlan(wf: Workflow, input: PlanInput, loadModule?: ModuleLoa
     hooks: { pre, post },
     warnings,
   };
+  if (route) plan.route = route;
+  return plan;
 }
 
 export { stepExportNames };

@@ -1,9 +1,10 @@
 /**
  * Human text of a plan for `--dry-run` (reference §3.16: the output must contain `DRY-RUN`, the
- * workflow name and every step name). Plain text: the CLI adds colour if it wants to.
+ * workflow name and every step name). Plain text: the CLI adds colour if it wants to. A module
+ * with a decision route lists its steps in route order, unreached ones as `◌ … (not reached: …)`.
  */
 import { durationText } from '../util/duration.js';
-import type { Plan, PlanModule, PlanStep } from './plan.js';
+import type { Plan, PlanDecision, PlanModule, PlanRoute, PlanStep } from './plan.js';
 import { valueToString } from './template.js';
 
 const SYMBOLS: Record<string, string> = {
@@ -40,13 +41,76 @@ function stepLines(step: PlanStep, indent: string, label: string): string[] {
   return lines;
 }
 
+function decisionLines(d: PlanDecision, inner: string): string[] {
+  const lines: string[] = [];
+  const inline = (steps: PlanStep[]) => steps.forEach((s) => lines.push(...stepLines(s, `${inner}  `, 'Inline')));
+  if (d.switch) {
+    const sw = d.switch;
+    const what = sw.matched === 'case' ? `case "${sw.value}"` : sw.matched === 'default' ? 'default' : 'no matching case, no default';
+    lines.push(`${inner}⤷ switch "${sw.value}" → ${what}${sw.goto ? ` → goto ${sw.goto}` : ''}`);
+    inline(sw.inline);
+  }
+  for (const c of d.conditions) {
+    const note = c.unevaluated
+      ? ` (not evaluated in a dry run: ${c.unevaluated}; counts as false)`
+      : c.error
+        ? ` (evaluation error, counts as false: ${c.error})`
+        : '';
+    lines.push(`${inner}⤷ if ${c.if} → ${c.result}${note}${c.result && c.goto ? ` → goto ${c.goto}` : ''}`);
+    inline(c.inline);
+  }
+  if (d.goto !== undefined) {
+    const tail = d.gotoTarget === 'end' ? ' (the module ends here)' : d.gotoTarget === 'unknown' ? ': no step has that name, the run continues with the next step' : '';
+    lines.push(`${inner}↪ goto ${d.goto}${tail}`);
+  }
+  return lines;
+}
+
+/** Steps in the order a dry run's route visits them; skipped steps are listed where they are jumped over. */
+function routeLines(steps: PlanStep[], route: PlanRoute, indent: string): string[] {
+  const lines: string[] = [];
+  const body = route.entries.flatMap((e) => (e.kind === 'stopped' ? [] : [e.index]));
+  const first = Math.min(...body);
+  const last = Math.max(...body);
+  const label = (i: number) => `Step ${i + 1}`;
+  // Pre- and post-scan hooks of a flow module are listed around its steps, as without a route.
+  steps.forEach((s, i) => {
+    if (i < first) lines.push(...stepLines(s, indent, label(i)));
+  });
+  for (const e of route.entries) {
+    if (e.kind === 'stopped') {
+      lines.push(`${indent}⟲ ${e.reason}`);
+      continue;
+    }
+    const step = steps[e.index];
+    if (e.kind === 'not-reached') {
+      lines.push(`${indent}◌ ${label(e.index)}: ${e.name} (not reached: ${e.reason})`);
+      continue;
+    }
+    if (!step) continue;
+    if (e.visit === 1) lines.push(...stepLines(step, indent, label(e.index)));
+    else lines.push(`${indent}▶ ${label(e.index)}: ${step.name} (${step.type}) again (visit ${e.visit})`);
+    if (e.decision) lines.push(...decisionLines(e.decision, `${indent}    `));
+  }
+  steps.forEach((s, i) => {
+    if (i > last) lines.push(...stepLines(s, indent, label(i)));
+  });
+  return lines;
+}
+
+const routeSummary = (route: PlanRoute, total: number) =>
+  `${route.reached} of ${total} steps reached (decisions followed; exports count as "true")${route.stopped ? '; stopped at a goto loop' : ''}`;
+
 function moduleLines(mod: PlanModule, n: number): string[] {
   const lines = [`◆ Module ${n}: ${mod.name}${mod.path ? ` (${mod.path})` : ''}`];
   if (mod.dependsOn.length) lines.push(`    depends on: ${mod.dependsOn.join(', ')}`);
   if (mod.condition) lines.push(`    condition: ${mod.condition}`);
   if (mod.skipReason) lines.push(`    ◌ skipped (${mod.skipReason})`);
   if (mod.error) lines.push(`    ✘ ${mod.error}`);
-  mod.steps.forEach((s, i) => lines.push(...stepLines(s, '    ', `Step ${i + 1}`)));
+  if (mod.route) {
+    const total = new Set(mod.route.entries.flatMap((e) => (e.kind === 'stopped' ? [] : [e.index]))).size;
+    lines.push(`    route: ${routeSummary(mod.route, total)}`, ...routeLines(mod.steps, mod.route, '    '));
+  } else mod.steps.forEach((s, i) => lines.push(...stepLines(s, '    ', `Step ${i + 1}`)));
   return lines;
 }
 
@@ -60,6 +124,7 @@ export function formatPlan(plan: Plan): string {
   if (plan.workflow.description) lines.push(`  Description: ${plan.workflow.description}`);
   lines.push(`  Target:      ${plan.target}`, `  Workspace:   ${plan.workspace}`, `  Output:      ${plan.output}`);
   lines.push(plan.workflow.kind === 'flow' ? `  Modules:     ${plan.modules.length}` : `  Steps:       ${stepCount}`);
+  if (plan.route) lines.push(`  Route:       ${routeSummary(plan.route, plan.steps.length)}`);
   const shown = SHOWN_VARIABLES.filter((k) => plan.variables[k] !== undefined);
   if (shown.length) {
     lines.push('', '✦ Builtin Variables');
@@ -72,7 +137,8 @@ export function formatPlan(plan: Plan): string {
   };
   hookLines(plan.hooks.pre, 'Pre-scan hooks');
   if (plan.steps.length) lines.push('');
-  plan.steps.forEach((s, i) => lines.push(...stepLines(s, '', `Step ${i + 1}`)));
+  if (plan.route) lines.push(...routeLines(plan.steps, plan.route, ''));
+  else plan.steps.forEach((s, i) => lines.push(...stepLines(s, '', `Step ${i + 1}`)));
   plan.modules.forEach((m, i) => lines.push('', ...moduleLines(m, i + 1)));
   hookLines(plan.hooks.post, 'Post-scan hooks');
   if (plan.warnings.length) {
