@@ -20,6 +20,8 @@ export interface AssetDiff {
   removed: { id: number; asset_value: string; asset_type: string; url: string; last_seen_at: string }[];
   changed: { asset_id: number; asset_value: string; url: string; changes: FieldChange[] }[];
   summary: { total_added: number; total_removed: number; total_changed: number };
+  /** Set when a list was cut at the item limit (the summary's totals stay exact). */
+  truncated?: boolean;
 }
 
 export interface VulnDiff {
@@ -30,6 +32,8 @@ export interface VulnDiff {
   removed: { id: number; vuln_info: string; asset_value: string; severity: string; template_id: string; last_seen_at: string }[];
   changed: { vuln_id: number; vuln_info: string; asset_value: string; changes: FieldChange[] }[];
   summary: { total_added: number; total_removed: number; total_changed: number };
+  /** Set when a list was cut at the item limit (the summary's totals stay exact). */
+  truncated?: boolean;
 }
 
 /** Net change per field of each row: first old value, last new value; unchanged fields dropped. */
@@ -97,7 +101,7 @@ function changedRows<R extends { id: number; created_at: string }>(
 /** The asset diff of `workspace` over [from, to] (ISO timestamps). */
 export function computeAssetDiff(store: Store, workspace: string, from: string, to: string, limit = DIFF_ITEM_LIMIT): AssetDiff {
   const counts = store.assets.diffCounts(workspace, from, to);
-  const added = store.assets.addedBetween(workspace, from, to, limit).map((a: AssetRecord) => ({
+  const added = store.assets.addedBetween(workspace, from, to, limit).map((a) => ({
     id: a.id, asset_value: a.asset_value, asset_type: a.asset_type, url: a.url, status_code: a.status_code, created_at: a.created_at,
   }));
   const removed = store.assets.removedBefore(workspace, from, limit).map((a) => ({
@@ -112,7 +116,7 @@ export function computeAssetDiff(store: Store, workspace: string, from: string, 
 /** The vulnerability diff of `workspace` over [from, to] (ISO timestamps). */
 export function computeVulnDiff(store: Store, workspace: string, from: string, to: string, limit = DIFF_ITEM_LIMIT): VulnDiff {
   const counts = store.vulns.diffCounts(workspace, from, to);
-  const added = store.vulns.addedBetween(workspace, from, to, limit).map((v: VulnRecord) => ({
+  const added = store.vulns.addedBetween(workspace, from, to, limit).map((v) => ({
     id: v.id, vuln_info: v.vuln_info, asset_value: v.asset_value, severity: v.severity, template_id: v.template_id, created_at: v.created_at,
   }));
   const removed = store.vulns.removedBefore(workspace, from, limit).map((v) => ({

@@ -1,11 +1,11 @@
 /**
  * Asset and vulnerability diffs: the /diff endpoints' time parsing and computation, the stored
- * diff snapshots (asset_diffs), and `recordRunDiff`, which the engine calls when a run completes
- * to store the diff of the run's workspace over the run's own window.
+ * diff snapshots (asset_diffs, vuln_diffs), and `recordRunDiff`, which the engine calls when a run
+ * completes to store both diffs of the run's workspace over the run's own window.
  */
 import { errors } from '../errors.js';
 import { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff } from '../ingest/diff.js';
-import type { AssetDiffRecord, Store } from '../store/index.js';
+import type { DiffSnapshotInput, DiffSnapshotRecord, Store } from '../store/index.js';
 
 export { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff };
 
@@ -78,24 +78,40 @@ export function listAssetDiffs(app: { store: Store }, filter: { workspace?: stri
   return app.store.assetDiffs.list({ workspace: filter.workspace || undefined }, page);
 }
 
-/**
- * Stores the asset diff of a run's workspace over [started_at, completed_at] (now while it still
- * runs) as an asset_diffs row linked to the run. Returns undefined for runs without a workspace or
- * that never started. Meant to be called by the engine right after a run completes.
- */
-export function recordRunDiff(app: { store: Store }, runId: number): AssetDiffRecord | undefined {
-  const run = app.store.runs.get(runId);
-  if (!run) throw errors.runNotFound();
-  if (!run.workspace || !run.started_at) return undefined;
-  const diff = computeAssetDiff(app.store, run.workspace, run.started_at, run.completed_at ?? new Date().toISOString());
-  return app.store.assetDiffs.insert({
+/** The stored form of a computed diff; `truncated` is kept when the lists were cut (the totals stay exact). */
+function snapshotOf(diff: AssetDiff | VulnDiff, runId: number): DiffSnapshotInput {
+  const { added, removed, changed, truncated } = diff;
+  return {
     workspace_name: diff.workspace_name,
     from_time: diff.from_time,
     to_time: diff.to_time,
     total_added: diff.summary.total_added,
     total_removed: diff.summary.total_removed,
     total_changed: diff.summary.total_changed,
-    diff_data: JSON.stringify({ added: diff.added, removed: diff.removed, changed: diff.changed }),
-    run_id: run.id,
-  });
+    diff_data: JSON.stringify({ added, removed, changed, ...(truncated ? { truncated } : {}) }),
+    run_id: runId,
+  };
+}
+
+/** The two snapshots stored for a completed run. */
+export interface RunDiffSnapshots {
+  assets: DiffSnapshotRecord;
+  vulns: DiffSnapshotRecord;
+}
+
+/**
+ * Stores the asset and the vulnerability diff of a run's workspace over [started_at, completed_at]
+ * (now while it still runs) as an asset_diffs and a vuln_diffs row linked to the run. Both diffs are
+ * bounded (DIFF_ITEM_LIMIT items per list, exact totals) and computed before the write
+ * transaction, which only inserts the two rows. Returns undefined for runs without a workspace or
+ * that never started. Meant to be called by the engine right after a run completes.
+ */
+export function recordRunDiff(app: { store: Store }, runId: number): RunDiffSnapshots | undefined {
+  const run = app.store.runs.get(runId);
+  if (!run) throw errors.runNotFound();
+  if (!run.workspace || !run.started_at) return undefined;
+  const to = run.completed_at ?? new Date().toISOString();
+  const assets = snapshotOf(computeAssetDiff(app.store, run.workspace, run.started_at, to), run.id);
+  const vulns = snapshotOf(computeVulnDiff(app.store, run.workspace, run.started_at, to), run.id);
+  return app.store.tx(() => ({ assets: app.store.assetDiffs.insert(assets), vulns: app.store.vulnDiffs.insert(vulns) }));
 }

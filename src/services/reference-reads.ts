@@ -3,8 +3,7 @@
  * stored vulnerability diff snapshots (the same read as GET /assets/diffs, on `vuln_diffs`).
  */
 import { assetFacets, type AssetFacets } from '../store/asset-stats.js';
-import { listVulnDiffs } from '../store/asset-diffs.js';
-import type { AssetDiffRecord, ListResult } from '../store/index.js';
+import type { DiffSnapshotRecord, ListResult } from '../store/index.js';
 import type { AppContext } from './context.js';
 
 /** GET /workspace-names: every workspace row's name, ascending ([] when there is none). */
@@ -18,6 +17,6 @@ export function assetStats(app: AppContext, workspace?: string): AssetFacets {
 }
 
 /** GET /vulnerabilities/diffs: stored snapshots, newest first. */
-export function listStoredVulnDiffs(app: AppContext, filter: { workspace?: string }, page: { offset: number; limit: number }): ListResult<AssetDiffRecord> {
-  return listVulnDiffs(app.store.db, { workspace: filter.workspace || undefined }, page);
+export function listStoredVulnDiffs(app: AppContext, filter: { workspace?: string }, page: { offset: number; limit: number }): ListResult<DiffSnapshotRecord> {
+  return app.store.vulnDiffs.list({ workspace: filter.workspace || undefined }, page);
 }

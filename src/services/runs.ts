@@ -131,8 +131,8 @@ export function runInputOf(run: RunRecord): RunInput {
 }
 
 /**
- * Executes a stored run in this process. When it completes, a diff snapshot of its workspace's
- * assets over the run's window is stored (GET /assets/diffs).
+ * Executes a stored run in this process. When it completes, diff snapshots of its workspace's
+ * assets and vulnerabilities over the run's window are stored (GET /assets/diffs, GET /vulnerabilities/diffs).
  */
 export async function executeStoredRun(app: AppContext, run: RunRecord, display: DisplayOptions, source: RunSource): Promise<RunOutcome> {
   const out = await executeRun(app, run.id, runInputOf(run), display, source);

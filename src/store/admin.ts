@@ -6,16 +6,15 @@
  *
  * - runs: refused while runs are running or queued (the engine and the queue hold those rows);
  *   step results go with their runs (ON DELETE CASCADE), artifacts of the runs are deleted, asset
- *   diff snapshots keep their data but lose the link to the run (run_id 0).
+ *   and vulnerability diff snapshots keep their data but lose the link to the run (run_id 0).
  * - step_results: refused while runs are running or queued (their steps are being written).
  * - workspaces: refused while assets or vulnerabilities exist: the trigger-kept per-workspace
  *   counters live on these rows, and a row re-created by the next insert would count from zero.
  * - assets and vulnerabilities: row triggers keep every counter exact; history rows cascade.
- * - vuln_diffs: osm has no such table yet (nothing writes it, in the reference either); it counts 0
- *   and clearing it deletes nothing.
  *
  * Table names are never taken from the request: only the fixed list below reaches SQL.
  */
+import { DIFF_SNAPSHOT_TABLES } from './asset-diffs.js';
 import type { Store } from './db.js';
 
 /** The clearable tables, in the reference's order (also the `valid_tables` of its answers). */
@@ -28,16 +27,10 @@ export function isAdminTable(name: string): name is AdminTable {
   return (ADMIN_TABLES as readonly string[]).includes(name);
 }
 
-/** True when the database has `table`. */
-export function tableExists(store: Store, table: string): boolean {
-  return store.db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table) !== undefined;
-}
-
-/** Row count of each clearable table, in order; a table that does not exist counts 0. */
+/** Row count of each clearable table, in order. */
 export function adminTableCounts(store: Store): { name: AdminTable; row_count: number }[] {
   return store.db.transaction(() =>
     ADMIN_TABLES.map((name) => {
-      if (!tableExists(store, name)) return { name, row_count: 0 };
       const row = store.db.prepare(`SELECT COUNT(*) AS n FROM "${name}"`).get() as { n: number };
       return { name, row_count: Number(row.n) };
     }),
@@ -72,11 +65,10 @@ export function clearAdminTable(store: Store, table: AdminTable): ClearResult {
       const vulnerabilities = count(store, 'SELECT COUNT(*) AS n FROM vulnerabilities');
       if (assets + vulnerabilities > 0) return { cleared: false, table, refusal: { reason: 'workspace_data', assets, vulnerabilities } };
     }
-    if (!tableExists(store, table)) return { cleared: true, table, rows: 0, scheduleIds: [] };
     let scheduleIds: string[] = [];
     if (table === 'runs') {
       db.prepare('DELETE FROM artifacts WHERE run_id IN (SELECT id FROM runs)').run();
-      db.prepare('UPDATE asset_diffs SET run_id = 0 WHERE run_id <> 0').run();
+      for (const diffs of DIFF_SNAPSHOT_TABLES) db.prepare(`UPDATE ${diffs} SET run_id = 0 WHERE run_id <> 0`).run();
     }
     if (table === 'schedules') {
       scheduleIds = (db.prepare('SELECT id FROM schedules').all() as { id: string }[]).map((r) => r.id);

@@ -1,8 +1,16 @@
-/** The `asset_diffs` table: stored results of a computed asset diff. */
-import { listPage, nowIso, statementCache, Where, type Db, type Row, type StatementCache } from './sql.js';
+/**
+ * The stored diff snapshot tables: `asset_diffs` (migration 001) and `vuln_diffs` (migration 008).
+ * Both have the same columns and indexes and one repository implementation, parameterised by
+ * table; a row of each is written when a run completes (services/diffs.ts `recordRunDiff`).
+ */
+import { listPage, nowIso, Where, type Db, type Row, type StatementCache } from './sql.js';
 import type { ListResult, Page } from './types.js';
 
-export interface AssetDiffRecord {
+/** The diff snapshot tables, which every deletion and maintenance path handles alike. */
+export const DIFF_SNAPSHOT_TABLES = ['asset_diffs', 'vuln_diffs'] as const;
+export type DiffSnapshotTable = (typeof DIFF_SNAPSHOT_TABLES)[number];
+
+export interface DiffSnapshotRecord {
   id: number;
   workspace_name: string;
   from_time: string;
@@ -16,62 +24,36 @@ export interface AssetDiffRecord {
   created_at: string;
 }
 
-export type AssetDiffInput = Omit<AssetDiffRecord, 'id' | 'created_at' | 'run_id'> & { run_id?: number };
+export type DiffSnapshotInput = Omit<DiffSnapshotRecord, 'id' | 'created_at' | 'run_id'> & { run_id?: number };
 
-export interface AssetDiffsRepo {
+export interface DiffSnapshotsRepo {
   /** Stores one diff snapshot. */
-  insert(input: AssetDiffInput): AssetDiffRecord;
+  insert(input: DiffSnapshotInput): DiffSnapshotRecord;
   /** Filtered page, newest first. */
-  list(filter: { workspace?: string }, page: Page): ListResult<AssetDiffRecord>;
+  list(filter: { workspace?: string }, page: Page): ListResult<DiffSnapshotRecord>;
 }
 
-/**
- * The stored diff snapshot tables: `asset_diffs` (written when a run completes) and the
- * reference's `vuln_diffs` (same columns, never written by the reference). osm's schema has no
- * `vuln_diffs` table yet; it is read when a migration adds it and reads as empty until then.
- */
-export type DiffSnapshotTable = 'asset_diffs' | 'vuln_diffs';
+/** The asset diff names predate `vuln_diffs`; they are the same types. */
+export type AssetDiffRecord = DiffSnapshotRecord;
+export type AssetDiffInput = DiffSnapshotInput;
+export type AssetDiffsRepo = DiffSnapshotsRepo;
 
-const mapSnapshot = (row: Row) => row as unknown as AssetDiffRecord;
+const mapSnapshot = (row: Row) => row as unknown as DiffSnapshotRecord;
 
-/** True when the database has `table`. */
-function hasTable(q: StatementCache, table: string): boolean {
-  return q(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table) !== undefined;
-}
-
-/** A filtered page of one diff snapshot table, newest first (empty when the table does not exist). */
-export function diffSnapshotPage(db: Db, q: StatementCache, table: DiffSnapshotTable, filter: { workspace?: string }, page: Page): ListResult<AssetDiffRecord> {
-  if (table !== 'asset_diffs' && !hasTable(q, table)) return { data: [], total: 0 };
-  const where = new Where().eq('workspace_name', filter.workspace);
-  return listPage(db, q, { table, where, orderBy: 'created_at DESC, id DESC', map: mapSnapshot }, page);
-}
-
-/** Statement caches of connections that diff snapshot reads outside the repository use. */
-const caches = new WeakMap<Db, StatementCache>();
-
-/** Stored vulnerability diff snapshots (`vuln_diffs`), newest first; the same read as the asset diffs repository. */
-export function listVulnDiffs(db: Db, filter: { workspace?: string }, page: Page): ListResult<AssetDiffRecord> {
-  let q = caches.get(db);
-  if (!q) {
-    q = statementCache(db);
-    caches.set(db, q);
-  }
-  return diffSnapshotPage(db, q, 'vuln_diffs', filter, page);
-}
-
-/** Creates the asset diffs repository on one connection. */
-export function createAssetDiffsRepo(db: Db, q: StatementCache): AssetDiffsRepo {
+/** Creates the repository of one diff snapshot table on one connection. */
+export function createDiffSnapshotsRepo(db: Db, q: StatementCache, table: DiffSnapshotTable): DiffSnapshotsRepo {
   return {
     insert(input) {
       return q(
-        `INSERT INTO asset_diffs (workspace_name, from_time, to_time, total_added, total_removed, total_changed, diff_data, run_id, created_at)
+        `INSERT INTO ${table} (workspace_name, from_time, to_time, total_added, total_removed, total_changed, diff_data, run_id, created_at)
          VALUES (@workspace_name, @from_time, @to_time, @total_added, @total_removed, @total_changed, @diff_data, @run_id, @now)
          RETURNING *`,
-      ).get({ ...input, run_id: input.run_id ?? 0, now: nowIso() }) as AssetDiffRecord;
+      ).get({ ...input, run_id: input.run_id ?? 0, now: nowIso() }) as DiffSnapshotRecord;
     },
 
     list(filter, page) {
-      return diffSnapshotPage(db, q, 'asset_diffs', filter, page);
+      const where = new Where().eq('workspace_name', filter.workspace);
+      return listPage(db, q, { table, where, orderBy: 'created_at DESC, id DESC', map: mapSnapshot }, page);
     },
   };
 }

@@ -80,6 +80,10 @@ export interface AssetUpsertOptions {
   matchByValue?: boolean;
 }
 
+/** The columns of an asset that a diff lists as added or removed. */
+export type AssetBrief = Pick<AssetRecord, 'id' | 'asset_value' | 'asset_type' | 'url' | 'status_code' | 'created_at' | 'last_seen_at'>;
+const ASSET_BRIEF = ['id', 'asset_value', 'asset_type', 'url', 'status_code', 'created_at', 'last_seen_at'] as const;
+
 export interface AssetsRepo {
   /**
    * Inserts or merges rows in one transaction; see the module comment for the merge rules. Every
@@ -96,10 +100,10 @@ export interface AssetsRepo {
   changedSince(workspace: string, from: string, to: string, limit?: number): AssetRecord[];
   /** Alias of changedSince, named like the vulnerability query. */
   changedBetween(workspace: string, from: string, to: string, limit?: number): AssetRecord[];
-  /** Rows of `workspace` created in [from, to]. */
-  addedBetween(workspace: string, from: string, to: string, limit?: number): AssetRecord[];
-  /** Rows of `workspace` created and last seen before `from`. */
-  removedBefore(workspace: string, from: string, limit?: number): AssetRecord[];
+  /** Rows of `workspace` created in [from, to] (the columns a diff lists). */
+  addedBetween(workspace: string, from: string, to: string, limit?: number): AssetBrief[];
+  /** Rows of `workspace` created and last seen before `from` (the columns a diff lists). */
+  removedBefore(workspace: string, from: string, limit?: number): AssetBrief[];
   /** Exact sizes of the three diff sets (indexed counts), for bounded diff listings. */
   diffCounts(workspace: string, from: string, to: string): { added: number; removed: number; changed: number };
   /** created_at of the workspace's oldest row, or undefined when it has none. */
@@ -316,7 +320,7 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
       return q('DELETE FROM assets WHERE id = ?').run(id).changes > 0;
     },
 
-    ...diffWindowQueries(q, 'assets', 'asset_history', mapAsset),
+    ...diffWindowQueries<AssetRecord, AssetBrief>(q, 'assets', 'asset_history', mapAsset, ASSET_BRIEF),
 
   };
 }

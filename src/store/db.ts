@@ -14,7 +14,7 @@ import { createRunsRepo, type RunsRepo } from './runs.js';
 import { createStepsRepo, type StepsRepo } from './steps.js';
 import { createArtifactsRepo, type ArtifactsRepo } from './artifacts.js';
 import { createAssetsRepo, type AssetsRepo } from './assets.js';
-import { createAssetDiffsRepo, type AssetDiffsRepo } from './asset-diffs.js';
+import { createDiffSnapshotsRepo, type DiffSnapshotsRepo } from './asset-diffs.js';
 import { createVulnsRepo, type VulnsRepo } from './vulns.js';
 import { createEventsRepo, type EventsRepo } from './events.js';
 import { createSchedulesRepo, type SchedulesRepo } from './schedules.js';
@@ -32,7 +32,10 @@ export interface Store {
   steps: StepsRepo;
   artifacts: ArtifactsRepo;
   assets: AssetsRepo;
-  assetDiffs: AssetDiffsRepo;
+  /** Asset diff snapshots, one per completed run. */
+  assetDiffs: DiffSnapshotsRepo;
+  /** Vulnerability diff snapshots (migration 008), one per completed run next to the asset one. */
+  vulnDiffs: DiffSnapshotsRepo;
   vulns: VulnsRepo;
   events: EventsRepo;
   schedules: SchedulesRepo;
@@ -93,7 +96,8 @@ function buildStore(db: Db, path: string): Store {
   const steps = createStepsRepo(db, q);
   const artifacts = createArtifactsRepo(db, q);
   const assets = createAssetsRepo(db, q);
-  const assetDiffs = createAssetDiffsRepo(db, q);
+  const assetDiffs = createDiffSnapshotsRepo(db, q, 'asset_diffs');
+  const vulnDiffs = createDiffSnapshotsRepo(db, q, 'vuln_diffs');
   const vulns = createVulnsRepo(db, q);
   const events = createEventsRepo(db, q);
   const schedules = createSchedulesRepo(db, q);
@@ -110,6 +114,7 @@ function buildStore(db: Db, path: string): Store {
     artifacts,
     assets,
     assetDiffs,
+    vulnDiffs,
     vulns,
     events,
     schedules,

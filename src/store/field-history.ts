@@ -50,7 +50,11 @@ export function sameValue(a: unknown, b: unknown): boolean {
  * vulnerabilities): added, changed and removed rows of a workspace around [from, to], their
  * counts, the oldest row's time and the field history. `map` turns a raw row into a record.
  */
-export function diffWindowQueries<R>(q: StatementCache, table: 'assets' | 'vulnerabilities', history: HistoryTable, map: (row: never) => R) {
+export function diffWindowQueries<R, B>(q: StatementCache, table: 'assets' | 'vulnerabilities', history: HistoryTable, map: (row: never) => R, brief: readonly (keyof B & string)[]) {
+  // Added and removed rows are listed with a few columns only: whole rows carry raw responses
+  // and JSON blobs, and reading them made a large workspace's diff several times slower.
+  const briefSql = brief.join(', ');
+  const briefOf = (sql: string, ...params: unknown[]) => q(sql).all(...params) as B[];
   const rowsOf = (sql: string, ...params: unknown[]) => (q(sql).all(...params) as never[]).map(map);
   const one = (sql: string, ...params: unknown[]) => (q(sql).get(...params) as { n: number }).n;
   const ADDED = `workspace = ? AND created_at >= ? AND created_at <= ?`;
@@ -62,9 +66,9 @@ export function diffWindowQueries<R>(q: StatementCache, table: 'assets' | 'vulne
     changedBetween,
     changedSince: changedBetween,
     addedBetween: (workspace: string, from: string, to: string, limit = -1) =>
-      rowsOf(`SELECT * FROM ${table} WHERE ${ADDED} ORDER BY created_at ASC, id ASC LIMIT ?`, workspace, from, to, limit),
+      briefOf(`SELECT ${briefSql} FROM ${table} WHERE ${ADDED} ORDER BY created_at ASC, id ASC LIMIT ?`, workspace, from, to, limit),
     removedBefore: (workspace: string, from: string, limit = -1) =>
-      rowsOf(`SELECT * FROM ${table} WHERE ${REMOVED} ORDER BY last_seen_at ASC, id ASC LIMIT ?`, workspace, from, from, limit),
+      briefOf(`SELECT ${briefSql} FROM ${table} WHERE ${REMOVED} ORDER BY last_seen_at ASC, id ASC LIMIT ?`, workspace, from, from, limit),
     diffCounts: (workspace: string, from: string, to: string) => ({
       added: one(`SELECT COUNT(*) AS n FROM ${table} WHERE ${ADDED}`, workspace, from, to),
       removed: one(`SELECT COUNT(*) AS n FROM ${table} WHERE ${REMOVED}`, workspace, from, from),

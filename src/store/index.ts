@@ -7,7 +7,8 @@ export type { RunRecord, RunCreateInput, RunListFilter, RunPatch, RunsRepo } fro
 export type { StepRecord, StepCreateInput, StepPatch, StepListFilter, StepsRepo } from './steps.js';
 export type { ArtifactRecord, ArtifactInput, ArtifactListFilter, ArtifactsRepo } from './artifacts.js';
 export type { AssetRecord, AssetInput, AssetListFilter, AssetsRepo } from './assets.js';
-export type { AssetDiffRecord, AssetDiffInput, AssetDiffsRepo } from './asset-diffs.js';
+export { DIFF_SNAPSHOT_TABLES } from './asset-diffs.js';
+export type { DiffSnapshotRecord, DiffSnapshotInput, DiffSnapshotsRepo, DiffSnapshotTable, AssetDiffRecord, AssetDiffInput, AssetDiffsRepo } from './asset-diffs.js';
 export { normalizeSeverity, vulnFingerprint } from './vulns.js';
 export type { VulnRecord, VulnInput, VulnListFilter, VulnSummary, VulnsRepo } from './vulns.js';
 export type { EventRecord, EventInput, EventListFilter, EventsRepo } from './events.js';

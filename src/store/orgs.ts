@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { errors } from '../errors.js';
+import { DIFF_SNAPSHOT_TABLES } from './asset-diffs.js';
 import { nowIso, parseStringArray, type Db, type Row, type StatementCache } from './sql.js';
 import { DEFAULT_ORG_UUID, NOT_DEFAULT_ORG } from './org-constants.js';
 
@@ -188,7 +189,7 @@ export function createOrgsRepo(db: Db, q: StatementCache): OrgsRepo {
           q('DELETE FROM artifacts WHERE run_id IN (SELECT id FROM runs WHERE org_uuid = ?)').run(uuid);
           const runs = q('DELETE FROM runs WHERE org_uuid = ?').run(uuid).changes;
           const names = JSON.stringify(purged);
-          q('DELETE FROM asset_diffs WHERE workspace_name IN (SELECT value FROM json_each(?))').run(names);
+          for (const diffs of DIFF_SNAPSHOT_TABLES) q(`DELETE FROM ${diffs} WHERE workspace_name IN (SELECT value FROM json_each(?))`).run(names);
           q('DELETE FROM event_logs WHERE workspace IN (SELECT value FROM json_each(?))').run(names);
           q('DELETE FROM artifacts WHERE workspace IN (SELECT value FROM json_each(?))').run(names);
           const ws = q('DELETE FROM workspaces WHERE org_uuid = ?').run(uuid).changes;

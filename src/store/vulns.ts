@@ -72,6 +72,10 @@ export interface VulnSummary {
   total: number;
 }
 
+/** The columns of a finding that a diff lists as added or removed. */
+export type VulnBrief = Pick<VulnRecord, 'id' | 'vuln_info' | 'asset_value' | 'severity' | 'template_id' | 'created_at' | 'last_seen_at'>;
+const VULN_BRIEF = ['id', 'vuln_info', 'asset_value', 'severity', 'template_id', 'created_at', 'last_seen_at'] as const;
+
 export interface VulnsRepo {
   /** Plain insert (no dedupe): severity lower-cased (default info), confidence default 'Certain'. */
   create(input: VulnInput & { workspace: string }): VulnRecord;
@@ -83,14 +87,14 @@ export interface VulnsRepo {
   list(filter: VulnListFilter, page: Page): ListResult<VulnRecord>;
   /** Per-severity counts of one workspace or of all (within one org when `orgUuid` is given), read from the counters. */
   summary(workspace?: string, orgUuid?: string): VulnSummary;
-  /** Rows of `workspace` created in [from, to]. */
-  addedBetween(workspace: string, from: string, to: string, limit?: number): VulnRecord[];
+  /** Rows of `workspace` created in [from, to] (the columns a diff lists). */
+  addedBetween(workspace: string, from: string, to: string, limit?: number): VulnBrief[];
   /** Rows of `workspace` created before `from` whose updated_at lies in [from, to]. */
   changedBetween(workspace: string, from: string, to: string, limit?: number): VulnRecord[];
   /** Alias of changedBetween, named like the asset query. */
   changedSince(workspace: string, from: string, to: string, limit?: number): VulnRecord[];
-  /** Rows of `workspace` created and last seen before `from`. */
-  removedBefore(workspace: string, from: string, limit?: number): VulnRecord[];
+  /** Rows of `workspace` created and last seen before `from` (the columns a diff lists). */
+  removedBefore(workspace: string, from: string, limit?: number): VulnBrief[];
   /** Exact sizes of the three diff sets (indexed counts), for bounded diff listings. */
   diffCounts(workspace: string, from: string, to: string): { added: number; removed: number; changed: number };
   /** created_at of the workspace's oldest row, or undefined when it has none. */
@@ -290,7 +294,7 @@ export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
       return { critical: by.critical ?? 0, high: by.high ?? 0, medium: by.medium ?? 0, low: by.low ?? 0, info: by.info ?? 0, total: by.total ?? 0 };
     },
 
-    ...diffWindowQueries(q, 'vulnerabilities', 'vuln_history', mapVuln),
+    ...diffWindowQueries<VulnRecord, VulnBrief>(q, 'vulnerabilities', 'vuln_history', mapVuln, VULN_BRIEF),
 
   };
 }

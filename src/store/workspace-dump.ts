@@ -13,11 +13,12 @@ import { isAbsolute } from 'node:path';
 import { isInside } from '../util/fs-safe.js';
 import { errors } from '../errors.js';
 import { vulnFingerprint } from './vulns.js';
+import { DIFF_SNAPSHOT_TABLES } from './asset-diffs.js';
 import { nowIso, type Db, type Row, type StatementCache } from './sql.js';
 
 /** The dumped tables, in restore order (parents before children). */
 export const DUMP_TABLES = [
-  'workspace', 'runs', 'step_results', 'artifacts', 'assets', 'vulnerabilities', 'asset_diffs', 'event_logs', 'asset_history', 'vuln_history',
+  'workspace', 'runs', 'step_results', 'artifacts', 'assets', 'vulnerabilities', 'asset_diffs', 'vuln_diffs', 'event_logs', 'asset_history', 'vuln_history',
 ] as const;
 export type DumpTable = (typeof DUMP_TABLES)[number];
 
@@ -30,6 +31,7 @@ const SELECTION: Record<DumpTable, { table: string; where: string }> = {
   assets: { table: 'assets', where: 'workspace = ?' },
   vulnerabilities: { table: 'vulnerabilities', where: 'workspace = ?' },
   asset_diffs: { table: 'asset_diffs', where: 'workspace_name = ?' },
+  vuln_diffs: { table: 'vuln_diffs', where: 'workspace_name = ?' },
   event_logs: { table: 'event_logs', where: 'workspace = ?' },
   asset_history: { table: 'asset_history', where: 'workspace = ?' },
   vuln_history: { table: 'vuln_history', where: 'workspace = ?' },
@@ -124,7 +126,9 @@ export function restoreDump(db: Db, q: StatementCache, name: string, source: Dum
       const fingerprint = r.fingerprint === null || r.fingerprint === undefined ? null : vulnFingerprint(name, r as Record<string, string>);
       vulnIds.set(num(r.id), insert('vulnerabilities', r, { workspace: name, fingerprint, ...org }));
     }
-    for (const r of source('asset_diffs')) insert('asset_diffs', r, { workspace_name: name, run_id: runIds.get(num(r.run_id)) ?? 0 });
+    for (const table of DIFF_SNAPSHOT_TABLES) {
+      for (const r of source(table)) insert(table, r, { workspace_name: name, run_id: runIds.get(num(r.run_id)) ?? 0 });
+    }
     for (const r of source('event_logs')) {
       insert('event_logs', r, { workspace: name, processed: 1, processed_at: typeof r.processed_at === 'string' && r.processed_at ? r.processed_at : nowIso() });
     }

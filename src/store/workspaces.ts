@@ -3,6 +3,7 @@
  * (migration 002), so this repository never writes them.
  */
 import { errors } from '../errors.js';
+import { DIFF_SNAPSHOT_TABLES } from './asset-diffs.js';
 import { likeContains, listPage, nowIso, Where, type Db, type StatementCache } from './sql.js';
 import type { ListResult, Page } from './types.js';
 import { dumpPage, restoreDump, type DumpPage, type DumpSource, type DumpTable, type RestoreCounts, type RestoreOptions } from './workspace-dump.js';
@@ -109,7 +110,7 @@ export function createWorkspacesRepo(db: Db, q: StatementCache): WorkspacesRepo 
     db.transaction(() => {
       const assets = q('DELETE FROM assets WHERE workspace = ?').run(name).changes;
       const vulns = q('DELETE FROM vulnerabilities WHERE workspace = ?').run(name).changes;
-      q('DELETE FROM asset_diffs WHERE workspace_name = ?').run(name);
+      for (const diffs of DIFF_SNAPSHOT_TABLES) q(`DELETE FROM ${diffs} WHERE workspace_name = ?`).run(name);
       q('DELETE FROM artifacts WHERE workspace = ? OR run_id IN (SELECT id FROM runs WHERE workspace = ?)').run(name, name);
       q('DELETE FROM step_results WHERE workspace = ?').run(name);
       // Remaining steps of these runs go through ON DELETE CASCADE.

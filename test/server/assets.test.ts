@@ -19,6 +19,10 @@ beforeAll(async () => {
   await importAssetsJsonl(t.app.store, 'example.com', fx('httpx-run2.jsonl'));
   await importAssetsJsonl(t.app.store, 'other.org', fx('httpx-run2.jsonl'));
   vi.useRealTimers();
+  // Findings of the same two runs: gone (not seen again), kept (seen again), moved (severity changed), fresh (new).
+  const v = (template_id: string, severity: string) => ({ template_id, vuln_info: template_id, asset_value: 'www.example.com', severity });
+  t.app.store.vulns.upsertMany('example.com', [v('gone', 'low'), v('kept', 'high'), v('moved', 'medium')], RUN1);
+  t.app.store.vulns.upsertMany('example.com', [v('kept', 'high'), v('moved', 'critical'), v('fresh', 'info')], RUN2);
 });
 afterAll(async () => {
   vi.useRealTimers();
@@ -122,19 +126,49 @@ describe('GET /osm/api/assets/diff', () => {
   });
 });
 
-describe('GET /osm/api/assets/diffs', () => {
+describe('GET /osm/api/assets/diffs and /osm/api/vulnerabilities/diffs', () => {
   it('lists stored diffs (written by recordRunDiff), filtered by workspace, newest first', async () => {
     expect((await get('/osm/api/assets/diffs')).json()).toEqual({ data: [], pagination: { total: 0, offset: 0, limit: 20 } });
+    expect((await get('/osm/api/vulnerabilities/diffs')).json()).toEqual({ data: [], pagination: { total: 0, offset: 0, limit: 20 } });
     const run = t.app.store.runs.create({ workflow_name: 'recon', workflow_kind: 'flow', target: 'example.com', workspace: 'example.com', status: 'running' });
     t.app.store.db.prepare('UPDATE runs SET started_at = ? WHERE id = ?').run('2026-02-01T12:00:00.000Z', run.id);
     t.app.store.runs.transition(run.id, 'completed');
-    const stored = recordRunDiff(t.app, run.id)!;
+    const { assets: stored, vulns } = recordRunDiff(t.app, run.id)!;
     expect(stored).toMatchObject({ workspace_name: 'example.com', run_id: run.id, total_added: 1, total_removed: 1, total_changed: 1 });
     expect(JSON.parse(stored.diff_data).changed[0].asset_value).toBe('api.example.com');
     const list = (await get('/osm/api/assets/diffs?workspace=example.com')).json();
     expect(list.pagination.total).toBe(1);
     expect(list.data[0]).toMatchObject({ id: stored.id, from_time: '2026-02-01T12:00:00.000Z', total_added: 1 });
     expect((await get('/osm/api/assets/diffs?workspace=other.org')).json().pagination.total).toBe(0);
+
+    // The vulnerability snapshot: same window, same run, the computed diff's counts and lists.
+    expect(vulns).toMatchObject({ workspace_name: 'example.com', run_id: run.id, from_time: stored.from_time, to_time: stored.to_time, total_added: 1, total_removed: 1, total_changed: 1 });
+    const data = JSON.parse(vulns.diff_data);
+    expect(data.added.map((x: { template_id: string }) => x.template_id)).toEqual(['fresh']);
+    expect(data.removed.map((x: { template_id: string }) => x.template_id)).toEqual(['gone']);
+    expect(data.changed).toEqual([{ vuln_id: expect.any(Number), vuln_info: 'moved', asset_value: 'www.example.com', changes: [{ field: 'severity', old_value: 'medium', new_value: 'critical' }] }]);
+    expect(data).not.toHaveProperty('truncated');
+    const computed = (await get(`/osm/api/vulnerabilities/diff?workspace=example.com&from=${stored.from_time}&to=${encodeURIComponent(stored.to_time)}`)).json().data;
+    expect({ added: data.added, removed: data.removed, changed: data.changed }).toEqual({ added: computed.added, removed: computed.removed, changed: computed.changed });
+    const vlist = (await get('/osm/api/vulnerabilities/diffs?workspace=example.com')).json();
+    expect(vlist).toEqual({ data: [vulns], pagination: { total: 1, offset: 0, limit: 20 } });
+    expect((await get('/osm/api/vulnerabilities/diffs?workspace=other.org')).json().pagination.total).toBe(0);
+
+    // A second run: one more row in each table, newest first, paged.
+    const again = t.app.store.runs.create({ workflow_name: 'recon', workflow_kind: 'flow', target: 'example.com', workspace: 'example.com', status: 'running' });
+    t.app.store.runs.transition(again.id, 'completed');
+    const second = recordRunDiff(t.app, again.id)!;
+    expect(second.vulns).toMatchObject({ run_id: again.id, total_added: 0, total_changed: 0 });
+    const page1 = (await get('/osm/api/vulnerabilities/diffs?workspace=example.com&limit=1')).json();
+    expect(page1).toMatchObject({ data: [{ id: second.vulns.id, run_id: again.id }], pagination: { total: 2, offset: 0, limit: 1 } });
+    const page2 = (await get('/osm/api/vulnerabilities/diffs?workspace=example.com&limit=1&offset=1')).json();
+    expect(page2).toMatchObject({ data: [{ id: vulns.id, run_id: run.id }], pagination: { total: 2, offset: 1, limit: 1 } });
+    expect((await get('/osm/api/assets/diffs')).json().pagination.total).toBe(2);
+
+    // Runs without a workspace or that never started store nothing; unknown runs are an error.
+    const unstarted = t.app.store.runs.create({ workflow_name: 'recon', workflow_kind: 'flow', target: 'example.com', workspace: 'example.com' });
+    expect(recordRunDiff(t.app, unstarted.id)).toBeUndefined();
+    expect((await get('/osm/api/vulnerabilities/diffs')).json().pagination.total).toBe(2);
     expect(() => recordRunDiff(t.app, 987654)).toThrow('Run not found');
   });
 });

@@ -276,6 +276,11 @@ describe('DELETE /osm/api/orgs/:uuid', () => {
     const keep = { assets: count('assets', 'workspace = ?', 'other.org'), runs: count('runs', 'workspace = ?', 'other.org') };
     const steps = t.app.store.runs.list({ workspace: 'example.com' }, { offset: 0, limit: 10 }).data[0]!;
     t.app.store.steps.create({ run_id: steps.id, run_uuid: steps.run_uuid, step_name: 's', step_type: 'bash' });
+    for (const run of t.app.store.runs.list({}, { offset: 0, limit: 10 }).data) {
+      const diff = { workspace_name: run.workspace, from_time: 'a', to_time: 'b', total_added: 1, total_removed: 0, total_changed: 0, diff_data: '{}', run_id: run.id };
+      t.app.store.assetDiffs.insert(diff);
+      t.app.store.vulnDiffs.insert(diff);
+    }
     const r = await inject('DELETE', `/osm/api/orgs/${acme.uuid}?purge=true`);
     expect(r.statusCode).toBe(200);
     expect(r.json()).toMatchObject({ message: 'org deleted', uuid: acme.uuid, name: 'acme', purged: true, rows: { workspaces: 1, runs: 1 } });
@@ -284,6 +289,11 @@ describe('DELETE /osm/api/orgs/:uuid', () => {
     expect(count('runs', 'workspace = ?', 'example.com')).toBe(0);
     expect(count('step_results', 'run_id = ?', steps.id)).toBe(0);
     expect(count('workspaces', 'name = ?', 'example.com')).toBe(0);
+    for (const table of ['asset_diffs', 'vuln_diffs']) {
+      expect(count(table, 'workspace_name = ?', 'example.com'), table).toBe(0);
+      expect(count(table, 'workspace_name = ?', 'other.org'), table).toBe(1);
+    }
+    expect((await get('/osm/api/vulnerabilities/diffs')).json().data.map((d: { workspace_name: string }) => d.workspace_name)).toEqual(['other.org']);
     expect(count('assets')).toBe(keep.assets);
     expect(count('runs')).toBe(keep.runs);
     const stats = (await get('/osm/api/stats')).json();

@@ -339,11 +339,8 @@ describe('GET /osm/api/vulnerabilities/diffs', () => {
     expect((await get('/osm/api/vulnerabilities/diffz')).json()).toEqual(envelope('Invalid vulnerability ID'));
   });
 
-  it('reads vuln_diffs rows like /assets/diffs reads asset_diffs once the table exists', async () => {
+  it('reads vuln_diffs rows like /assets/diffs reads asset_diffs', async () => {
     const db = t.app.store.db;
-    db.exec(`CREATE TABLE vuln_diffs (id INTEGER PRIMARY KEY AUTOINCREMENT, workspace_name TEXT NOT NULL, from_time TEXT NOT NULL, to_time TEXT NOT NULL,
-      total_added INTEGER NOT NULL DEFAULT 0, total_removed INTEGER NOT NULL DEFAULT 0, total_changed INTEGER NOT NULL DEFAULT 0,
-      diff_data TEXT NOT NULL DEFAULT '{}', run_id INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL)`);
     const ins = db.prepare('INSERT INTO vuln_diffs (workspace_name, from_time, to_time, total_added, diff_data, created_at) VALUES (?, ?, ?, ?, ?, ?)');
     ins.run('a.io', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', 1, '{"added":[]}', '2026-01-02T00:00:00.000Z');
     ins.run('b.io', '2026-01-01T00:00:00Z', '2026-01-03T00:00:00Z', 2, '{}', '2026-01-03T00:00:00.000Z');
@@ -444,19 +441,21 @@ describe('POST /osm/api/database/tables/{table}/clear', () => {
     expect(JSON.parse(left[0]!.data)).toEqual({ table: 'event_logs', rows_deleted: 2 });
   });
 
-  it('clears runs with their steps and artifacts, unlinks asset diffs, and keeps everything else', async () => {
+  it('clears runs with their steps and artifacts, unlinks asset and vulnerability diffs, and keeps everything else', async () => {
     const dir = seedWorkspace('a.io');
     const run = seedRun('a.io');
     t.app.store.steps.create({ run_id: run.id, run_uuid: run.run_uuid, step_name: 's1', step_type: 'bash' });
     t.app.store.artifacts.upsert({ run_id: run.id, workspace: 'a.io', name: 'r', artifact_path: path.join(dir, 'data.json'), artifact_type: 'report', content_type: 'json', size_bytes: 1, line_count: 1, optional: false, description: '' });
     t.app.store.artifacts.upsert({ run_id: 0, workspace: 'a.io', name: 'loose', artifact_path: path.join(dir, 'noext'), artifact_type: 'output', content_type: 'unknown', size_bytes: 1, line_count: 1, optional: false, description: '' });
     t.app.store.assetDiffs.insert({ workspace_name: 'a.io', from_time: 'x', to_time: 'y', total_added: 1, total_removed: 0, total_changed: 0, diff_data: '{}', run_id: run.id });
+    t.app.store.vulnDiffs.insert({ workspace_name: 'a.io', from_time: 'x', to_time: 'y', total_added: 2, total_removed: 0, total_changed: 0, diff_data: '{}', run_id: run.id });
     t.app.store.assets.insert('a.io', { asset_value: 'a.io' });
     const r = await clear('runs', { force: true });
     expect(r.statusCode).toBe(200);
     const n = (table: string) => (t.app.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
-    expect([n('runs'), n('step_results'), n('artifacts'), n('asset_diffs'), n('assets'), n('workspaces')]).toEqual([0, 0, 1, 1, 1, 1]);
+    expect([n('runs'), n('step_results'), n('artifacts'), n('asset_diffs'), n('vuln_diffs'), n('assets'), n('workspaces')]).toEqual([0, 0, 1, 1, 1, 1, 1]);
     expect(t.app.store.assetDiffs.list({}, { offset: 0, limit: 1 }).data[0]!.run_id).toBe(0);
+    expect(t.app.store.vulnDiffs.list({}, { offset: 0, limit: 1 }).data[0]).toMatchObject({ run_id: 0, total_added: 2 });
     expect(t.app.store.db.pragma('foreign_key_check')).toEqual([]);
   });
 
@@ -499,16 +498,24 @@ describe('POST /osm/api/database/tables/{table}/clear', () => {
     expect((await get('/osm/api/workspace-names')).json()).toEqual([]);
   });
 
-  it('clears schedules, artifacts, step results, asset diffs and the absent vuln_diffs', async () => {
+  it('clears schedules, artifacts, step results, asset diffs and vulnerability diffs', async () => {
     t.app.store.schedules.create({ name: 'nightly', workflow_name: 'sample-recon', schedule: '0 0 * * *' });
     const run = seedRun('a.io');
     t.app.store.steps.create({ run_id: run.id, run_uuid: run.run_uuid, step_name: 's', step_type: 'bash' });
+    const diff = { workspace_name: 'a.io', from_time: 'x', to_time: 'y', total_added: 1, total_removed: 0, total_changed: 0, diff_data: '{}', run_id: run.id };
+    t.app.store.assetDiffs.insert(diff);
+    t.app.store.vulnDiffs.insert(diff);
+    t.app.store.vulnDiffs.insert(diff);
+    const before = Object.fromEntries((await get('/osm/api/database/tables')).json().data.map((d: { name: string; row_count: number }) => [d.name, d.row_count]));
+    expect(before).toMatchObject({ asset_diffs: 1, vuln_diffs: 2 });
     for (const table of ['schedules', 'step_results', 'artifacts', 'asset_diffs', 'vuln_diffs']) {
       const r = await clear(table, { force: true });
       expect(r.statusCode, table).toBe(200);
       expect(r.json()).toEqual({ message: 'Table cleared successfully', table });
     }
     const counts = Object.fromEntries((await get('/osm/api/database/tables')).json().data.map((d: { name: string; row_count: number }) => [d.name, d.row_count]));
-    expect(counts).toMatchObject({ schedules: 0, step_results: 0, runs: 1, vuln_diffs: 0 });
+    expect(counts).toMatchObject({ schedules: 0, step_results: 0, runs: 1, asset_diffs: 0, vuln_diffs: 0 });
+    const events = t.app.store.events.list({ topic: 'database.table_cleared' }, { offset: 0, limit: 10 }).data.map((e) => JSON.parse(e.data));
+    expect(events).toContainEqual({ table: 'vuln_diffs', rows_deleted: 2 });
   });
 });

@@ -24,7 +24,7 @@ export const registerReferenceReadRoutes: RegisterRoutes = (server, deps) => {
   });
 
   defineRoute(server, app, {
-    method: 'GET', url: '/osm/api/vulnerabilities/diffs', summary: 'Stored vulnerability diff snapshots (newest first)', tags: ['vulnerabilities'], sideEffects: 'none',
+    method: 'GET', url: '/osm/api/vulnerabilities/diffs', summary: 'Stored vulnerability diff snapshots (one per completed run, newest first)', tags: ['vulnerabilities'], sideEffects: 'none',
     query: z.object({ workspace: z.string().optional(), ...paginationShape(20) }),
     handler: ({ query }) => {
       const r = listStoredVulnDiffs(app, { workspace: query.workspace }, query);

@@ -5,6 +5,8 @@ import { sql as assetFacets } from './004-asset-facets.js';
 import { sql as pidStart } from './005-pid-start.js';
 import { sql as webhookRuns } from './006-webhook-runs.js';
 import { sql as orgs } from './007-orgs.js';
+import { sql as vulnDiffs } from './008-vuln-diffs.js';
+import { sql as diffWindowIndexes } from './009-diff-window-indexes.js';
 
 /** One schema step: applied once, in its own transaction, recorded in `schema_migrations`. */
 export interface Migration {
@@ -22,4 +24,6 @@ export const migrations: readonly Migration[] = [
   { version: 5, name: 'pid-start', sql: pidStart },
   { version: 6, name: 'webhook-runs', sql: webhookRuns },
   { version: 7, name: 'orgs', sql: orgs },
+  { version: 8, name: 'vuln-diffs', sql: vulnDiffs },
+  { version: 9, name: 'diff-window-indexes', sql: diffWindowIndexes },
 ];

@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openStore, type Store } from '../../../src/store/index.js';
 import { computeAssetDiff, computeVulnDiff, importAssetsJsonl, importVulnsJsonl } from '../../../src/ingest/index.js';
+import { DIFF_ITEM_LIMIT } from '../../../src/ingest/diff.js';
+import { recordRunDiff } from '../../../src/services/diffs.js';
 
 const fx = (name: string) => path.join(fileURLToPath(new URL('../../fixtures/data/', import.meta.url)), name);
 const stores: Store[] = [];
@@ -90,5 +92,22 @@ describe('computeVulnDiff', () => {
     expect(d.added).toEqual([{ id: expect.any(Number), vuln_info: 'new-finding', asset_value: 'new.example.com', severity: 'medium', template_id: 'new-finding', created_at: RUN2 }]);
     expect(d.changed).toEqual([{ vuln_id: expect.any(Number), vuln_info: 'CVE-2021-41773', asset_value: 'old.example.com', changes: [{ field: 'severity', old_value: 'critical', new_value: 'high' }] }]);
     expect(d.removed.map((r) => r.vuln_info).sort()).toEqual(['exposed-admin', 'swagger-api', 'tech-detect', 'tech-detect', 'weak-cipher-suites']);
+  });
+
+  it('a run\'s stored vulnerability snapshot is bounded like the asset one: lists cut at the limit, exact totals, truncated kept', () => {
+    const s = openStore(':memory:');
+    stores.push(s);
+    const run = s.runs.create({ workflow_name: 'w', workflow_kind: 'module', target: 'big.io', workspace: 'big.io', status: 'running' });
+    s.db.prepare('UPDATE runs SET started_at = ? WHERE id = ?').run(RUN1, run.id);
+    const rows = Array.from({ length: DIFF_ITEM_LIMIT + 1 }, (_, i) => ({ template_id: `t${i}`, asset_value: 'big.io', severity: 'low' }));
+    s.vulns.upsertMany('big.io', rows, RUN2);
+    s.db.prepare('UPDATE runs SET completed_at = ? WHERE id = ?').run(AFTER, run.id);
+    const { assets, vulns } = recordRunDiff({ store: s }, run.id)!;
+    expect(vulns).toMatchObject({ from_time: RUN1, to_time: AFTER, total_added: DIFF_ITEM_LIMIT + 1, total_removed: 0, total_changed: 0, run_id: run.id });
+    const data = JSON.parse(vulns.diff_data);
+    expect(data.added).toHaveLength(DIFF_ITEM_LIMIT);
+    expect(data.truncated).toBe(true);
+    expect(assets).toMatchObject({ total_added: 0, run_id: run.id });
+    expect(JSON.parse(assets.diff_data)).toEqual({ added: [], removed: [], changed: [] });
   });
 });

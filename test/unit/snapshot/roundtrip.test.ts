@@ -68,6 +68,7 @@ function comparable(store: Store, d: Record<DumpTable, Row[]>) {
     assets: sort(d.assets.map(strip)),
     vulnerabilities: sort(d.vulnerabilities.map(strip)),
     asset_diffs: sort(d.asset_diffs.map((r) => ({ ...strip(r), run_id: runUuid.get(r.run_id) ?? 0 }))),
+    vuln_diffs: sort(d.vuln_diffs.map((r) => ({ ...strip(r), run_id: runUuid.get(r.run_id) ?? 0 }))),
     // Restored events are marked processed so a start-up replay cannot trigger workflows from a snapshot.
     event_logs: sort(d.event_logs.map(({ processed: _p, processed_at: _pa, ...r }) => strip(r))),
     asset_history: sort(d.asset_history.map((r) => ({ ...strip(r), asset_id: assetKey.get(r.asset_id) }))),
@@ -100,6 +101,7 @@ function seedWorkspace(store: Store, workspaces: string, ws: string): string {
   store.vulns.upsertMany(ws, [{ template_id: 'cve-1', vuln_info: 'cve-1', asset_value: 'a.example.com', severity: 'critical' }], '2026-01-02T00:00:00.000Z');
   store.vulns.create({ workspace: ws, vuln_info: 'manual', severity: 'medium', raw_vuln_json: '{"a":1}' });
   store.assetDiffs.insert({ workspace_name: ws, from_time: 'a', to_time: 'b', total_added: 2, total_removed: 0, total_changed: 1, diff_data: '{"added":[]}', run_id: run.id });
+  store.vulnDiffs.insert({ workspace_name: ws, from_time: 'a', to_time: 'b', total_added: 1, total_removed: 0, total_changed: 1, diff_data: '{"changed":[]}', run_id: run.id });
   store.events.insert({ topic: 'run.completed', workspace: ws, run_id: run.run_uuid, data: { target: ws } });
   return dir;
 }
@@ -128,6 +130,7 @@ describe('snapshot round trip', () => {
     expect(names).toContain('example.com/subdomain/final.txt');
     expect(names).toContain('example.com/empty-folder/');
     expect(names).toContain('example.com/.osm-db/assets.jsonl');
+    expect(names).toContain('example.com/.osm-db/vuln_diffs.jsonl');
     expect(names.every((n) => n.startsWith('example.com/'))).toBe(true);
     expect(names.some((n) => n.includes('outside-link'))).toBe(false); // links are never packed
 
@@ -137,7 +140,7 @@ describe('snapshot round trip', () => {
 
     const r = await importSnapshotZip(store, { file: zip, workspacesDir: workspaces, force: false, skipDb: false });
     expect(r).toMatchObject({ workspace: ws, local_path: dir, files_count: 5 });
-    expect(r.rows).toMatchObject({ workspace: 1, runs: 1, step_results: 1, artifacts: 1, assets: 2, vulnerabilities: 2, asset_diffs: 1, event_logs: 1, asset_history: 1, vuln_history: 1 });
+    expect(r.rows).toMatchObject({ workspace: 1, runs: 1, step_results: 1, artifacts: 1, assets: 2, vulnerabilities: 2, asset_diffs: 1, vuln_diffs: 1, event_logs: 1, asset_history: 1, vuln_history: 1 });
 
     const { 'outside-link': _link, ...expectedFiles } = filesBefore;
     expect(tree(dir)).toEqual(expectedFiles);

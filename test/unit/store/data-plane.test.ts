@@ -116,6 +116,8 @@ function seed(store: Store, ws: string): void {
   store.vulns.upsertMany(ws, [{ template_id: 't1', asset_value: 'a.com', severity: 'high' }]);
   store.vulns.create({ workspace: ws, vuln_info: 'manual', severity: 'low' });
   store.assetDiffs.insert({ workspace_name: ws, from_time: T0, to_time: T1, total_added: 1, total_removed: 0, total_changed: 0, diff_data: '{}', run_id: run.id });
+  store.vulnDiffs.insert({ workspace_name: ws, from_time: T0, to_time: T1, total_added: 2, total_removed: 0, total_changed: 0, diff_data: '{"added":[]}', run_id: run.id });
+  store.vulnDiffs.insert({ workspace_name: ws, from_time: T0, to_time: T1, total_added: 0, total_removed: 0, total_changed: 0, diff_data: '{}', run_id: 0 });
   store.events.insert({ topic: 'run.completed', workspace: ws, run_id: run.run_uuid });
   void queued;
 }
@@ -127,7 +129,7 @@ describe('workspace dump and restore', () => {
     seed(store, 'other');
     const d = dumpAll(store, 'ws');
     expect(Object.fromEntries(DUMP_TABLES.map((t) => [t, d[t].length]))).toEqual({
-      workspace: 1, runs: 2, step_results: 1, artifacts: 1, assets: 3, vulnerabilities: 2, asset_diffs: 1, event_logs: 1, asset_history: 1, vuln_history: 0,
+      workspace: 1, runs: 2, step_results: 1, artifacts: 1, assets: 3, vulnerabilities: 2, asset_diffs: 1, vuln_diffs: 2, event_logs: 1, asset_history: 1, vuln_history: 0,
     });
     expect(d.assets.every((a) => a.workspace === 'ws')).toBe(true);
     expect(d.assets[0]).not.toHaveProperty('__rowid__');
@@ -140,7 +142,7 @@ describe('workspace dump and restore', () => {
     const dst = memStore();
     seed(dst, 'unrelated'); // ids in the target are already taken
     const counts = dst.workspaces.restoreDump('copy', (t) => d[t], { localPath: '/new/copy', replace: false });
-    expect(counts).toMatchObject({ workspace: 1, runs: 2, step_results: 1, artifacts: 1, assets: 3, vulnerabilities: 2, asset_history: 1 });
+    expect(counts).toMatchObject({ workspace: 1, runs: 2, step_results: 1, artifacts: 1, assets: 3, vulnerabilities: 2, asset_diffs: 1, vuln_diffs: 2, asset_history: 1 });
     const w = dst.workspaces.get('copy')!;
     expect(w).toMatchObject({ data_source: 'imported', local_path: '/new/copy', total_subdomains: 12, total_assets: 3, total_vulns: 2, vuln_high: 1, vuln_low: 1, state_execution_log: '/new/copy/run-execution.log' });
     const runs = dst.runs.list({ workspace: 'copy' }, page()).data;
@@ -154,6 +156,9 @@ describe('workspace dump and restore', () => {
     // Re-importing the same findings in the new workspace dedupes against the restored fingerprints.
     expect(dst.vulns.upsertMany('copy', [{ template_id: 't1', asset_value: 'a.com' }]).new).toBe(0);
     expect(dst.assetDiffs.list({ workspace: 'copy' }, page()).data[0]).toMatchObject({ run_id: completed.id });
+    // Vulnerability diffs are re-linked to the restored run the same way (unlinked ones stay unlinked).
+    const vd = dst.vulnDiffs.list({ workspace: 'copy' }, page()).data;
+    expect(vd.map((r) => [r.run_id, r.total_added, r.diff_data])).toEqual([[0, 0, '{}'], [completed.id, 2, '{"added":[]}']]);
     expect(dst.events.list({ workspace: 'copy' }, page()).data.every((e) => e.processed)).toBe(true);
   });
 

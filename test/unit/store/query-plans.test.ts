@@ -134,10 +134,24 @@ describe('query plans', () => {
     expectIndexed(s, 'event_logs', () => s.events.listUnprocessed(10), { seek: true });
   });
 
-  it('asset diffs, schedules, workflows, workspaces', () => {
+  it('the diff window counts of assets and findings are answered from an index alone', () => {
+    const s = memStore();
+    const from = '2026-01-01T00:00:00.000Z';
+    const to = '2026-01-02T00:00:00.000Z';
+    for (const [table, counts] of [['assets', () => s.assets.diffCounts('ws', from, to)], ['vulnerabilities', () => s.vulns.diffCounts('ws', from, to)]] as const) {
+      const plans = expectIndexed(s, table, counts, { seek: true });
+      expect(plans).toHaveLength(3);
+      // No table row is read: the created_at filter after the updated_at/last_seen_at range is in the index.
+      for (const p of plans) expect(p.join('\n')).toMatch(/USING COVERING INDEX/);
+    }
+  });
+
+  it('asset and vulnerability diffs, schedules, workflows, workspaces', () => {
     const s = memStore();
     expectIndexed(s, 'asset_diffs', () => s.assetDiffs.list({}, P));
     expectIndexed(s, 'asset_diffs', () => s.assetDiffs.list({ workspace: 'ws' }, P), { seek: true });
+    expectIndexed(s, 'vuln_diffs', () => s.vulnDiffs.list({}, P));
+    expectIndexed(s, 'vuln_diffs', () => s.vulnDiffs.list({ workspace: 'ws' }, P), { seek: true });
     expectIndexed(s, 'schedules', () => s.schedules.list(P), { sortedByIndex: false });
     expectIndexed(s, 'schedules', () => s.schedules.listEnabled(), { sortedByIndex: false, seek: true });
     expectIndexed(s, 'workflows', () => s.workflows.list({}, P), { seek: true }); // hidden = 0 is always applied

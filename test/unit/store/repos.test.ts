@@ -133,18 +133,22 @@ describe('workflows', () => {
   });
 });
 
-describe('asset diffs', () => {
+describe.each(['assetDiffs', 'vulnDiffs'] as const)('diff snapshots (%s)', (repo) => {
   it('stores snapshots and lists them newest first per workspace', () => {
     const store = memStore();
+    const diffs = store[repo];
     const d = { from_time: '2026-01-01T00:00:00.000Z', to_time: '2026-01-02T00:00:00.000Z', total_added: 1, total_removed: 0, total_changed: 2, diff_data: '{"added":[]}' };
-    const a = store.assetDiffs.insert({ ...d, workspace_name: 'ws' });
+    const a = diffs.insert({ ...d, workspace_name: 'ws' });
     expect(a).toMatchObject({ workspace_name: 'ws', total_changed: 2, run_id: 0, diff_data: '{"added":[]}' });
-    store.assetDiffs.insert({ ...d, workspace_name: 'ws', run_id: 7 });
-    store.assetDiffs.insert({ ...d, workspace_name: 'other' });
-    expect(store.assetDiffs.list({}, page()).total).toBe(3);
-    const ws = store.assetDiffs.list({ workspace: 'ws' }, page());
+    diffs.insert({ ...d, workspace_name: 'ws', run_id: 7 });
+    diffs.insert({ ...d, workspace_name: 'other' });
+    expect(diffs.list({}, page()).total).toBe(3);
+    const ws = diffs.list({ workspace: 'ws' }, page());
     expect(ws.total).toBe(2);
     expect(ws.data[0]!.run_id).toBe(7);
-    expect(store.assetDiffs.list({ workspace: 'ws' }, page(1, 1)).data[0]!.id).toBe(a.id);
+    expect(diffs.list({ workspace: 'ws' }, page(1, 1)).data[0]!.id).toBe(a.id);
+    // Each repository reads and writes its own table only.
+    const other = store[repo === 'assetDiffs' ? 'vulnDiffs' : 'assetDiffs'];
+    expect(other.list({}, page()).total).toBe(0);
   });
 });

@@ -35,6 +35,7 @@ describe('workspaces', () => {
       store.artifacts.upsert({ run_id: run.id, workspace: ws, name: 'r', artifact_path: `/w/${ws}/r`, artifact_type: 'report', content_type: 'html', size_bytes: 1, line_count: 1, optional: false, description: '' });
       store.events.insert({ topic: 'run.started', workspace: ws, run_id: run.run_uuid });
       store.assetDiffs.insert({ workspace_name: ws, from_time: 'a', to_time: 'b', total_added: 0, total_removed: 0, total_changed: 0, diff_data: '{}' });
+      store.vulnDiffs.insert({ workspace_name: ws, from_time: 'a', to_time: 'b', total_added: 1, total_removed: 0, total_changed: 0, diff_data: '{}', run_id: run.id });
       return run;
     };
     const gone = seed('gone.com');
@@ -47,6 +48,8 @@ describe('workspaces', () => {
     expect(store.artifacts.listByRun(gone.id)).toEqual([]);
     expect(store.events.list({ workspace: 'gone.com' }, page()).total).toBe(0);
     expect(store.assetDiffs.list({ workspace: 'gone.com' }, page()).total).toBe(0);
+    expect(store.vulnDiffs.list({ workspace: 'gone.com' }, page()).total).toBe(0);
+    expect(store.vulnDiffs.list({ workspace: 'kept.com' }, page()).data).toMatchObject([{ run_id: kept.id }]);
     expect(store.workspaces.get('gone.com')).toMatchObject({ total_assets: 0, total_vulns: 0, vuln_high: 0 });
 
     expect(store.runs.get(kept.id)).toBeDefined();
@@ -58,6 +61,7 @@ describe('workspaces', () => {
     expect(store.workspaces.delete('kept.com')).toBe(true);
     expect(store.workspaces.get('kept.com')).toBeUndefined();
     expect(store.stats.snapshot()).toMatchObject({ assets: { total: 0 }, vulnerabilities: { total: 0 }, runs: { total: 0 } });
+    expect([store.assetDiffs.list({}, page()).total, store.vulnDiffs.list({}, page()).total]).toEqual([0, 0]);
     expect(store.workspaces.delete('kept.com')).toBe(false);
   });
 });
