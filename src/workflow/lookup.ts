@@ -30,10 +30,14 @@ function sniff(path: string): boolean {
   }
 }
 
-/** Every workflow file under `dir`: recursive, lexical order per folder (like Go's filepath.Walk), hidden segments skipped. */
-export function listWorkflowFiles(dir: string): string[] {
-  const out: string[] = [];
+/**
+ * Visits the YAML files under `dir`: recursive, lexical order per folder (like Go's
+ * filepath.Walk), hidden segments skipped, each real folder once (symlinked folders can form
+ * loops). `visit` returning true stops the walk.
+ */
+function walkYamlFiles(dir: string, visit: (full: string, name: string) => boolean | void): void {
   const seenDirs = new Set<string>();
+  let stopped = false;
   const walk = (folder: string) => {
     let real: string;
     try {
@@ -41,7 +45,6 @@ export function listWorkflowFiles(dir: string): string[] {
     } catch {
       return;
     }
-    // Symlinked folders can form loops; visit each real folder once.
     if (seenDirs.has(real)) return;
     seenDirs.add(real);
     let names: string[];
@@ -51,6 +54,7 @@ export function listWorkflowFiles(dir: string): string[] {
       return;
     }
     for (const name of names) {
+      if (stopped) return;
       if (name.startsWith('.')) continue;
       const full = join(folder, name);
       let st;
@@ -60,10 +64,18 @@ export function listWorkflowFiles(dir: string): string[] {
         continue;
       }
       if (st.isDirectory()) walk(full);
-      else if (st.isFile() && YAML_EXT.test(name) && sniff(full)) out.push(full);
+      else if (st.isFile() && YAML_EXT.test(name) && visit(full, name) === true) stopped = true;
     }
   };
   walk(resolve(dir));
+}
+
+/** Every workflow file under `dir`, in walk order. */
+export function listWorkflowFiles(dir: string): string[] {
+  const out: string[] = [];
+  walkYamlFiles(dir, (full) => {
+    if (sniff(full)) out.push(full);
+  });
   return out;
 }
 
@@ -167,28 +179,10 @@ export function nearMisses(wanted: string, names: string[], limit = 3): string[]
 function nonWorkflowNamed(wanted: string, dir: string): string | undefined {
   let found: string | undefined;
   let budget = 20_000;
-  const walk = (folder: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(folder).sort();
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      if (found || --budget < 0) return;
-      if (name.startsWith('.')) continue;
-      const full = join(folder, name);
-      let st;
-      try {
-        st = statSync(full);
-      } catch {
-        continue;
-      }
-      if (st.isDirectory()) walk(full);
-      else if (st.isFile() && YAML_EXT.test(name) && stem(name) === wanted) found = full;
-    }
-  };
-  walk(resolve(dir));
+  walkYamlFiles(dir, (full, name) => {
+    if (stem(name) === wanted) found = full;
+    return found !== undefined || --budget < 0;
+  });
   return found;
 }
 
