@@ -4,8 +4,7 @@ import { messageOf, isOsmError } from '../errors.js';
 import { COMMAND_MODULES } from './commands/index.js';
 import type { GlobalOptions } from './context.js';
 import { usageExampleRequest, usageExamples } from './examples.js';
-import { setTableWidth } from './output.js';
-import { startLogFile, stopLogFile, tmpLogPath } from '../util/log-file.js';
+import { stopLogFile } from '../util/log-file.js';
 
 /** Builds the commander program. Command modules only declare flags; their actions import lazily. */
 export function buildProgram(): Command {
@@ -39,7 +38,7 @@ export function buildProgram(): Command {
       outputError: (str, write) => write(str),
     });
   for (const register of COMMAND_MODULES) register(program);
-  program.hook('preAction', (_root, action) => applyGlobalFlags(action.optsWithGlobals() as GlobalOptions));
+  program.hook('preAction', async (_root, action) => applyGlobalFlags(action.optsWithGlobals() as GlobalOptions));
   program
     .command('version')
     .description('print the version (same as --version); --json for scripts')
@@ -108,15 +107,16 @@ function commandNames(program: Command): Set<string> {
 }
 
 /** Global flags that act before any command runs: log files, table width, throw-away database. */
-function applyGlobalFlags(o: GlobalOptions): void {
+async function applyGlobalFlags(o: GlobalOptions): Promise<void> {
   if (o.logFile || o.logFileTmp) {
+    const { startLogFile, tmpLogPath } = await import('../util/log-file.js');
     const path = startLogFile(o.logFile ?? tmpLogPath());
     if (!o.logFile) process.stderr.write(`◆ Logging to ${path}\n`);
   }
   if (o.width !== undefined) {
     const n = Number(o.width);
     if (!Number.isInteger(n) || n < 20 || n > 1000) throw new Error(`--width must be a whole number of columns between 20 and 1000, got '${o.width}'`);
-    setTableWidth(n);
+    (await import('./output.js')).setTableWidth(n);
   }
   if (o.disableDb) {
     process.env.OSM_DISABLE_DB = '1';
