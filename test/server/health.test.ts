@@ -22,6 +22,18 @@ describe('health routes (public)', () => {
     expect(typeof api.json().workflows_loaded).toBe('number');
   });
 
+  it('Swagger UI at /swagger and at the reference path /swagger/index.html; /favicon.ico', async () => {
+    for (const url of ['/swagger', '/swagger/', '/swagger/index.html']) {
+      const r = await anon(url);
+      expect(r.statusCode, url).toBe(200);
+      expect(r.headers['content-type']).toMatch(/text\/html/);
+      expect(r.body).toContain("url: '/openapi.json'");
+    }
+    const icon = await anon('/favicon.ico');
+    expect([200, 204]).toContain(icon.statusCode);
+    if (icon.statusCode === 200) expect(icon.headers['content-type']).toBe('image/png');
+  });
+
   it('while the API proper still needs them', async () => {
     const r = await anon('/osm/api/runs');
     expect(r.statusCode).toBe(401);

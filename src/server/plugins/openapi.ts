@@ -99,12 +99,22 @@ export function registerOpenApi(server: FastifyInstance): void {
   let cached: Record<string, unknown> | undefined;
   server.get('/openapi.json', { config: { public: true } }, async () => (cached ??= buildOpenApi(server)));
   const dir = swaggerDir();
-  server.get('/swagger', { config: { public: true } }, async (_req, reply) => {
-    reply.type('text/html; charset=utf-8');
-    return `<!doctype html><html><head><meta charset="utf-8"><title>osm API</title>
+  const page = () => `<!doctype html><html><head><meta charset="utf-8"><title>osm API</title>
 <link rel="stylesheet" href="/swagger/assets/swagger-ui.css"></head><body><div id="swagger-ui"></div>
 <script src="/swagger/assets/swagger-ui-bundle.js"></script>
 <script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui' });</script></body></html>`;
+  // `/swagger/index.html` is where the reference's Swagger UI lives (echo-swagger); `/swagger` is osm's.
+  for (const url of ['/swagger', '/swagger/', '/swagger/index.html']) {
+    server.get(url, { config: { public: true } }, async (_req, reply) => {
+      reply.type('text/html; charset=utf-8');
+      return page();
+    });
+  }
+  // Browsers ask for it on every page of the API; an empty answer beats a 404 in the logs.
+  server.get('/favicon.ico', { config: { public: true } }, async (_req, reply) => {
+    const png = dir ? join(dir, 'favicon-32x32.png') : undefined;
+    if (png && existsSync(png)) return reply.type('image/png').header('cache-control', 'public, max-age=86400').send(readFileSync(png));
+    return reply.status(204).send();
   });
   server.get('/swagger/assets/:file', { config: { public: true } }, async (req, reply) => {
     const file = (req.params as { file: string }).file;
