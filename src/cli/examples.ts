@@ -74,7 +74,7 @@ export const USAGE_EXAMPLES: Record<string, { title: string; lines: string[] }> 
   },
   worker: {
     title: 'Distributed mode',
-    lines: ['osm worker join --redis-url redis://127.0.0.1:6379', 'osm worker list --json'],
+    lines: ['osm worker join --redis-url redis://127.0.0.1:6379', 'osm worker list --json', 'osm worker queue new -m sample-recon -T targets.txt', 'osm worker queue list', 'osm worker queue run --concurrency 4'],
   },
   org: {
     title: 'Organizations',

@@ -55,4 +55,17 @@ describe('osm query', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('org not found: nope');
   });
+
+  it('worker queue new|list|run: the reference\'s database queue, oldest first', async () => {
+    const added = await osm(['worker', 'queue', 'new', '-m', 'sample-recon', '-t', 'q1.example.com', '-t', 'q2.example.com', '--json']);
+    expect(added.code, added.stderr).toBe(0);
+    expect(JSON.parse(added.stdout).map((r: { status: string }) => r.status)).toEqual(['queued', 'queued']);
+    const listed = JSON.parse((await osm(['worker', 'queue', 'list', '--json'])).stdout);
+    expect(listed.total).toBe(2);
+    expect(listed.data.map((r: { target: string }) => r.target)).toEqual(['q1.example.com', 'q2.example.com']);
+    const ran = await osm(['worker', 'queue', 'run', '--concurrency', '2', '--json']);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(JSON.parse(ran.stdout).map((r: { status: string }) => r.status)).toEqual(['completed', 'completed']);
+    expect(JSON.parse((await osm(['worker', 'queue', 'list', '--json'])).stdout).total).toBe(0);
+  });
 });

@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** Adds the flags of `osm run` (reference workflow-engine §5.2) to a command. */
-function runFlags(cmd: Command): Command {
+export function runFlags(cmd: Command): Command {
   return cmd
     .option('-f, --flow <name>', 'flow to run')
     .option('-m, --module <name>', 'module to run (repeatable; run in sequence)', collect)

@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { runFlags } from './run.js';
 
 /** `osm worker`: join a distributed master's queue, or list its workers. */
 export function registerWorker(program: Command): void {
@@ -28,5 +29,27 @@ export function registerWorker(program: Command): void {
     .action(async (_opts, command: Command) => {
       const { workerStatus } = await import('../actions/worker.js');
       await workerStatus(command);
+    });
+
+  // The reference's database queue (`worker queue …`): the same runs table `osm run --queue` fills.
+  const queue = worker.command('queue').description("the database run queue: list, add (like 'osm run --queue') and execute queued runs");
+  queue
+    .command('list')
+    .alias('ls')
+    .description('queued runs, oldest first')
+    .option('--limit <n>', 'at most this many rows (default 50, max 10000)')
+    .action(async (_opts, command: Command) => (await import('../actions/worker-queue.js')).queueList(command));
+  runFlags(queue.command('new').description('queue runs (same flags as osm run); a daemon or `osm worker queue run` executes them'))
+    .hook('preAction', (_root, action) => {
+      action.setOptionValue('queue', true);
+    });
+  queue
+    .command('run')
+    .description('execute the queued runs in this process, --concurrency at a time, then exit')
+    .option('-c, --concurrency <n>', 'runs at once', '1')
+    .action(async (_opts, command: Command) => {
+      command.setOptionValue('queueRun', true);
+      const { runAction } = await import('../actions/run.js');
+      await runAction(command);
     });
 }
