@@ -239,6 +239,12 @@ function makeHost(ctx: FnContext, state: CallState & { fatal?: Error }): (name: 
     try {
       const args = JSON.parse(argsJson, revive) as unknown[];
       const v = fn(fnCtx, ...args);
+      // A blocking call (exec_cmd, sleep …) that used up the budget ends the script as a timeout,
+      // whether or not vm's own timer got to fire before the call returned.
+      if (Date.now() >= state.deadline) {
+        state.fatal = scriptError('script timed out: the time budget ran out during a library call');
+        return JSON.stringify({ e: state.fatal.message });
+      }
       return JSON.stringify({ v }, (_k, x: unknown) => (typeof x === 'bigint' ? String(x) : x)) ?? '{}';
     } catch (err) {
       // skip() and exit() end the evaluation even when the script catches the JS error.

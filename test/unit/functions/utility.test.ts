@@ -49,6 +49,9 @@ describe('utility functions', () => {
 
   it('exec_cmd is bounded by the evaluation budget', () => {
     expect(() => evaluate('exec_cmd("sleep 5"); 1', {}, { timeoutMs: 300 })).toThrow(/timed out/);
+    // However the race between vm's timer and the killed child ends, the script has timed out.
+    expect(() => evaluate('try { exec_cmd("sleep 5") } catch (e) {}; 1', {}, { timeoutMs: 300 })).toThrow(/timed out/);
+    expect(() => evaluate('let r = exec_cmd("sleep 5"); r === "" ? 1 : 2', {}, { timeoutMs: 300 })).toThrow(/timed out/);
   });
 
   it('sleep blocks within the budget', () => {
