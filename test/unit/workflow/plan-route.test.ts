@@ -3,28 +3,8 @@ import { buildPlan, formatPlan, type Plan, type PlanInput, type PlanRouteEntry }
 import { routeDecision, staticConditionProblem, UnevaluableCondition } from '../../../src/workflow/decision-route.js';
 import { dryRunConditionEvaluator } from '../../../src/engine/decision.js';
 import type { Step, Workflow } from '../../../src/workflow/types.js';
+import { wf } from '../../helpers/workflow.js';
 
-function wf(over: Partial<Workflow> & { name: string; kind: Workflow['kind'] }): Workflow {
-  return {
-    description: '',
-    tags: [],
-    hidden: false,
-    params: [],
-    dependencies: { commands: [], files: [], variables: [], target_types: [], functions_conditions: [] },
-    reports: [],
-    triggers: [],
-    preferences: {},
-    hooks: { pre_scan_steps: [], post_scan_steps: [] },
-    runner: 'host',
-    runner_config: {},
-    steps: [],
-    modules: [],
-    file_path: '',
-    checksum: '',
-    raw: '',
-    ...over,
-  };
-}
 
 const vars = { Target: 'example.com', target: 'example.com', Output: '/ws/example.com', Workspace: 'example.com', mode: 'fast', enable_extra: false, api_token: 's3cr3t-value' };
 const input: PlanInput = { target: 'example.com', vars, evaluateCondition: dryRunConditionEvaluator() };

@@ -1,28 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildPlan, formatPlan, orderModules, type PlanInput } from '../../../src/workflow/plan.js';
 import type { ModuleRef, Step, Workflow } from '../../../src/workflow/types.js';
+import { wf } from '../../helpers/workflow.js';
 
-function wf(over: Partial<Workflow> & { name: string; kind: Workflow['kind'] }): Workflow {
-  return {
-    description: '',
-    tags: [],
-    hidden: false,
-    params: [],
-    dependencies: { commands: [], files: [], variables: [], target_types: [], functions_conditions: [] },
-    reports: [],
-    triggers: [],
-    preferences: {},
-    hooks: { pre_scan_steps: [], post_scan_steps: [] },
-    runner: 'host',
-    runner_config: {},
-    steps: [],
-    modules: [],
-    file_path: '',
-    checksum: '',
-    raw: '',
-    ...over,
-  };
-}
 
 const vars = { Target: 'example.com', target: 'example.com', Output: '/ws/example.com', Workspace: 'example.com', TargetSpace: 'example.com', threads: 10, api_token: 's3cr3t-value' };
 const input: PlanInput = { target: 'example.com', vars };
