@@ -71,7 +71,8 @@ export const databaseSchema = z
 
 export const serverSchema = z
   .object({
-    host: text('0.0.0.0'),
+    // Loopback by default: listening on another interface is an explicit choice (`--host` or this key).
+    host: text('127.0.0.1'),
     port: port(8002),
     ui_path: text('{{base_folder}}/ui/'),
     workspace_prefix_key: text(''),
@@ -85,7 +86,15 @@ export const serverSchema = z
       .prefault({}),
     license: text('open-source'),
     enable_metrics: bool(true),
-    cors_allowed_origins: text('reflect-origin'),
+    // `/metrics` needs credentials like any API route unless this is true (Prometheus without a key).
+    metrics_public: bool(false),
+    // Origins allowed to call the API from a browser: a comma-separated list or a YAML list of
+    // exact origins (`https://ui.example.com`), or `*` for any origin *without* credentials.
+    // Empty (the default): no cross-origin access. `reflect-origin` (older files) means empty.
+    cors_allowed_origins: z
+      .union([z.string(), z.array(z.string())])
+      .transform((v) => (Array.isArray(v) ? v.join(',') : v))
+      .default(''),
     enabled_auth_api: bool(true),
     auth_api_key: text(''),
     enable_trigger_via_webhook: bool(false),
@@ -100,6 +109,12 @@ export const serverSchema = z
     allow_private_registry: bool(false),
     // The same guard for snapshot import URLs given through the API (the CLI may use any URL).
     allow_private_snapshot_urls: bool(false),
+    // Server-side requests made for an API client (http functions in /functions/eval, notification
+    // and webhook targets) may not reach loopback, link-local, private or metadata addresses unless
+    // the host, IP or CIDR is listed here (docs/security.md, "Outbound requests").
+    outbound_allowlist: z.array(z.string()).default([]),
+    // Concurrent /functions/eval and /functions/execute evaluations; extra calls get 429.
+    max_concurrent_evals: int(3, 1),
   })
   .prefault({});
 

@@ -61,6 +61,7 @@ database:
   ssl_mode: ${q(db.ssl_mode)}
 
 server:
+  # Loopback only by default; "0.0.0.0" listens on every interface (osm serve then prints a warning).
   host: ${q(s.host)}
   port: ${s.port}
   ui_path: ${q(s.ui_path)}
@@ -73,6 +74,9 @@ server:
     expiration_minutes: ${s.jwt.expiration_minutes}
   license: ${q(s.license)}
   enable_metrics: ${s.enable_metrics}
+  # /metrics needs credentials unless metrics_public is true.
+  metrics_public: ${s.metrics_public}
+  # Browser origins allowed to call the API (comma list or YAML list); empty = none, "*" = any origin without credentials.
   cors_allowed_origins: ${q(s.cors_allowed_origins)}
   # API key authentication (header x-osm-api-key)
   enabled_auth_api: ${s.enabled_auth_api}
@@ -88,6 +92,11 @@ server:
   allow_private_registry: false
   # The same guard for snapshot import URLs given through the API.
   allow_private_snapshot_urls: false
+  # Hosts, IPs or CIDRs that server-side requests made for API clients may reach even though they
+  # are loopback/private (functions/eval http calls, notification and webhook targets).
+  outbound_allowlist: []
+  # Concurrent /functions/eval evaluations (each runs off the main thread); extra ones get 429.
+  max_concurrent_evals: ${s.max_concurrent_evals}
 
 scan_tactic:
   aggressive: ${d.scan_tactic.aggressive}

@@ -19,7 +19,7 @@ describe('settings schema defaults', () => {
   it('fills every section from an empty object', () => {
     const d = defaultSettings();
     expect(d.server.port).toBe(8002);
-    expect(d.server.host).toBe('0.0.0.0');
+    expect(d.server.host).toBe('127.0.0.1');
     expect(d.server.jwt.expiration_minutes).toBe(1440);
     expect(d.server.enabled_auth_api).toBe(true);
     expect(d.server.auth_api_key).toBe('');
@@ -46,7 +46,7 @@ describe('settings schema defaults', () => {
   it('validates a minimal file and keeps given values', () => {
     const loaded = parseSettingsText('base_folder: x\nserver:\n  port: 9000\n', '/tmp/osm-base');
     expect(loaded.settings.server.port).toBe(9000);
-    expect(loaded.settings.server.host).toBe('0.0.0.0');
+    expect(loaded.settings.server.host).toBe('127.0.0.1');
     expect(loaded.settings.scan_tactic.default).toBe(10);
     expect(loaded.warnings).toEqual([]);
   });
