@@ -10,13 +10,16 @@ export class OsmError extends Error {
   readonly status: number;
   /** Extra fields merged into the HTTP error body (rare; e.g. valid_tables). */
   readonly extra?: Record<string, unknown>;
+  /** Response headers the HTTP error carries (e.g. `retry-after` of a 429). */
+  readonly headers?: Record<string, string>;
 
-  constructor(code: string, status: number, message: string, extra?: Record<string, unknown>) {
+  constructor(code: string, status: number, message: string, extra?: Record<string, unknown>, headers?: Record<string, string>) {
     super(message);
     this.name = 'OsmError';
     this.code = code;
     this.status = status;
     if (extra) this.extra = extra;
+    if (headers) this.headers = headers;
   }
 }
 
@@ -46,6 +49,10 @@ export const errors = {
   invalidToken: def('OSM_ERR_AUTH_TOKEN', 401, () => 'Invalid or expired token'),
   invalidApiKey: def('OSM_ERR_AUTH_API_KEY', 401, () => 'Invalid or missing API key'),
   invalidCredentials: def('OSM_ERR_AUTH_CREDENTIALS', 401, () => 'Invalid credentials'),
+  tooManyLogins: (seconds: number) =>
+    new OsmError('OSM_ERR_AUTH_THROTTLED', 429, `Too many failed login attempts; try again in ${seconds} s`, undefined, { 'retry-after': String(seconds) }),
+  tokenGeneration: def('OSM_ERR_AUTH_TOKEN_GENERATION', 500, () => 'Failed to generate token (is server.jwt.secret_signing_key set?)'),
+  metricsDisabled: def('OSM_ERR_METRICS_DISABLED', 404, () => 'Metrics are disabled (server.enable_metrics: false)'),
 
   // settings
   settingsInvalid: def('OSM_ERR_SETTINGS_INVALID', 400, (detail: string) => `Invalid YAML configuration: ${detail}`),

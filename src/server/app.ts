@@ -6,6 +6,7 @@ import { registerAuth } from './plugins/auth.js';
 import { registerMetrics } from './plugins/metrics.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { registerCors } from './plugins/cors.js';
+import { registerLoginThrottle, type LoginThrottle } from './plugins/login-throttle.js';
 import { ROUTE_MODULES } from './routes/index.js';
 import type { RunQueue } from '../engine/queue.js';
 
@@ -23,6 +24,7 @@ export interface ServerDeps {
   noAuth: boolean;
   queue?: RunQueue;
   startedAt: number;
+  loginThrottle: LoginThrottle;
 }
 
 export type RegisterRoutes = (server: FastifyInstance, deps: ServerDeps) => void;
@@ -53,8 +55,10 @@ export async function buildServer(app: AppContext, opts: ServerOptions = {}): Pr
   await server.register(multipart, { limits: { fileSize: uploadLimit, files: 1, fields: 20, parts: 25, fieldSize: 1024 * 1024 } });
 
   registerErrorHandling(server, { bodyLimit });
-  registerCors(server, app);
+  // CORS first: preflights of allowed origins are answered before authentication.
+  await registerCors(server, app);
   registerAuth(server, app, { noAuth: Boolean(opts.noAuth) });
+  const loginThrottle = await registerLoginThrottle(server);
   registerMetrics(server, app);
 
   // One log line per request (no secrets: headers are not logged).
@@ -62,7 +66,7 @@ export async function buildServer(app: AppContext, opts: ServerOptions = {}): Pr
     req.log.info({ method: req.method, url: req.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
-  const deps: ServerDeps = { app, noAuth: Boolean(opts.noAuth), queue: opts.queue, startedAt: Date.now() };
+  const deps: ServerDeps = { app, noAuth: Boolean(opts.noAuth), queue: opts.queue, startedAt: Date.now(), loginThrottle };
   for (const register of ROUTE_MODULES) register(server, deps);
   registerOpenApi(server);
   return server;

@@ -10,6 +10,7 @@ import { abortRun } from '../engine/executor.js';
 import { isAlive, killGroupAndWait, sameProcess } from '../engine/process-registry.js';
 import type { RunQueue } from '../engine/queue.js';
 import { isSecretKey, maskSecrets, REDACTED, redactVariables, secretValues } from '../workflow/tpl-redact.js';
+import { settingsSecretValues } from '../settings/redact.js';
 import type { AppContext } from './context.js';
 
 /** A run as the API shows it (spec "Run"): exactly these fields. */
@@ -66,10 +67,11 @@ export function runToApi(run: RunRecord): RunApi {
   };
 }
 
-/** Values that must never be shown: secret-looking params of the run and secret global vars. */
+/** Values that must never be shown: secret-looking params of the run, secret global vars and every secret of the settings. */
 export function secretsOf(app: AppContext, run?: RunRecord): string[] {
-  const globals = (app.settings().settings.global_vars ?? {}) as Record<string, unknown>;
-  return [...new Set([...secretValues(run?.params ?? {}), ...secretValues(globals)])].sort((a, b) => b.length - a.length);
+  const settings = app.settings().settings;
+  const globals = (settings.global_vars ?? {}) as Record<string, unknown>;
+  return [...new Set([...secretValues(run?.params ?? {}), ...secretValues(globals), ...settingsSecretValues(settings)])].sort((a, b) => b.length - a.length);
 }
 
 function maskDeep(value: unknown, secrets: readonly string[], depth = 0): unknown {

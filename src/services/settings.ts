@@ -6,7 +6,7 @@ import { parseSettingsText } from '../settings/load.js';
 import { readFileSync } from 'node:fs';
 import { isAlias, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
 import { errors, messageOf } from '../errors.js';
-import { REDACTED, redactYamlText } from '../settings/index.js';
+import { REDACTED, redactYamlText, secretAliases } from '../settings/index.js';
 import type { AppContext } from './context.js';
 
 /** The settings file as text with every secret replaced by `[REDACTED]`. */
@@ -94,6 +94,12 @@ export function replaceSettings(app: AppContext, yamlText: string): { message: s
     currentText = readFileSync(app.manager.path, 'utf8');
   } catch {
     // No current file: nothing to merge; [REDACTED] values are then refused.
+  }
+  // Checked on the client's text, before the secrets are merged back: an alias of a redacted
+  // value must not become a copy of the real one somewhere that is shown.
+  const aliases = secretAliases(yamlText);
+  if (aliases.length > 0) {
+    throw errors.settingsInvalid(`aliases of secret values are not allowed (${aliases.join(', ')}); write the value itself`);
   }
   const merged = mergeRedactedSecrets(yamlText, currentText);
   checkReplacement(app, merged);

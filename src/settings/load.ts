@@ -56,7 +56,13 @@ export function parseSettingsYaml(text: string): Record<string, unknown> {
   if (doc.errors.length > 0) {
     throw errors.settingsInvalid(doc.errors.map(yamlErrorText).join('; '));
   }
-  const raw: unknown = doc.toJS({ maxAliasCount: 100 });
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    // An alias without its anchor, or an alias bomb: the document is invalid, not the server.
+    throw errors.settingsInvalid((err as Error).message);
+  }
   if (raw === null || raw === undefined) return {};
   if (typeof raw !== 'object' || Array.isArray(raw)) throw errors.settingsInvalid('(root): expected a mapping of sections');
   return dropNullMembers(raw) as Record<string, unknown>;

@@ -6,10 +6,11 @@
  * `passwd`, `username`, `credential` or `token` (but not `tokens`, so `max_tokens` stays
  * visible), or named exactly `key`; plus what the reference misses: the user passwords under
  * `server.simple_user_map_key`, every `global_vars.*.value`, `llm_config.custom_headers`, and
- * `headers` entries whose name looks like a credential. Empty values stay as they are so users
- * can see what is unset.
+ * `headers` entries whose name looks like a credential, every URL and header of
+ * `notification.webhooks`, and connection URLs (`database.url` …). Empty values stay as they are
+ * so users can see what is unset.
  */
-import { isAlias, isMap, isScalar, isSeq, parseAllDocuments, type Node } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, type Node } from 'yaml';
 
 export const REDACTED = '[REDACTED]';
 
@@ -27,6 +28,11 @@ export function isSecretPath(path: readonly (string | number)[]): boolean {
   if (p[0] === 'server' && p[1] === 'simple_user_map_key' && p.length >= 3) return true;
   if (p[0] === 'global_vars' && p.length >= 2) return p[2] !== 'as_env';
   if (p[0] === 'llm_config' && p[1] === 'custom_headers') return true;
+  // Outbound webhooks: the URL often is the credential (Slack/Discord/Teams hook paths, ?token=),
+  // and every header may carry one.
+  if (p[0] === 'notification' && p[1] === 'webhooks' && p.length >= 4 && (p[3] === 'url' || p[3] === 'headers')) return true;
+  // Connection URLs carry the password (`postgres://user:pass@host/db`).
+  if ((p[0] === 'database' || p[0] === 'redis' || p[0] === 'storage') && p[1] === 'url') return true;
   // Numeric strings are list indexes too (paths split from `a.0.b` keys).
   const keys = p.filter((s): s is string => typeof s === 'string' && !/^\d+$/.test(s));
   const last = keys[keys.length - 1];
@@ -141,4 +147,71 @@ function redactFlowPairs(fragment: string, parent: string[]): string {
     if (v === '' || v === '""' || v === "''" || v.startsWith('{') || v.startsWith('[')) return all;
     return isSecretPath([...parent, key]) ? `${key}${q}${s1}:${s2}"${REDACTED}"` : all;
   });
+}
+
+/** True when `node` (found at `path`) is, or holds, a non-empty secret. */
+function holdsSecret(node: Node | null | undefined, path: (string | number)[]): boolean {
+  if (!node) return false;
+  if (isMap(node)) return node.items.some((pair) => holdsSecret(pair.value as Node | null, [...path, isScalar(pair.key) ? String(pair.key.value) : String(pair.key)]));
+  if (isSeq(node)) return node.items.some((item, i) => holdsSecret(item as Node | null, [...path, i]));
+  if (isScalar(node)) return path.length > 0 && !isEmptyValue(node.value) && isSecretPath(path);
+  return false;
+}
+
+/**
+ * YAML aliases in `text` that would copy a secret (or a section holding one) to another place,
+ * as `path: *anchor` descriptions. Redaction works on key paths, so `license: *apikey` would show
+ * the API key wherever `license` is shown (`/server-info`); such documents are refused. Aliases
+ * used as keys are listed too (there is no legitimate use for them in settings).
+ */
+export function secretAliases(text: string): string[] {
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) return [];
+  const anchors = new Map<string, { node: Node; path: (string | number)[] }>();
+  const found: string[] = [];
+  const show = (path: (string | number)[]) => path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[') || '(root)';
+  const visit = (node: Node | null | undefined, path: (string | number)[]) => {
+    if (!node) return;
+    if (isAlias(node)) {
+      const source = anchors.get(node.source);
+      if (source && holdsSecret(source.node, source.path)) found.push(`${show(path)}: *${node.source}`);
+      return;
+    }
+    if (node.anchor) anchors.set(node.anchor, { node, path });
+    if (isMap(node)) {
+      for (const pair of node.items) {
+        if (isAlias(pair.key)) found.push(`${show(path)}: alias used as a key (*${pair.key.source})`);
+        visit(pair.value as Node | null, [...path, isScalar(pair.key) ? String(pair.key.value) : String(pair.key)]);
+      }
+    } else if (isSeq(node)) {
+      node.items.forEach((item, i) => visit(item as Node | null, [...path, i]));
+    }
+  };
+  visit(doc.contents as Node | null, []);
+  return found;
+}
+
+/**
+ * Every non-empty secret value of a settings object (API key, JWT key, passwords, tokens, webhook
+ * URLs …), longest first, for masking wherever text that could contain them is shown (step
+ * output, logs, events). User names are left out (they are redacted in the settings views for
+ * compatibility but are not secrets), and so are values shorter than 6 characters, which would
+ * mask ordinary words.
+ */
+export function settingsSecretValues(settings: unknown): string[] {
+  const out = new Set<string>();
+  const walk = (value: unknown, path: (string | number)[]) => {
+    if (Array.isArray(value)) return value.forEach((v, i) => walk(v, [...path, i]));
+    if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value as Record<string, unknown>)) walk(v, [...path, k]);
+      return;
+    }
+    if (typeof value !== 'string' && typeof value !== 'number') return;
+    const text = String(value);
+    const last = String(path[path.length - 1] ?? '');
+    if (text.length < 6 || /username/i.test(last) || !isSecretPath(path)) return;
+    out.add(text);
+  };
+  walk(settings, []);
+  return [...out].sort((a, b) => b.length - a.length);
 }

@@ -20,6 +20,29 @@ interface ServeFlags {
   redisUrl?: string;
 }
 
+/** True for addresses only this machine can reach (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === '::ffff:127.0.0.1';
+}
+
+/**
+ * Warnings printed when the daemon listens beyond loopback: reachable from the network is an
+ * explicit choice; without authentication it hands a shell to anyone who can reach the port.
+ */
+export function exposureWarnings(host: string, noAuth: boolean): string[] {
+  if (isLoopbackHost(host)) return [];
+  const where = host === '0.0.0.0' || host === '::' || host === '' ? 'every network interface' : host;
+  if (noAuth) {
+    return [
+      '!!! DANGER: authentication is DISABLED (--no-auth) and the daemon listens on ' + where + '.',
+      '!!! Anyone who can reach this port can run commands on this machine (workflows, functions/eval).',
+      '!!! Use --host 127.0.0.1, or drop --no-auth.',
+    ];
+  }
+  return [`WARNING: listening on ${where} (${host}): the API is reachable from the network; keep the API key and passwords secret, or use --host 127.0.0.1.`];
+}
+
 /**
  * `osm serve`: index workflows, reconcile runs left by a previous daemon, start the queue, the
  * settings watcher and the HTTP server. SIGTERM/SIGINT stop accepting requests, cancel running
@@ -29,7 +52,7 @@ export async function serveAction(command: Command): Promise<void> {
   const o = optionsOf<ServeFlags>(command);
   const app = openApp(o);
   const settings = app.settings();
-  const host = o.host ?? String(settings.settings.server.host ?? '0.0.0.0');
+  const host = o.host ?? String(settings.settings.server.host || '127.0.0.1');
   const port = o.port !== undefined ? Number(o.port) : Number(settings.settings.server.port ?? 8002);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw errors.validation(`--port must be 0-65535, got ${JSON.stringify(o.port)}`);
   const noAuth = o.auth === false;
@@ -92,6 +115,7 @@ export async function serveAction(command: Command): Promise<void> {
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
+  for (const w of exposureWarnings(host, noAuth)) process.stderr.write(`${w}\n`);
 
   await new Promise<void>((resolve) => {
     let closing = false;

@@ -6,7 +6,7 @@ export function registerServe(program: Command): void {
     program
       .command(name, { hidden: name === 'server' })
       .description('start the HTTP daemon (API, run queue, scheduler)')
-      .option('--host <host>', 'listen address (default server.host from settings)')
+      .option('--host <host>', 'listen address (default server.host: 127.0.0.1; 0.0.0.0 listens on every interface and prints a warning)')
       .option('--port <port>', 'listen port (default server.port from settings, 8002)')
       .option('-A, --no-auth', 'disable authentication (every endpoint open)')
       .option('--no-hot-reload', 'do not watch the settings file')

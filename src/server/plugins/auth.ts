@@ -52,18 +52,36 @@ declare module 'fastify' {
   }
 }
 
+/** Route config read by the auth hook (set by `defineRoute` and the few plain fastify routes). */
+export interface RouteAuthConfig {
+  /** Public routes need no credentials (the spec's list: health, server info, login, logout …). */
+  public?: boolean;
+  /** Public only while this returns true (read per request, e.g. `server.metrics_public`). */
+  publicWhen?: () => boolean;
+}
+
 /**
- * Authentication (spec "Authentication"): API key header first when `server.enabled_auth_api`,
- * then a Bearer JWT or the session cookie. Every check reads the live settings, so a hot reload
- * of keys, secrets and lifetimes applies to the next request. Public routes and non-API paths
- * are open; `--no-auth` opens everything.
+ * True when the route fastify matched is declared public. The decision is made on the matched
+ * route's own config, never on the URL text: `/%6fsm/api/runs`, `//osm/api/runs` or
+ * `/osm/api/runs;x` reach a protected route (or no route) and are treated as such. Requests that
+ * match no route (404) are protected too, so an unknown path answers 401 without credentials.
+ */
+export function isPublicRoute(req: FastifyRequest): boolean {
+  const cfg = req.routeOptions?.config as RouteAuthConfig | undefined;
+  if (!cfg) return false;
+  if (cfg.public === true) return true;
+  return typeof cfg.publicWhen === 'function' && cfg.publicWhen() === true;
+}
+
+/**
+ * Authentication (spec "Authentication"), deny by default: every route needs credentials unless
+ * its definition says it is public. API key header first when `server.enabled_auth_api`, then a
+ * Bearer JWT or the session cookie. Every check reads the live settings, so a hot reload of keys,
+ * secrets and lifetimes applies to the next request. `--no-auth` opens everything.
  */
 export function registerAuth(server: FastifyInstance, app: AppContext, opts: { noAuth: boolean }): void {
   server.addHook('onRequest', async (req) => {
-    const path = req.url.split('?')[0] ?? '';
-    if (!path.startsWith('/osm/api')) return;
-    const cfg = req.routeOptions?.config as { public?: boolean } | undefined;
-    if (cfg?.public) return;
+    if (isPublicRoute(req)) return;
     if (opts.noAuth) {
       req.user = { username: 'anonymous', via: 'no-auth' };
       return;
@@ -92,7 +110,7 @@ export function registerAuth(server: FastifyInstance, app: AppContext, opts: { n
       if (server_.enabled_auth_api && key !== undefined) throw errors.invalidApiKey();
       throw errors.missingAuthHeader();
     }
-    const claims = verifyToken(token, String(server_.jwt?.secret_signing_key ?? ''));
+    const claims = await verifyToken(token, String(server_.jwt?.secret_signing_key ?? ''));
     if (!claims) throw errors.invalidToken();
     req.user = claims;
   });

@@ -50,6 +50,7 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
 export function registerErrorHandling(server: FastifyInstance, opts: { bodyLimit: number }): void {
   server.setErrorHandler((err: FastifyError, req, reply) => {
     if (isOsmError(err)) {
+      if (err.headers) reply.headers(err.headers);
       return reply.status(err.status).send(envelope(err.message, err.extra));
     }
     const code = err.code ?? '';

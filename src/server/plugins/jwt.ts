@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { jwtVerify, SignJWT } from 'jose';
 
 /** JWT claims issued by the login route. */
 export interface OsmClaims {
@@ -7,48 +8,39 @@ export interface OsmClaims {
   exp: number;
 }
 
-const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
+const ALG = 'HS256';
+const encoder = new TextEncoder();
 
-/** Signs an HS256 JWT with claims username, iat, exp (lifetime in minutes). */
-export function signToken(username: string, secret: string, lifetimeMinutes: number, now = Date.now()): string {
+/** Signs an HS256 JWT with claims username, iat, exp (lifetime in minutes), through `jose`. */
+export async function signToken(username: string, secret: string, lifetimeMinutes: number, now = Date.now(), extra: Record<string, unknown> = {}): Promise<string> {
+  if (!secret) throw new Error('the JWT signing key (server.jwt.secret_signing_key) is empty');
   const iat = Math.floor(now / 1000);
-  const payload = Buffer.from(JSON.stringify({ username, iat, exp: iat + Math.round(lifetimeMinutes * 60) })).toString('base64url');
-  const sig = createHmac('sha256', secret).update(`${HEADER}.${payload}`).digest('base64url');
-  return `${HEADER}.${payload}.${sig}`;
+  return new SignJWT({ ...extra, username })
+    .setProtectedHeader({ alg: ALG, typ: 'JWT' })
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + Math.round(lifetimeMinutes * 60))
+    .sign(encoder.encode(secret));
 }
 
 /**
- * Verifies an HS256 JWT. The algorithm is pinned (a token claiming `none`, RS256 or HS512 is
- * rejected), the signature is compared in constant time, and `exp` is required and enforced.
- * Returns the claims or undefined.
+ * Verifies an HS256 JWT with `jose`: the algorithm is pinned (a token claiming `none`, RS256 or
+ * HS512 is rejected), `exp` is required and enforced, `nbf` honoured, and `username` must be a
+ * string. Returns the claims (and any extra ones) or undefined; never throws.
  */
-export function verifyToken(token: string, secret: string, now = Date.now()): OsmClaims | undefined {
-  if (!secret || typeof token !== 'string') return undefined;
-  const parts = token.split('.');
-  if (parts.length !== 3) return undefined;
-  const [h, p, s] = parts as [string, string, string];
-  let header: { alg?: string };
-  let claims: Partial<OsmClaims> & { nbf?: number };
+export async function verifyToken(token: string, secret: string, now = Date.now()): Promise<(OsmClaims & Record<string, unknown>) | undefined> {
+  if (!secret || typeof token !== 'string' || token.length > 8192) return undefined;
   try {
-    header = JSON.parse(Buffer.from(h, 'base64url').toString('utf8'));
-    claims = JSON.parse(Buffer.from(p, 'base64url').toString('utf8'));
+    const { payload } = await jwtVerify(token, encoder.encode(secret), {
+      algorithms: [ALG],
+      requiredClaims: ['exp'],
+      currentDate: new Date(now),
+      clockTolerance: 0,
+    });
+    if (typeof payload.username !== 'string' || typeof payload.exp !== 'number') return undefined;
+    return { ...payload, username: payload.username, iat: Number(payload.iat ?? 0), exp: payload.exp };
   } catch {
     return undefined;
   }
-  if (!header || header.alg !== 'HS256') return undefined;
-  const expected = createHmac('sha256', secret).update(`${h}.${p}`).digest();
-  let given: Buffer;
-  try {
-    given = Buffer.from(s, 'base64url');
-  } catch {
-    return undefined;
-  }
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
-  const nowSec = Math.floor(now / 1000);
-  if (typeof claims.exp !== 'number' || claims.exp <= nowSec) return undefined;
-  if (typeof claims.nbf === 'number' && claims.nbf > nowSec) return undefined;
-  if (typeof claims.username !== 'string') return undefined;
-  return { username: claims.username, iat: Number(claims.iat ?? 0), exp: claims.exp };
 }
 
 /** Constant-time string comparison (lengths leak, contents do not). */

@@ -1,10 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppContext } from '../../services/context.js';
+import { errors } from '../../errors.js';
 
 /**
  * Prometheus metrics at `/metrics`: request counts and durations per route pattern, runs by
- * status and queue depth (read from the store's indexed status counts at scrape time).
+ * status and queue depth (read from the store's indexed status counts at scrape time). The route
+ * needs credentials unless `server.metrics_public` is true, and answers 404 when
+ * `server.enable_metrics` is false.
  */
 export function registerMetrics(server: FastifyInstance, app: AppContext): Registry {
   const registry = new Registry();
@@ -41,7 +44,10 @@ export function registerMetrics(server: FastifyInstance, app: AppContext): Regis
     requests.inc({ method: req.method, route, status: String(reply.statusCode) });
     duration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
   });
-  server.get('/metrics', { config: { public: true } }, async (_req, reply) => {
+  const metricsSettings = () => app.settings().settings.server as { enable_metrics?: boolean; metrics_public?: boolean };
+  // Credentials like any route unless `server.metrics_public`; 404 when `server.enable_metrics` is off (both read live).
+  server.get('/metrics', { config: { publicWhen: () => metricsSettings().metrics_public === true && metricsSettings().enable_metrics !== false } }, async (_req, reply) => {
+    if (metricsSettings().enable_metrics === false) throw errors.metricsDisabled();
     reply.type(registry.contentType);
     return registry.metrics();
   });

@@ -29,6 +29,11 @@ describe('isSecretPath', () => {
     [['other', 'api_keys', 1]],
     [['other', 'api_keys', '1']],
     [['notification', 'webhooks', '0', 'headers', 'Authorization']],
+    // Every webhook header and URL: hook URLs are credentials (Slack/Discord paths, ?token=).
+    [['notification', 'webhooks', 0, 'headers', 'Content-Type']],
+    [['notification', 'webhooks', 0, 'url']],
+    [['database', 'url']],
+    [['redis', 'url']],
   ])('%j is secret', (p) => {
     expect(isSecretPath(p)).toBe(true);
   });
@@ -38,9 +43,9 @@ describe('isSecretPath', () => {
     [['global_vars', 'GITHUB_API_KEY', 'as_env']],
     [['llm_config', 'max_tokens']],
     [['llm_config', 'llm_providers', 0, 'model']],
-    [['notification', 'webhooks', 0, 'headers', 'Content-Type']],
-    [['notification', 'webhooks', 0, 'url']],
+    [['notification', 'webhooks', 0, 'timeout']],
     [['notification', 'telegram', 'chat_id']],
+    [['notification', 'telegram', 'api_url']],
     [['server', 'enabled_auth_api']],
     [[]],
   ])('%j is not secret', (p) => {
@@ -64,7 +69,9 @@ describe('redactSettings', () => {
     expect(r.database.password).toBe(''); // empty stays visible as empty
     expect(r.global_vars.GITHUB_API_KEY).toEqual({ value: REDACTED, as_env: true });
     expect(r.global_vars.SHODAN_API_KEY).toEqual({ value: '', as_env: true });
-    expect(r.notification.webhooks[0]!.headers).toEqual({ Authorization: REDACTED, Accept: 'json' });
+    expect(r.notification.webhooks[0]!.headers).toEqual({ Authorization: REDACTED, Accept: REDACTED });
+    expect(r.notification.webhooks[0]!.url).toBe(REDACTED);
+    expect(r.notification.webhooks[0]!.timeout).toBe(30);
     expect(r.llm_config.llm_providers[0]!.auth_token).toBe(REDACTED);
     expect(r.llm_config.max_tokens).toBe(1000);
     expect(r.server.port).toBe(8002);
@@ -123,7 +130,7 @@ other:
   token: *s
 `;
 
-const LEAKS = ['abc123', 'single', 'plainpw', 'quotedpw', 'flowsecret', 'ghp_secret', 'shodan-secret', '123:tg', 'webhook-token', 'k-flow', 'sk-live-1', 'Bearer llm', 'line secret', 'k1', 'k2', 'anchor-value'];
+const LEAKS = ['hooks.example', 'application/json', 'abc123', 'single', 'plainpw', 'quotedpw', 'flowsecret', 'ghp_secret', 'shodan-secret', '123:tg', 'webhook-token', 'k-flow', 'sk-live-1', 'Bearer llm', 'line secret', 'k1', 'k2', 'anchor-value'];
 
 describe('redactYamlText', () => {
   const out = redactYamlText(SAMPLE);
@@ -146,8 +153,9 @@ describe('redactYamlText', () => {
     expect(out).toContain(`  username: ""`);
     expect(out).toContain(`  password: ''`);
     expect(out).toContain('redis:\n  password:\n');
-    expect(out).toContain('      Content-Type: application/json');
-    expect(out).toContain(`  - {url: "https://hooks.example/b", headers: {X-Api-Key: "${REDACTED}"}}`);
+    expect(out).toContain(`      Content-Type: "${REDACTED}"`);
+    expect(out).toContain(`  - url: "${REDACTED}"`);
+    expect(out).toContain(`  - {url: "${REDACTED}", headers: {X-Api-Key: "${REDACTED}"}}`);
     expect(out).toContain('  max_tokens: 1000');
     expect(out).toContain('    not a secret');
     expect(out).toContain(`  api_keys: ["${REDACTED}", "${REDACTED}"]`);
