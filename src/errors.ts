@@ -51,6 +51,9 @@ export const errors = {
   invalidCredentials: def('OSM_ERR_AUTH_CREDENTIALS', 401, () => 'Invalid credentials'),
   tooManyLogins: (seconds: number) =>
     new OsmError('OSM_ERR_AUTH_THROTTLED', 429, `Too many failed login attempts; try again in ${seconds} s`, undefined, { 'retry-after': String(seconds) }),
+  tokenRevoked: def('OSM_ERR_AUTH_TOKEN_REVOKED', 401, (name: string) => `API token '${name}' has been revoked`),
+  tokenExpired: def('OSM_ERR_AUTH_TOKEN_EXPIRED', 401, (name: string, at: string) => `API token '${name}' expired at ${at}`),
+  forbidden: def('OSM_ERR_FORBIDDEN', 403, (need: string, have: string) => `Forbidden: this requires the ${need} role (your credential has the ${have} role)`),
   tokenGeneration: def('OSM_ERR_AUTH_TOKEN_GENERATION', 500, () => 'Failed to generate token (is server.jwt.secret_signing_key set?)'),
   metricsDisabled: def('OSM_ERR_METRICS_DISABLED', 404, () => 'Metrics are disabled (server.enable_metrics: false)'),
 
@@ -163,6 +166,18 @@ export const errors = {
   orgCreateFailed: def('OSM_ERR_ORG_CREATE', 400, (name: string, detail: string) => `failed to create org "${name}": ${detail}`),
   orgNameTaken: def('OSM_ERR_ORG_NAME_TAKEN', 409, (name: string) => `an org named "${name}" already exists`),
   orgBusy: def('OSM_ERR_ORG_BUSY', 409, (name: string, n: number) => `org ${name} has ${n} active run(s); cancel them before purging it`),
+  // team access: users, tokens, audit (src/services/{users,tokens,audit}.ts)
+  userNotFound: def('OSM_ERR_USER_NOT_FOUND', 404, (name: string) => `User not found: ${name}`),
+  userExists: def('OSM_ERR_USER_EXISTS', 409, (name: string) => `User already exists: ${name}`),
+  userNameTaken: def('OSM_ERR_USER_NAME_TAKEN', 409, (name: string) => `${name} is a login of the settings file (server.simple_user_map_key); choose another name`),
+  invalidUserName: def('OSM_ERR_INVALID_USER_NAME', 400, (name: string) => `Invalid user name: ${JSON.stringify(name)} (letters, digits, ".", "_", "@" and "-", 1-64 characters)`),
+  invalidRole: def('OSM_ERR_INVALID_ROLE', 400, (role: string) => `Invalid role: ${JSON.stringify(role)} (use viewer, operator or admin)`),
+  weakPassword: def('OSM_ERR_WEAK_PASSWORD', 400, (why: string) => `Password refused: ${why}`),
+  tokenNotFound: def('OSM_ERR_TOKEN_NOT_FOUND', 404, (ref: string) => `API token not found: ${ref}`),
+  tokenNameTaken: def('OSM_ERR_TOKEN_NAME_TAKEN', 409, (name: string) => `An API token named ${JSON.stringify(name)} already exists (revoke it first)`),
+  invalidTokenName: def('OSM_ERR_INVALID_TOKEN_NAME', 400, (name: string) => `Invalid token name: ${JSON.stringify(name)} (letters, digits, ".", "_" and "-", 1-64 characters)`),
+  invalidExpiry: def('OSM_ERR_INVALID_EXPIRY', 400, (value: string) => `Invalid expiry: ${JSON.stringify(value)} (a duration such as 30d, 12h, 45m, 3600s, or never)`),
+  lastAdmin: def('OSM_ERR_LAST_ADMIN', 409, () => 'This would leave no way to administer the server (no admin user, API key or settings login); keep at least one'),
   // URLs the router cannot take apart (src/server/plugins/errors.ts frameworkErrors)
   badUrl: def('OSM_ERR_BAD_URL', 400, () => 'Malformed URL: invalid percent-encoding in the path'),
   paramTooLong: def('OSM_ERR_PARAM_TOO_LONG', 414, (max: number) => `URI Too Long: a path parameter is longer than ${max} characters`),

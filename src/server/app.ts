@@ -8,6 +8,7 @@ import { registerOpenApi } from './plugins/openapi.js';
 import { registerCors } from './plugins/cors.js';
 import { registerLoginThrottle, type LoginThrottle } from './plugins/login-throttle.js';
 import { ROUTE_MODULES } from './routes/index.js';
+import { isAudited, recordRequest } from '../services/audit.js';
 import type { RunQueue } from '../engine/queue.js';
 
 export interface ServerOptions {
@@ -26,6 +27,9 @@ export interface ServerDeps {
   startedAt: number;
   loginThrottle: LoginThrottle;
 }
+
+/** Every route of a built server as registered (`HEAD` routes fastify adds for GET included). */
+export const registeredRoutes = new WeakMap<FastifyInstance, { method: string; url: string }[]>();
 
 export type RegisterRoutes = (server: FastifyInstance, deps: ServerDeps) => void;
 
@@ -50,6 +54,13 @@ export async function buildServer(app: AppContext, opts: ServerOptions = {}): Pr
     clientErrorHandler,
   });
 
+  // Every route registered (plugins' and plain ones too), for the access-table coverage test.
+  const registered: { method: string; url: string }[] = [];
+  registeredRoutes.set(server, registered);
+  server.addHook('onRoute', (r) => {
+    for (const m of Array.isArray(r.method) ? r.method : [r.method]) registered.push({ method: m, url: r.url ?? r.path });
+  });
+
   // Raw YAML bodies (PUT /settings/yaml) and plain text are read as strings.
   server.addContentTypeParser(['text/yaml', 'application/yaml', 'application/x-yaml', 'text/plain'], { parseAs: 'string', bodyLimit }, (_req, body, done) => done(null, body));
   await server.register(multipart, { limits: { fileSize: uploadLimit, files: 1, fields: 20, parts: 25, fieldSize: 1024 * 1024 } });
@@ -60,6 +71,14 @@ export async function buildServer(app: AppContext, opts: ServerOptions = {}): Pr
   registerAuth(server, app, { noAuth: Boolean(opts.noAuth) });
   const loginThrottle = await registerLoginThrottle(server);
   registerMetrics(server, app);
+
+  // The audit log: every state-changing request, with the error message of a failed one.
+  server.addHook('onError', async (req, _reply, err) => {
+    (req as { auditError?: string }).auditError = err.message;
+  });
+  server.addHook('onResponse', async (req, reply) => {
+    if (isAudited(req)) recordRequest(app, req, reply, (req as { auditError?: string }).auditError);
+  });
 
   // One log line per request (no secrets: headers are not logged).
   server.addHook('onResponse', async (req, reply) => {

@@ -19,8 +19,6 @@ export interface RouteSpec<Q = unknown, B = unknown, P = unknown> {
   url: string;
   summary: string;
   tags: string[];
-  /** Public routes skip authentication (health, login, logout). */
-  public?: boolean;
   /** What the route may do; GET routes must be 'none' (checked by a test). */
   sideEffects: SideEffects;
   query?: z.ZodType<Q>;
@@ -75,7 +73,7 @@ export function defineRoute<Q, B, P>(server: FastifyInstance, app: AppContext, s
   server.route({
     method: spec.method,
     url: spec.url,
-    config: { public: Boolean(spec.public), sideEffects: spec.sideEffects },
+    config: { sideEffects: spec.sideEffects },
     handler: async (req, reply) => {
       const query = spec.query ? parseWith(spec.query, req.query ?? {}, 'query parameters') : (req.query as Q);
       const params = spec.params ? parseWith(spec.params, req.params ?? {}, 'path parameters') : (req.params as P);

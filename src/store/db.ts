@@ -23,6 +23,7 @@ import { createWorkspacesRepo, type WorkspacesRepo } from './workspaces.js';
 import { createStatsRepo, type StatsRepo } from './stats.js';
 import { createOrgsRepo, type OrgsRepo } from './orgs.js';
 import { createWebhookRunsRepo, type WebhookRunsRepo } from './webhook-runs.js';
+import { createAccessRepo, type AccessRepo } from './access.js';
 
 export interface Store {
   db: Database.Database;
@@ -46,6 +47,8 @@ export interface Store {
   webhookRuns: WebhookRunsRepo;
   /** Organizations (migration 007). */
   orgs: OrgsRepo;
+  /** Users, API tokens, JWT versions and the audit log (migration 010). */
+  access: AccessRepo;
   /** Runs `fn` in an IMMEDIATE transaction (a savepoint when already inside one). */
   tx<T>(fn: () => T): T;
   close(): void;
@@ -106,6 +109,7 @@ function buildStore(db: Db, path: string): Store {
   const stats = createStatsRepo(db, q);
   const orgs = createOrgsRepo(db, q);
   const webhookRuns = createWebhookRunsRepo(db, q);
+  const access = createAccessRepo(db, q);
   return {
     db,
     path,
@@ -123,6 +127,7 @@ function buildStore(db: Db, path: string): Store {
     stats,
     webhookRuns,
     orgs,
+    access,
     tx: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     close: () => {
       if (db.open) db.close();

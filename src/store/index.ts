@@ -19,3 +19,5 @@ export type { StatsSnapshot, StatsRepo } from './stats.js';
 export type { WebhookRunRecord, WebhookRunInput, WebhookRunsRepo } from './webhook-runs.js';
 export { DEFAULT_ORG_UUID, DEFAULT_ORG_NAME } from './orgs.js';
 export type { OrgRecord, OrgStats, OrgRowCounts, OrgCreateInput, OrgPatch, OrgsRepo } from './orgs.js';
+export { ROLES } from './access.js';
+export type { Role, UserRecord, TokenRecord, AuditRecord, AuditInput, AuditFilter, AccessRepo } from './access.js';

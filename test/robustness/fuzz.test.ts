@@ -18,6 +18,7 @@ import type { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
 import { routesOf, type RouteSpec } from '../../src/server/route.js';
+import { accessOf } from '../../src/server/access.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 30);
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : undefined;
@@ -180,7 +181,8 @@ function dbChecksum(t: TestServer): string {
   let queries = checksumQueries.get(t);
   if (!queries) {
     const db = t.app.store.db;
-    const tables = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string; sql: string }[];
+    // The audit log records every state-changing request, rejected ones included: that is its job.
+    const tables = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'audit_log' ORDER BY name").all() as { name: string; sql: string }[];
     queries = tables.map(({ name, sql }) => {
       const cols = (db.prepare(`PRAGMA table_info("${name}")`).all() as { name: string }[]).map((c) => c.name);
       const upd = cols.includes('updated_at') ? ', max(updated_at) AS u' : '';
@@ -334,7 +336,7 @@ describe('fuzz every route (--no-auth)', () => {
 
 describe('fuzz without credentials', () => {
   it('every non-public route answers 401 with the envelope whatever the input', async () => {
-    for (const route of routesOf(authed.server).filter((r) => !r.public)) {
+    for (const route of routesOf(authed.server).filter((r) => accessOf(r.method, r.url) !== 'public')) {
       await fc.assert(
         fc.asyncProperty(requestArb(route), async (req) => {
           const before = dbChecksum(authed);
@@ -395,7 +397,7 @@ describe('fuzz of path spellings without credentials (real socket)', () => {
   it('no spelling of a protected route gets past authentication, none gives a 500', async () => {
     await authed.server.listen({ host: '127.0.0.1', port: 0 });
     const port = (authed.server.server.address() as { port: number }).port;
-    const routes = routesOf(authed.server).filter((r) => !r.public);
+    const routes = routesOf(authed.server).filter((r) => accessOf(r.method, r.url) !== 'public');
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...routes), fc.array(fc.tuple(MANGLE, fc.nat(20)), { minLength: 1, maxLength: 4 }), fc.constantFrom('route', 'HEAD', 'OPTIONS', 'GET', 'POST'), async (route, ops, m) => {
         let p = route.url.replace(/:[A-Za-z_]+/g, '1');
@@ -404,7 +406,9 @@ describe('fuzz of path spellings without credentials (real socket)', () => {
         const res = await rawRequest(port, method, p);
         const where = `${method} ${p} → ${res.status} ${res.body.slice(0, 200)}`;
         expect(res.status, where).not.toBeGreaterThanOrEqual(500);
-        if (res.status === 400) expect(res.body, where).toContain('Malformed URL');
+        if (res.status === 400) {
+          if (method !== 'HEAD') expect(res.body, where).toContain('Malformed URL');
+        }
         else expect(res.status, where).toBe(401);
       }),
       { numRuns: Math.max(200, RUNS * 10), seed: SEED, endOnFailure: true },

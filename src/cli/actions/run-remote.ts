@@ -1,4 +1,4 @@
-import { request } from 'undici';
+import { callApi } from '../api-client.js';
 import { formatDuration } from '../../util/duration.js';
 import { renderTable } from '../output.js';
 
@@ -28,25 +28,7 @@ interface ApiRun {
   completed_at?: string | null;
 }
 
-async function api<T>(base: string, path: string, apiKey: string | undefined, init: { method?: string; body?: unknown } = {}): Promise<T> {
-  const res = await request(new URL(path, base), {
-    method: (init.method ?? 'GET') as never,
-    headers: { 'content-type': 'application/json', ...(apiKey ? { 'x-osm-api-key': apiKey } : {}) },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-  const text = await res.body.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  if (res.statusCode >= 400) {
-    const msg = (json as { message?: string })?.message ?? text.slice(0, 300);
-    throw new Error(`server ${res.statusCode}: ${msg}`);
-  }
-  return json as T;
-}
+const api = callApi;
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 

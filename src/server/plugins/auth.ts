@@ -1,17 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../../errors.js';
 import type { AppContext } from '../../services/context.js';
-import { safeEqual, verifyToken, type OsmClaims } from './jwt.js';
+import { accessOf } from '../access.js';
+import { roleAtLeast } from '../../auth/roles.js';
+import { isSettingsApiKey, NO_AUTH_PRINCIPAL, principalOfJwt, principalOfToken, type Principal } from '../../auth/principal.js';
+import { looksLikeApiToken } from '../../auth/api-tokens.js';
+
+export { unusableKey } from '../../auth/principal.js';
 
 export const SESSION_COOKIE = 'osmedeus_session';
-const PLACEHOLDERS = new Set(['null', 'undefined', 'nil']);
-
-/** True for API key values that are never accepted: empty, whitespace, null/undefined/nil. */
-export function unusableKey(value: string | undefined): boolean {
-  if (value === undefined) return true;
-  const t = value.trim();
-  return t === '' || PLACEHOLDERS.has(t.toLowerCase());
-}
 
 /** Cookie header → map (tiny parser: name=value pairs, URL-decoded values). */
 export function parseCookies(header: string | undefined): Record<string, string> {
@@ -32,7 +29,7 @@ export function parseCookies(header: string | undefined): Record<string, string>
 }
 
 /** The token in the session cookie: a raw JWT or the UI's `{"token": "..."}` JSON form. */
-function cookieToken(req: FastifyRequest): string | undefined {
+export function cookieToken(req: FastifyRequest): string | undefined {
   const raw = parseCookies(req.headers.cookie)[SESSION_COOKIE];
   if (!raw) return undefined;
   if (raw.startsWith('{')) {
@@ -48,70 +45,84 @@ function cookieToken(req: FastifyRequest): string | undefined {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    user?: OsmClaims | { username: string; via: 'api-key' | 'no-auth' };
+    /** Who is calling (set by the auth hook on every non-public route). */
+    principal?: Principal;
   }
 }
 
-/** Route config read by the auth hook (set by `defineRoute` and the few plain fastify routes). */
+/** Route config read by the auth hook (set on the few plain fastify routes that need it). */
 export interface RouteAuthConfig {
-  /** Public routes need no credentials (the spec's list: health, server info, login, logout …). */
-  public?: boolean;
   /** Public only while this returns true (read per request, e.g. `server.metrics_public`). */
   publicWhen?: () => boolean;
 }
 
-/**
- * True when the route fastify matched is declared public. The decision is made on the matched
- * route's own config, never on the URL text: `/%6fsm/api/runs`, `//osm/api/runs` or
- * `/osm/api/runs;x` reach a protected route (or no route) and are treated as such. Requests that
- * match no route (404) are protected too, so an unknown path answers 401 without credentials.
- */
-export function isPublicRoute(req: FastifyRequest): boolean {
+/** The access rule of the route fastify matched (src/server/access.ts); never derived from the URL text. */
+export function routeAccess(req: FastifyRequest) {
   const cfg = req.routeOptions?.config as RouteAuthConfig | undefined;
-  if (!cfg) return false;
-  if (cfg.public === true) return true;
-  return typeof cfg.publicWhen === 'function' && cfg.publicWhen() === true;
+  const access = accessOf(req.method, req.routeOptions?.url);
+  if (access !== 'public' && typeof cfg?.publicWhen === 'function' && cfg.publicWhen() === true) return 'public' as const;
+  return access;
+}
+
+/** True when the route fastify matched is public (unmatched requests are protected). */
+export function isPublicRoute(req: FastifyRequest): boolean {
+  return routeAccess(req) === 'public';
 }
 
 /**
- * Authentication (spec "Authentication"), deny by default: every route needs credentials unless
- * its definition says it is public. API key header first when `server.enabled_auth_api`, then a
- * Bearer JWT or the session cookie. Every check reads the live settings, so a hot reload of keys,
- * secrets and lifetimes applies to the next request. `--no-auth` opens everything.
+ * The principal of a request's credentials, or a 401. Order: the `x-osm-api-key` header (the
+ * settings' key when `server.enabled_auth_api`, or a personal API token), then
+ * `Authorization: Bearer` (a personal API token or a session JWT), then the session cookie.
+ */
+export async function authenticate(app: AppContext, req: FastifyRequest): Promise<Principal> {
+  const keyHeader = req.headers['x-osm-api-key'];
+  const key = Array.isArray(keyHeader) ? keyHeader[0] : keyHeader;
+  if (isSettingsApiKey(app, key)) return { kind: 'api-key', name: 'api-key', role: 'admin', orgs: [] };
+  if (looksLikeApiToken(key)) {
+    const p = principalOfToken(app, key);
+    if (p) return p;
+  }
+  const authHeader = req.headers.authorization;
+  let token: string | undefined;
+  if (authHeader !== undefined && authHeader !== '') {
+    const parts = authHeader.split(' ');
+    if (parts.length !== 2 || parts[0] !== 'Bearer' || !parts[1]) throw errors.invalidAuthFormat();
+    token = parts[1];
+  } else {
+    token = cookieToken(req);
+  }
+  if (!token) {
+    // An API key was sent but is wrong: say so rather than asking for a header the client did not mean to use.
+    if (key !== undefined) throw errors.invalidApiKey();
+    throw errors.missingAuthHeader();
+  }
+  if (looksLikeApiToken(token)) {
+    const p = principalOfToken(app, token);
+    if (p) return p;
+    throw errors.invalidApiKey();
+  }
+  const p = await principalOfJwt(app, token);
+  if (!p) throw errors.invalidToken();
+  return p;
+}
+
+/**
+ * Authentication and authorisation, deny by default: every route needs credentials unless the
+ * access table says it is public, and the caller's role must reach the route's role (403 naming
+ * the missing role otherwise). Decided on the matched route, never on the URL text. Every check
+ * reads the live settings and users, so a hot reload, a revoked token or a role change applies to
+ * the next request. `--no-auth` makes every caller an unbound admin.
  */
 export function registerAuth(server: FastifyInstance, app: AppContext, opts: { noAuth: boolean }): void {
   server.addHook('onRequest', async (req) => {
-    if (isPublicRoute(req)) return;
+    const access = routeAccess(req);
+    if (access === 'public') return;
     if (opts.noAuth) {
-      req.user = { username: 'anonymous', via: 'no-auth' };
+      req.principal = NO_AUTH_PRINCIPAL;
       return;
     }
-    const server_ = app.settings().settings.server;
-    const keyHeader = req.headers['x-osm-api-key'];
-    const key = Array.isArray(keyHeader) ? keyHeader[0] : keyHeader;
-    if (server_.enabled_auth_api) {
-      const configured = String(server_.auth_api_key ?? '');
-      if (!unusableKey(key) && !unusableKey(configured) && safeEqual(key!, configured)) {
-        req.user = { username: 'api-key', via: 'api-key' };
-        return;
-      }
-    }
-    const authHeader = req.headers.authorization;
-    let token: string | undefined;
-    if (authHeader !== undefined && authHeader !== '') {
-      const parts = authHeader.split(' ');
-      if (parts.length !== 2 || parts[0] !== 'Bearer' || !parts[1]) throw errors.invalidAuthFormat();
-      token = parts[1];
-    } else {
-      token = cookieToken(req);
-    }
-    if (!token) {
-      // An API key was sent but is wrong: say so rather than asking for a header the client did not mean to use.
-      if (server_.enabled_auth_api && key !== undefined) throw errors.invalidApiKey();
-      throw errors.missingAuthHeader();
-    }
-    const claims = await verifyToken(token, String(server_.jwt?.secret_signing_key ?? ''));
-    if (!claims) throw errors.invalidToken();
-    req.user = claims;
+    const principal = await authenticate(app, req);
+    req.principal = principal;
+    if (!roleAtLeast(principal.role, access)) throw errors.forbidden(access, principal.role);
   });
 }

@@ -1,3 +1,4 @@
+import { accessOf } from '../access.js';
 import { readFileSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -39,7 +40,9 @@ function operation(spec: RouteSpec<any, any, any>): Record<string, unknown> {
     parameters,
     responses: {} as Record<string, unknown>,
   };
-  if (!spec.public) op.security = [{ apiKey: [] }, { bearer: [] }];
+  const isPublic = accessOf(spec.method, spec.url) === 'public';
+  if (!isPublic) op.security = [{ apiKey: [] }, { bearer: [] }];
+  op['x-required-role'] = accessOf(spec.method, spec.url);
   if (spec.body && (spec.bodyKind ?? 'json') === 'json') {
     op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(spec.body) } } };
   } else if (spec.bodyKind === 'text') {
@@ -52,7 +55,8 @@ function operation(spec: RouteSpec<any, any, any>): Record<string, unknown> {
     responses[status] = { description: r.description, ...(r.schema ? { content: { 'application/json': { schema: jsonSchema(r.schema) } } } : {}) };
   }
   responses['400'] ??= { description: 'Bad request', content: { 'application/json': { schema: ENVELOPE } } };
-  if (!spec.public) responses['401'] ??= { description: 'Missing or invalid credentials', content: { 'application/json': { schema: ENVELOPE } } };
+  if (!isPublic) responses['401'] ??= { description: 'Missing or invalid credentials', content: { 'application/json': { schema: ENVELOPE } } };
+  if (!isPublic && accessOf(spec.method, spec.url) !== 'viewer') responses['403'] ??= { description: `Forbidden: needs the ${accessOf(spec.method, spec.url)} role`, content: { 'application/json': { schema: ENVELOPE } } };
   return op;
 }
 
@@ -97,7 +101,7 @@ const ASSETS: Record<string, string> = {
 /** `/openapi.json` and a Swagger UI page at `/swagger` (assets served from swagger-ui-dist). */
 export function registerOpenApi(server: FastifyInstance): void {
   let cached: Record<string, unknown> | undefined;
-  server.get('/openapi.json', { config: { public: true } }, async () => (cached ??= buildOpenApi(server)));
+  server.get('/openapi.json', async () => (cached ??= buildOpenApi(server)));
   const dir = swaggerDir();
   const page = () => `<!doctype html><html><head><meta charset="utf-8"><title>osm API</title>
 <link rel="stylesheet" href="/swagger/assets/swagger-ui.css"></head><body><div id="swagger-ui"></div>
@@ -105,18 +109,18 @@ export function registerOpenApi(server: FastifyInstance): void {
 <script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui' });</script></body></html>`;
   // `/swagger/index.html` is where the reference's Swagger UI lives (echo-swagger); `/swagger` is osm's.
   for (const url of ['/swagger', '/swagger/', '/swagger/index.html']) {
-    server.get(url, { config: { public: true } }, async (_req, reply) => {
+    server.get(url, async (_req, reply) => {
       reply.type('text/html; charset=utf-8');
       return page();
     });
   }
   // Browsers ask for it on every page of the API; an empty answer beats a 404 in the logs.
-  server.get('/favicon.ico', { config: { public: true } }, async (_req, reply) => {
+  server.get('/favicon.ico', async (_req, reply) => {
     const png = dir ? join(dir, 'favicon-32x32.png') : undefined;
     if (png && existsSync(png)) return reply.type('image/png').header('cache-control', 'public, max-age=86400').send(readFileSync(png));
     return reply.status(204).send();
   });
-  server.get('/swagger/assets/:file', { config: { public: true } }, async (req, reply) => {
+  server.get('/swagger/assets/:file', async (req, reply) => {
     const file = (req.params as { file: string }).file;
     const type = ASSETS[file];
     if (!dir || !type || !existsSync(join(dir, file))) {

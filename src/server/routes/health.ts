@@ -7,11 +7,11 @@ import type { RegisterRoutes } from '../app.js';
 export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
   const { app } = deps;
   defineRoute(server, app, {
-    method: 'GET', url: '/health', summary: 'Liveness', tags: ['health'], public: true, sideEffects: 'none',
+    method: 'GET', url: '/health', summary: 'Liveness', tags: ['health'], sideEffects: 'none',
     handler: () => ({ status: 'ok' }),
   });
   defineRoute(server, app, {
-    method: 'GET', url: '/health/ready', summary: 'Readiness: the database answers', tags: ['health'], public: true, sideEffects: 'none',
+    method: 'GET', url: '/health/ready', summary: 'Readiness: the database answers', tags: ['health'], sideEffects: 'none',
     handler: ({ reply }) => {
       try {
         app.store.db.prepare('SELECT 1').get();
@@ -31,10 +31,10 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
     uptime_seconds: Math.round((Date.now() - deps.startedAt) / 1000),
   });
   for (const url of ['/server-info', '/status', '/api/info']) {
-    defineRoute(server, app, { method: 'GET', url, summary: 'Server information', tags: ['health'], public: true, sideEffects: 'none', handler: info });
+    defineRoute(server, app, { method: 'GET', url, summary: 'Server information', tags: ['health'], sideEffects: 'none', handler: info });
   }
   defineRoute(server, app, {
-    method: 'GET', url: '/osm/api/health', summary: 'API health with database state and workflow count', tags: ['health'], public: true, sideEffects: 'none',
+    method: 'GET', url: '/osm/api/health', summary: 'API health with database state and workflow count', tags: ['health'], sideEffects: 'none',
     responses: { 200: { description: 'Health', schema: z.object({ status: z.string(), version: z.string(), database: z.string(), workflows_loaded: z.number() }) } },
     handler: () => {
       let database = 'connected';

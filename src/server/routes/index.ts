@@ -27,3 +27,4 @@ import { registerArtifactRoutes } from './artifacts.js'; ROUTE_MODULES.push(regi
 import { registerDatabaseRoutes } from './database.js'; ROUTE_MODULES.push(registerDatabaseRoutes);
 import { registerReferenceReadRoutes } from './reference-reads.js'; ROUTE_MODULES.push(registerReferenceReadRoutes);
 import { registerOrgRoutes } from './orgs.js'; ROUTE_MODULES.push(registerOrgRoutes);
+import { registerTeamRoutes } from './team.js'; ROUTE_MODULES.push(registerTeamRoutes);

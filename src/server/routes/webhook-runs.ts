@@ -91,7 +91,7 @@ export const registerWebhookRunRoutes: RegisterRoutes = (server, deps) => {
   });
 
   defineRoute(server, app, {
-    method: 'POST', url: TRIGGER_URL, summary: 'Trigger a webhook run template (public: its own key; needs server.enable_trigger_via_webhook)', tags: ['webhook-runs'], public: true, sideEffects: 'executes',
+    method: 'POST', url: TRIGGER_URL, summary: 'Trigger a webhook run template (public: its own key; needs server.enable_trigger_via_webhook)', tags: ['webhook-runs'], sideEffects: 'executes',
     params: uuidParams,
     query: triggerQuery,
     bodyKind: 'none',
@@ -113,7 +113,7 @@ export const registerWebhookRunRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     // The reference triggers on GET as well (clients that can only send GETs rely on it). This is
     // the one GET route with a side effect: it is off unless enabled and needs the template's key.
-    method: 'GET', url: TRIGGER_URL, summary: 'Trigger a webhook run template without overrides (as POST; public: its own key)', tags: ['webhook-runs'], public: true, sideEffects: 'executes',
+    method: 'GET', url: TRIGGER_URL, summary: 'Trigger a webhook run template without overrides (as POST; public: its own key)', tags: ['webhook-runs'], sideEffects: 'executes',
     params: uuidParams,
     query: triggerQuery,
     responses: {
