@@ -131,6 +131,11 @@ export const errors = {
   snapshotExport: def('OSM_ERR_SNAPSHOT_EXPORT', 500, (detail: string) => `Failed to create snapshot: ${detail}`),
   importTooManyRecords: def('OSM_ERR_IMPORT_TOO_MANY', 400, (max: number) => `data: at most ${max} records per request`),
   importFileNotFound: def('OSM_ERR_IMPORT_FILE', 404, (path: string) => `Import file not found: ${path}`),
+  // one daemon per base folder (src/util/daemon-lock.ts)
+  daemonRunning: def('OSM_ERR_DAEMON_RUNNING', 409, (pid: number, lockFile: string, base: string) =>
+    `another osm daemon (PID ${pid}) is already serving the base folder ${base} (lock file ${lockFile}); stop it first, or give this one another base folder (-b). --force does not replace a running daemon`),
+  daemonLockUnknown: def('OSM_ERR_DAEMON_LOCK', 409, (lockFile: string, owner: string) =>
+    `the base folder is locked by ${owner} (lock file ${lockFile}); if no daemon is serving it, start with --force to take the lock over`),
   // distributed mode (src/distributed/, src/server/routes/distributed.ts)
   redisNotConfigured: def('OSM_ERR_REDIS_NOT_CONFIGURED', 400, () => 'redis not configured. Add redis section to osm-settings.yaml or use --redis-url'),
   invalidRedisUrl: def('OSM_ERR_INVALID_REDIS_URL', 400, (detail: string) => `invalid Redis URL: ${detail}`),

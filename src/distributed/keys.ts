@@ -39,3 +39,11 @@ export function cancelKey(prefix: string, runUuid: string): string {
 export function isValidPrefix(prefix: string): boolean {
   return /^[A-Za-z0-9._-]{1,64}$/.test(prefix);
 }
+
+/** The scheduler lock of a prefix: held (with an expiry) by the one master whose scheduler runs. */
+export function schedulerLeaderKey(prefix: string): string {
+  return `${prefix}:scheduler-leader`;
+}
+
+/** How long the scheduler lock lives without renewal; the leader renews it every third of that. */
+export const SCHEDULER_LOCK_TTL_MS = 15_000;

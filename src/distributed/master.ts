@@ -74,6 +74,11 @@ export class DistributedMaster {
     return this.opts.config.prefix;
   }
 
+  /** Redis target and prefix of this master. */
+  get config(): DistributedConfig {
+    return this.opts.config;
+  }
+
   /** Redis address without credentials. */
   get redisDisplay(): string {
     return this.opts.config.redis.display;

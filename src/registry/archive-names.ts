@@ -13,7 +13,7 @@ export interface ArchiveLimits {
   maxRatio: number;
 }
 
-import { entryNameSegments } from '../util/safe-zip.js';
+import { entryNameSegments } from '../util/archive-paths.js';
 
 export const DEFAULT_ARCHIVE_LIMITS: ArchiveLimits = { maxEntries: 10_000, maxTotalBytes: 1024 ** 3, maxRatio: 200 };
 
@@ -21,7 +21,7 @@ export const DEFAULT_ARCHIVE_LIMITS: ArchiveLimits = { maxEntries: 10_000, maxTo
 export class ArchiveError extends Error {}
 
 /** An entry name as shown in messages: JSON-quoted (control characters escaped), shortened. */
-export { shownName } from '../util/safe-zip.js';
+export { shownName } from '../util/archive-paths.js';
 
 /**
  * The safe relative segments of an entry name, or [] for the archive root itself (`./`).

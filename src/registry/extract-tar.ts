@@ -1,18 +1,24 @@
 /**
- * Safe .tar.gz extraction without a tar library: the gzip stream is inflated to a temporary .tar
- * (byte-capped), the 512-byte headers are read and checked — checksum, name rules, ustar prefix,
- * GNU long names and pax `path`/`size` records — and only regular files and folders are accepted:
- * symlinks, hard links, devices and FIFOs refuse the whole archive. Only after every header passed
- * are the files written, each with an exclusive create.
+ * Safe tar extraction on node-tar (`tar` v7). Two passes over the same uncompressed tar:
+ * 1. the whole archive is parsed (strict: a bad checksum, a truncated archive or an oversized
+ *    metadata record is an error) and every entry is checked — only regular files and folders
+ *    with safe relative names; links (symbolic AND hard), devices, FIFOs and any type node-tar
+ *    would silently skip refuse the whole archive, as do duplicates, more than `maxEntries`
+ *    entries and a declared total over `maxTotalBytes`;
+ * 2. only then is it extracted by node-tar, whose filter re-checks each entry against the plan
+ *    and rewrites its mode (0755 when the archive had any executable bit, else 0644: no setuid),
+ *    with node-tar's own guards on (no absolute paths, no `..`, no writing through a link,
+ *    archive ownership ignored even when running as root).
+ * A .tar.gz is inflated first by `gunzipCapped`, which meters the inflated bytes, so node-tar
+ * only ever reads an uncompressed tar whose size is already capped.
  */
-import { closeSync, createReadStream, createWriteStream, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, createReadStream, createWriteStream, openSync, readSync } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
+import { extract, Parser, type ReadEntry } from 'tar';
+import { EntryTree } from '../util/archive-paths.js';
 import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, entrySegments, shownName, type ArchiveLimits } from './archive-names.js';
-
-const BLOCK = 512;
 
 /** Inflates a gzip file into `dest` (created exclusively), refusing output over `maxBytes`. */
 export async function gunzipCapped(src: string, dest: string, maxBytes: number, mode = 0o600): Promise<number> {
@@ -32,150 +38,153 @@ export async function gunzipCapped(src: string, dest: string, maxBytes: number, 
   return total;
 }
 
-interface TarEntry {
-  rel: string;
-  dir: boolean;
-  mode: number;
-  offset: number;
+/** One entry node-tar reports, as the check saw it. */
+interface PlannedEntry {
+  path: string;
+  type: string;
   size: number;
+  /** Segments to create, or undefined for the archive root (`./`), which is skipped. */
+  rel?: string;
+  mode: number;
 }
 
-const cstr = (b: Buffer) => {
-  const nul = b.indexOf(0);
-  return (nul === -1 ? b : b.subarray(0, nul)).toString('utf8');
+const REFUSED_TYPES: Record<string, string> = {
+  Link: 'hard link',
+  SymbolicLink: 'symbolic link',
+  CharacterDevice: 'character device',
+  BlockDevice: 'block device',
+  FIFO: 'FIFO',
 };
+const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
+const META_LIMIT = 1024 * 1024;
 
-function parseNumeric(field: Buffer, what: string): number {
-  if (field[0]! & 0x80) {
-    // base-256 (GNU) for large values
-    let n = 0;
-    for (let i = 1; i < field.length; i++) n = n * 256 + field[i]!;
-    if (!Number.isSafeInteger(n)) throw new ArchiveError(`invalid ${what} in tar header`);
-    return n;
-  }
-  const text = cstr(field).trim();
-  if (text === '') return 0;
-  if (!/^[0-7]+$/.test(text)) throw new ArchiveError(`invalid ${what} in tar header`);
-  return parseInt(text, 8);
+/**
+ * Parser options of both passes. Decompression is off (the caller inflated a .tar.gz with a byte
+ * cap); node-tar still sniffs gzip, so a payload starting with gzip magic is refused beforehand.
+ */
+const PARSE_OPTIONS = { strict: true, zstd: false, brotli: false, maxMetaEntrySize: META_LIMIT };
+
+/** node-tar's error, said the way the other archive errors are said. */
+function tarFailure(err: unknown): ArchiveError {
+  if (err instanceof ArchiveError) return err;
+  const message = (err as Error)?.message ?? String(err);
+  if (/checksum failure/.test(message)) return new ArchiveError('tar header checksum mismatch');
+  return new ArchiveError(`invalid tar archive: ${message.replace(/^TAR_[A-Z_]+: /, '')}`);
 }
 
-function checksumOk(h: Buffer): boolean {
-  const stored = parseNumeric(h.subarray(148, 156), 'checksum');
-  let unsigned = 0;
-  let signed = 0;
-  for (let i = 0; i < BLOCK; i++) {
-    const b = i >= 148 && i < 156 ? 0x20 : h[i]!;
-    unsigned += b;
-    signed += b > 127 ? b - 256 : b;
+function checkEntry(entry: ReadEntry, tree: EntryTree): PlannedEntry {
+  const name = entry.path;
+  const refused = REFUSED_TYPES[entry.type];
+  if (refused) throw new ArchiveError(`${refused} entries are not allowed: ${shownName(name)}`);
+  const isFile = FILE_TYPES.has(entry.type);
+  if (!isFile && entry.type !== 'Directory') throw new ArchiveError(`unsupported tar entry type ${JSON.stringify(entry.type)}: ${shownName(name)}`);
+  const segments = entrySegments(name);
+  const size = isFile ? entry.size : 0;
+  if (!isFile && entry.size !== 0) throw new ArchiveError(`illegal folder entry with data: ${shownName(name)}`);
+  if (segments.length === 0) {
+    if (isFile) throw new ArchiveError(`illegal entry name ${shownName(name)}`);
+    return { path: name, type: entry.type, size, mode: 0o755 };
   }
-  return stored === unsigned || stored === signed;
+  tree.add(segments, !isFile, shownName(name));
+  const exec = ((entry.mode ?? 0) & 0o111) !== 0;
+  return { path: name, type: entry.type, size, rel: segments.join('/'), mode: !isFile || exec ? 0o755 : 0o644 };
 }
 
-/** `len key=value\n` records of a pax header. */
-function parsePax(data: Buffer): Record<string, string> {
-  const out: Record<string, string> = {};
-  let pos = 0;
-  while (pos < data.length) {
-    const space = data.indexOf(0x20, pos);
-    if (space === -1) break;
-    const len = Number(data.subarray(pos, space).toString('ascii'));
-    if (!Number.isSafeInteger(len) || len <= 0 || pos + len > data.length) throw new ArchiveError('invalid pax header');
-    const record = data.subarray(space + 1, pos + len - 1).toString('utf8');
-    const eq = record.indexOf('=');
-    if (eq > 0) out[record.slice(0, eq)] = record.slice(eq + 1);
-    pos += len;
-  }
-  return out;
-}
-
-const TYPE_NAMES: Record<string, string> = { '1': 'hard link', '2': 'symbolic link', '3': 'character device', '4': 'block device', '6': 'FIFO' };
-
-/** Reads and checks every header of an uncompressed tar; nothing is written. */
-export function planTar(tarFile: string, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): TarEntry[] {
+function refuseNestedCompression(tarFile: string): void {
   const fd = openSync(tarFile, 'r');
   try {
-    const size = fstatSync(fd).size;
-    const entries: TarEntry[] = [];
-    const header = Buffer.alloc(BLOCK);
-    let pos = 0;
-    let longName: string | undefined;
-    let pax: Record<string, string> = {};
-    let total = 0;
-    const readData = (at: number, len: number) => {
-      if (len > 1024 * 1024) throw new ArchiveError('tar metadata entry too large');
-      const b = Buffer.alloc(len);
-      if (readSync(fd, b, 0, len, at) !== len) throw new ArchiveError('truncated tar archive');
-      return b;
-    };
-    while (pos + BLOCK <= size) {
-      if (readSync(fd, header, 0, BLOCK, pos) !== BLOCK) throw new ArchiveError('truncated tar archive');
-      if (header.every((b) => b === 0)) return entries; // end-of-archive marker
-      if (!checksumOk(header)) throw new ArchiveError(`tar header checksum mismatch at offset ${pos}`);
-      const type = String.fromCharCode(header[156]!);
-      let entrySize = parseNumeric(header.subarray(124, 136), 'size');
-      const dataAt = pos + BLOCK;
-      const next = () => dataAt + Math.ceil(entrySize / BLOCK) * BLOCK;
-      if (type === 'L' || type === 'x' || type === 'g' || type === 'K') {
-        const data = readData(dataAt, entrySize);
-        if (type === 'L') longName = cstr(data);
-        else if (type === 'x') pax = parsePax(data);
-        pos = next();
-        continue;
-      }
-      const ustar = header.subarray(257, 262).toString('latin1') === 'ustar';
-      const prefix = ustar ? cstr(header.subarray(345, 500)) : '';
-      const name = pax.path ?? longName ?? (prefix ? `${prefix}/${cstr(header.subarray(0, 100))}` : cstr(header.subarray(0, 100)));
-      if (pax.size !== undefined) {
-        if (!/^\d+$/.test(pax.size)) throw new ArchiveError('invalid pax size');
-        entrySize = Number(pax.size);
-      }
-      longName = undefined;
-      pax = {};
-      if (TYPE_NAMES[type]) throw new ArchiveError(`${TYPE_NAMES[type]} entries are not allowed: ${shownName(name)}`);
-      const isFile = type === '0' || type === '\0' || type === '7';
-      const isDir = type === '5';
-      if (!isFile && !isDir) throw new ArchiveError(`unsupported tar entry type ${JSON.stringify(type)}: ${shownName(name)}`);
-      const segments = entrySegments(name);
-      if (dataAt + entrySize > size) throw new ArchiveError(`truncated entry: ${shownName(name)}`);
-      if (segments.length > 0) {
-        if (entries.length >= limits.maxEntries) throw new ArchiveError(`too many entries (> ${limits.maxEntries})`);
-        total += isFile ? entrySize : 0;
-        if (total > limits.maxTotalBytes) throw new ArchiveError(`archive expands beyond ${limits.maxTotalBytes} bytes`);
-        const mode = parseNumeric(header.subarray(100, 108), 'mode');
-        entries.push({ rel: segments.join('/'), dir: isDir, mode: isDir || (mode & 0o111) !== 0 ? 0o755 : 0o644, offset: dataAt, size: isFile ? entrySize : 0 });
-      } else if (isFile) {
-        throw new ArchiveError(`illegal entry name ${shownName(name)}`);
-      }
-      pos = next();
-    }
-    if (pos !== size) throw new ArchiveError('truncated tar archive');
-    return entries;
+    const head = Buffer.alloc(4);
+    const n = readSync(fd, head, 0, 4, 0);
+    if (n >= 2 && head[0] === 0x1f && head[1] === 0x8b) throw new ArchiveError('invalid tar archive: compressed twice');
   } finally {
     closeSync(fd);
   }
 }
 
-/** Extracts a checked plan from `tarFile` into the existing empty folder `dest`; returns files written. */
-export async function extractTarFile(tarFile: string, dest: string, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<number> {
-  const plan = planTar(tarFile, limits);
-  let count = 0;
-  for (const e of plan) {
-    const target = join(dest, ...e.rel.split('/'));
-    if (e.dir) {
-      mkdirSync(target, { recursive: true, mode: 0o755 });
-      continue;
-    }
-    mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
+/** Reads and checks every entry of an uncompressed tar; nothing is written. */
+export async function planTar(tarFile: string, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<PlannedEntry[]> {
+  refuseNestedCompression(tarFile);
+  const plan: PlannedEntry[] = [];
+  const tree = new EntryTree((detail) => new ArchiveError(detail));
+  let files = 0;
+  let total = 0;
+  let failure: ArchiveError | undefined;
+  const parser = new Parser(PARSE_OPTIONS);
+  const refuse = (err: unknown) => {
+    if (failure) return;
+    failure = tarFailure(err);
+    parser.abort(failure);
+  };
+  parser.on('entry', (entry: ReadEntry) => {
+    entry.resume();
+    if (failure) return;
     try {
-      if (e.size === 0) {
-        closeSync(openSync(target, 'wx', e.mode));
-      } else {
-        await pipeline(createReadStream(tarFile, { start: e.offset, end: e.offset + e.size - 1 }), createWriteStream(target, { flags: 'wx', mode: e.mode }));
+      const planned = checkEntry(entry, tree);
+      if (planned.rel !== undefined) {
+        files++;
+        if (files > limits.maxEntries) throw new ArchiveError(`too many entries (> ${limits.maxEntries})`);
+        total += planned.size;
+        if (total > limits.maxTotalBytes) throw new ArchiveError(`archive expands beyond ${limits.maxTotalBytes} bytes`);
       }
+      plan.push(planned);
     } catch (err) {
-      throw new ArchiveError(`cannot extract ${shownName(e.rel)}: ${(err as Error).message}`);
+      refuse(err);
     }
-    count++;
+  });
+  // node-tar skips unknown entry types and oversized metadata quietly; here they refuse the archive.
+  parser.on('ignoredEntry', (entry: ReadEntry) => {
+    refuse(entry.meta
+      ? new ArchiveError(`tar metadata entry too large (> ${META_LIMIT} bytes)`)
+      : new ArchiveError(`unsupported tar entry type ${JSON.stringify(entry.type)}: ${shownName(entry.path)}`));
+  });
+  parser.on('error', refuse);
+  const done = new Promise<void>((resolve) => parser.on('close', () => resolve()));
+  try {
+    for await (const chunk of createReadStream(tarFile)) {
+      if (failure) break;
+      parser.write(chunk as Buffer);
+    }
+  } catch (err) {
+    refuse(err);
   }
-  return count;
+  if (!failure) {
+    parser.end();
+    await done;
+  }
+  if (failure) throw failure;
+  return plan;
+}
+
+/** Extracts a checked `tarFile` into the existing empty folder `dest`; returns files written. */
+export async function extractTarFile(tarFile: string, dest: string, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<number> {
+  const plan = await planTar(tarFile, limits);
+  let next = 0;
+  let drift = false;
+  await extract({
+    ...PARSE_OPTIONS,
+    file: tarFile,
+    cwd: dest,
+    preservePaths: false,
+    // The archive's owner ids would otherwise be applied when running as root.
+    preserveOwner: false,
+    keep: true,
+    noMtime: true,
+    dmode: 0o755,
+    fmode: 0o644,
+    filter: (path, entry) => {
+      const e = entry as ReadEntry;
+      const planned = plan[next++];
+      // The same parser read the same file a moment ago: anything else means the file changed.
+      if (!planned || drift || planned.path !== path || planned.type !== e.type || planned.size !== e.size) {
+        drift = true;
+        return false;
+      }
+      e.mode = planned.mode;
+      return planned.rel !== undefined;
+    },
+  }).catch((err: unknown) => {
+    throw tarFailure(err);
+  });
+  if (drift || next !== plan.length) throw new ArchiveError('the archive changed after it was checked');
+  return plan.filter((e) => e.rel !== undefined && FILE_TYPES.has(e.type)).length;
 }

@@ -29,3 +29,25 @@ export function setLiveScheduler(app: AppContext, scheduler: LiveScheduler | und
 export function liveScheduler(app: AppContext): LiveScheduler | undefined {
   return live.get(app);
 }
+
+/** In distributed mode: whether this master runs the schedules of its Redis prefix. */
+export interface SchedulerRole {
+  role: 'leader' | 'standby';
+  /** The Redis key of the scheduler lock. */
+  lock_key: string;
+  /** Id (`host:pid:random`) of the master holding the lock, null when none does. */
+  holder: string | null;
+}
+
+const roles = new WeakMap<AppContext, () => SchedulerRole>();
+
+/** Records (or, with undefined, forgets) how to read the scheduler role of `app`. */
+export function setSchedulerRole(app: AppContext, read: (() => SchedulerRole) | undefined): void {
+  if (read) roles.set(app, read);
+  else roles.delete(app);
+}
+
+/** The scheduler role of `app` in distributed mode, undefined otherwise. */
+export function schedulerRole(app: AppContext): SchedulerRole | undefined {
+  return roles.get(app)?.();
+}

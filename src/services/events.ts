@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { errors } from '../errors.js';
-import { liveScheduler } from '../scheduler/live.js';
+import { liveScheduler, schedulerRole, type SchedulerRole } from '../scheduler/live.js';
 import type { AppContext } from './context.js';
 
 const noControl = (what: string) => z.string().max(200, `${what} must be at most 200 characters`).refine((v) => !/[\u0000-\u001f\u007f]/.test(v), `${what} must not contain control characters`);
@@ -47,9 +47,11 @@ export function emitEvent(app: AppContext, input: EmitInput): { success: true; m
   return { success: true, message: 'Event emitted successfully', event_id: rec.event_id, receiver_running: Boolean(scheduler?.status().running) };
 }
 
-/** `GET /event-receiver/status`. */
-export function receiverStatus(app: AppContext): { enabled: boolean; running: boolean; workflow_count: number; trigger_count: number } {
-  return liveScheduler(app)?.status() ?? { enabled: false, running: false, workflow_count: 0, trigger_count: 0 };
+/** `GET /event-receiver/status`; a master (`serve --master`) adds whether it holds the scheduler lock. */
+export function receiverStatus(app: AppContext): { enabled: boolean; running: boolean; workflow_count: number; trigger_count: number; scheduler_leader?: SchedulerRole } {
+  const status = liveScheduler(app)?.status() ?? { enabled: false, running: false, workflow_count: 0, trigger_count: 0 };
+  const role = schedulerRole(app);
+  return role ? { ...status, scheduler_leader: role } : status;
 }
 
 /** `GET /event-receiver/workflows`. */

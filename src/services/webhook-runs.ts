@@ -15,7 +15,7 @@ import { redactSettings } from '../settings/redact.js';
 import { validateParamValue, validateTarget } from '../workflow/target.js';
 import { analyzeTarget } from '../workflow/heuristics.js';
 import { unusableKey } from '../server/plugins/auth.js';
-import { safeEqual } from '../server/plugins/jwt.js';
+import { hashSecret, verifySecret } from '../util/key-hash.js';
 import type { AppContext } from './context.js';
 import { createRuns, normaliseTargets, validateRunInputs, type RunOptions } from './runs.js';
 import { resolveWorkflowFile } from './workflows.js';
@@ -77,6 +77,9 @@ export function registerWebhookRuns(app: AppContext, input: RegisterWebhooksInpu
   // another working directory) and the CLI-only target file dropped.
   const { targetFile: _tf, ...rest } = input.options ?? {};
   const options: RunOptions = { ...rest, ...(rest.workspacesOverride ? { workspacesOverride: resolve(rest.workspacesOverride) } : {}) };
+  // Only a salted hash is stored: the key is shown once, by the command that registers it.
+  // (One hash per registration: scrypt is slow on purpose, and these templates share the key.)
+  const keyHash = input.authKey !== undefined ? hashSecret(input.authKey) : '';
   return app.store.tx(() =>
     workflows.flatMap((wf) =>
       targets.map((target) =>
@@ -88,7 +91,7 @@ export function registerWebhookRuns(app: AppContext, input: RegisterWebhooksInpu
           options,
           workspace: analyzeTarget(target, { level: options.heuristics ?? 'basic', space: options.space }).targetSpace,
           priority: 'high',
-          webhook_auth_key: input.authKey ?? '',
+          webhook_auth_key_hash: keyHash,
         }),
       ),
     ),
@@ -97,7 +100,7 @@ export function registerWebhookRuns(app: AppContext, input: RegisterWebhooksInpu
 
 // ---- listing and removal -------------------------------------------------------------------------
 
-/** A template as the API shows it: the key redacted with the settings redactor, plus its trigger path. */
+/** A template as the API shows it: `[REDACTED]` for a key (only its hash exists), secret-looking params redacted, plus its trigger path. */
 export function webhookToApi(t: WebhookRunRecord) {
   const shown = {
     id: t.id,
@@ -111,7 +114,7 @@ export function webhookToApi(t: WebhookRunRecord) {
     run_mode: 'webhook' as const,
     priority: t.priority,
     workspace: t.workspace,
-    webhook_auth_key: t.webhook_auth_key,
+    webhook_auth_key: t.webhook_auth_key_hash === '' ? '' : '[REDACTED]',
     trigger_count: t.trigger_count,
     last_triggered_at: t.last_triggered_at,
     last_run_uuid: t.last_run_uuid,
@@ -161,17 +164,21 @@ export interface TriggerAnswer {
 
 /**
  * Triggers a template: 404 `Webhook not found`, 401 `Invalid or missing authentication key`
- * (constant-time comparison), optional overrides (`module` wins over `flow`; a target override is
- * validated like any API target), then one queued run (trigger_type webhook, priority high) that
- * the run queue executes. The template is unchanged except for its trigger count.
+ * (the key checked against its stored scrypt hash, in constant time), optional overrides (`module`
+ * wins over `flow`; a target override is validated like any API target), then one queued run
+ * (trigger_type webhook, priority high) that the run queue executes. The template is unchanged
+ * except for its trigger count.
  */
-export function triggerWebhookRun(app: AppContext, uuid: string, key: unknown, overrides: TriggerOverrides, kick?: () => void): { answer: TriggerAnswer; run: RunRecord } {
-  const tpl = uuid ? app.store.webhookRuns.getByUuid(uuid) : undefined;
-  if (!tpl) throw errors.webhookNotFound();
-  if (tpl.webhook_auth_key !== '') {
+export async function triggerWebhookRun(app: AppContext, uuid: string, key: unknown, overrides: TriggerOverrides, kick?: () => void): Promise<{ answer: TriggerAnswer; run: RunRecord }> {
+  const found = uuid ? app.store.webhookRuns.getByUuid(uuid) : undefined;
+  if (!found) throw errors.webhookNotFound();
+  if (found.webhook_auth_key_hash !== '') {
     const given = typeof key === 'string' ? key : '';
-    if (unusableKey(given) || !safeEqual(given, tpl.webhook_auth_key)) throw errors.webhookKey();
+    if (unusableKey(given) || !(await verifySecret(given, found.webhook_auth_key_hash))) throw errors.webhookKey();
   }
+  // Deleted while the key was being checked: as if it had never existed.
+  const tpl = app.store.webhookRuns.getByUuid(found.webhook_uuid);
+  if (!tpl) throw errors.webhookNotFound();
 
   let name = tpl.workflow_name;
   let wantKind: string | undefined;

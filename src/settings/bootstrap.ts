@@ -1,8 +1,9 @@
 /**
- * First use of a base folder: the settings file (random secrets, mode 0600), the standard folders
- * and the bundled sample workflows. Everything here is idempotent and never overwrites.
+ * First use of a base folder: the folder itself (mode 0700), the settings file (random secrets,
+ * mode 0600), the standard folders and the bundled sample workflows. Everything here is
+ * idempotent and never overwrites.
  */
-import { closeSync, cpSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, cpSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
@@ -16,7 +17,7 @@ import { generateSettingsText } from './template.js';
  */
 export function ensureSettingsFile(file: string, base: string): boolean {
   if (existsSync(file)) return false;
-  mkdirSync(base, { recursive: true });
+  ensureBaseFolder(base);
   mkdirSync(dirname(file), { recursive: true });
   const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'wx', 0o600);
@@ -37,6 +38,24 @@ export function ensureSettingsFile(file: string, base: string): boolean {
   }
 }
 
+/**
+ * Creates the base folder with mode 0700 when it is missing: it holds the database, the
+ * workspaces (scan results) and the secrets. The folders above it are created as usual, and an
+ * existing base folder is left as it is (it may be shared on purpose; loading warns about it).
+ */
+export function ensureBaseFolder(base: string): void {
+  if (existsSync(base)) return;
+  mkdirSync(dirname(base), { recursive: true });
+  try {
+    mkdirSync(base, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return; // another process was first
+    throw err;
+  }
+  // mkdir applies the umask; the mode must not depend on the shell osm was started from.
+  chmodSync(base, 0o700);
+}
+
 /** The package's bundled sample workflows (same relative location from src/settings and dist/settings). */
 export function bundledWorkflowsDir(): string {
   return fileURLToPath(new URL('../../workflows/', import.meta.url));
@@ -50,7 +69,12 @@ export function bundledWorkflowsDir(): string {
 export function ensureStandardFolders(paths: ResolvedPaths, opts: { copySamples?: boolean } = {}): string[] {
   const warnings: string[] = [];
   const workflowsWasEmpty = isMissingOrEmpty(paths.workflows);
-  for (const dir of [paths.base, paths.workspaces, paths.workflows, paths.data, paths.uploads, paths.binaries, paths.configs, paths.scripts, paths.snapshot]) {
+  try {
+    ensureBaseFolder(paths.base);
+  } catch (err) {
+    warnings.push(`cannot create folder ${paths.base}: ${(err as Error).message}`);
+  }
+  for (const dir of [paths.workspaces, paths.workflows, paths.data, paths.uploads, paths.binaries, paths.configs, paths.scripts, paths.snapshot]) {
     try {
       mkdirSync(dir, { recursive: true });
     } catch (err) {

@@ -115,7 +115,7 @@ export function loadSettings(opts: LoadOptions = {}): LoadedSettings {
   if (opts.settingsFile && !explicitBase) base = baseFolderFromText(text, dirname(file)) ?? base;
   const loaded = parseSettingsText(text, base, { settingsFile: file, workflowFolder: opts.workflowFolder });
   loaded.created = created;
-  loaded.warnings.push(...permissionWarnings(file));
+  loaded.warnings.push(...permissionWarnings(file), ...baseFolderWarnings(loaded.paths.base));
   if (create) loaded.warnings.push(...ensureStandardFolders(loaded.paths, { copySamples: !opts.workflowFolder }));
   return loaded;
 }
@@ -135,6 +135,18 @@ function baseFolderFromText(text: string, relativeTo: string): string | undefine
   const value = raw.base_folder;
   if (typeof value !== 'string' || value.trim() === '') return undefined;
   return resolve(relativeTo, expandHome(expandEnv(value.trim())));
+}
+
+/** A base folder other users can enter exposes the database and scan results (never chmod-ed here: it may be shared on purpose). */
+function baseFolderWarnings(base: string): string[] {
+  if (process.platform === 'win32') return [];
+  try {
+    const mode = statSync(base).mode & 0o777;
+    if (mode & 0o077) return [`base folder ${base} is accessible by other users (mode ${mode.toString(8)}); it holds the database, workspaces and secrets, consider chmod 700`];
+  } catch {
+    // not created yet (or unreadable): nothing to say
+  }
+  return [];
 }
 
 function permissionWarnings(file: string): string[] {

@@ -1,5 +1,5 @@
 /**
- * Team access tables (migration 010): users with a role and org bindings, API tokens (stored as a
+ * Team access tables (migration 011): users with a role and org bindings, API tokens (stored as a
  * hash of the secret), per-username JWT versions (revocation) and the append-only audit log.
  */
 import { listPage, nowIso, parseStringArray, Where, type Db, type Row, type StatementCache } from './sql.js';

@@ -4,7 +4,7 @@
  * Write transactions are IMMEDIATE: a deferred one that reads first cannot wait for a concurrent
  * writer from another process (it fails with SQLITE_BUSY_SNAPSHOT instead of honouring busy_timeout).
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { errors } from '../errors.js';
@@ -47,7 +47,7 @@ export interface Store {
   webhookRuns: WebhookRunsRepo;
   /** Organizations (migration 007). */
   orgs: OrgsRepo;
-  /** Users, API tokens, JWT versions and the audit log (migration 010). */
+  /** Users, API tokens, JWT versions and the audit log (migration 011). */
   access: AccessRepo;
   /** Runs `fn` in an IMMEDIATE transaction (a savepoint when already inside one). */
   tx<T>(fn: () => T): T;
@@ -62,10 +62,14 @@ export interface OpenOptions {
 /** Opens (creating and migrating when needed) the store at `path`; ':memory:' gives a private in-memory store. */
 export function openStore(path: string, opts: OpenOptions = {}): Store {
   const memory = path === ':memory:' || path === '';
-  if (!memory && !opts.readonly) mkdirSync(dirname(resolve(path)), { recursive: true });
+  if (!memory && !opts.readonly) {
+    mkdirSync(dirname(resolve(path)), { recursive: true });
+    createPrivate(path);
+  }
   const db = new Database(memory ? ':memory:' : path, { readonly: Boolean(opts.readonly), fileMustExist: Boolean(opts.readonly) });
   try {
     applyPragmas(db, Boolean(opts.readonly));
+    if (!memory && !opts.readonly) tightenModes(path);
     if (opts.readonly) {
       const version = schemaVersion(db);
       if (version !== latestVersion()) {
@@ -79,6 +83,30 @@ export function openStore(path: string, opts: OpenOptions = {}): Store {
     throw err;
   }
   return buildStore(db, memory ? ':memory:' : path);
+}
+
+/**
+ * Creates the database file 0600 before SQLite opens it: SQLite gives the -wal and -shm files
+ * the mode of the database file, so all three are private from the start, whatever the umask.
+ */
+function createPrivate(path: string): void {
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
+/** Brings the database, -wal and -shm files of an older install (or a loose umask) to 0600. */
+function tightenModes(path: string): void {
+  if (process.platform === 'win32') return;
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      if (statSync(file).mode & 0o077) chmodSync(file, 0o600);
+    } catch {
+      // missing (no WAL yet) or not ours to change: SQLite reports real problems itself
+    }
+  }
 }
 
 function applyPragmas(db: Db, readonly: boolean): void {

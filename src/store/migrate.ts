@@ -36,18 +36,31 @@ export function applyMigrations(db: Db, list: readonly Migration[] = allMigratio
   const applied: number[] = [];
   const isApplied = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?');
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+  let scrubbed = false;
   for (const m of list) {
     if (m.version <= current) continue;
-    const ran = db
-      .transaction(() => {
-        if (isApplied.get(m.version)) return false;
-        db.exec(m.sql);
-        record.run(m.version, m.name, new Date().toISOString());
-        return true;
-      })
-      .immediate();
-    if (ran) applied.push(m.version);
+    // secure_delete zeroes what the migration deletes instead of leaving it in free space.
+    const secureBefore = m.scrub ? db.pragma('secure_delete', { simple: true }) : undefined;
+    if (m.scrub) db.pragma('secure_delete = ON');
+    try {
+      const ran = db
+        .transaction(() => {
+          if (isApplied.get(m.version)) return false;
+          db.exec(m.sql);
+          m.run?.(db);
+          record.run(m.version, m.name, new Date().toISOString());
+          return true;
+        })
+        .immediate();
+      if (ran) applied.push(m.version);
+      scrubbed ||= Boolean(ran && m.scrub);
+    } finally {
+      if (m.scrub) db.pragma(`secure_delete = ${Number(secureBefore) ? 'ON' : 'OFF'}`);
+    }
   }
+  // Older copies of the pages stay in the WAL until it is reset: truncate it (best effort, a
+  // reader of another process may hold it; the frames are overwritten as the WAL is reused).
+  if (scrubbed) db.pragma('wal_checkpoint(TRUNCATE)');
   return applied;
 }
 

@@ -18,8 +18,8 @@ export interface WebhookRunRecord {
   options: Record<string, unknown>;
   workspace: string;
   priority: Priority;
-  /** '' when the template needs no key (the UUID alone triggers it). A secret: never shown unredacted by the API. */
-  webhook_auth_key: string;
+  /** Salted scrypt hash of the auth key (src/util/key-hash.ts); '' when the UUID alone triggers the template. */
+  webhook_auth_key_hash: string;
   trigger_count: number;
   last_triggered_at: string | null;
   last_run_uuid: string;
@@ -35,7 +35,8 @@ export interface WebhookRunInput {
   options?: object;
   workspace?: string;
   priority?: Priority;
-  webhook_auth_key?: string;
+  /** Already hashed (hashSecret): the key itself is never stored. */
+  webhook_auth_key_hash?: string;
 }
 
 export interface WebhookRunsRepo {
@@ -64,8 +65,8 @@ export function createWebhookRunsRepo(db: Db, q: StatementCache): WebhookRunsRep
     create(input) {
       const now = nowIso();
       const row = q(
-        `INSERT INTO webhook_runs (webhook_uuid, workflow_name, workflow_kind, target, params, options, workspace, priority, webhook_auth_key, created_at, updated_at)
-         VALUES (@webhook_uuid, @workflow_name, @workflow_kind, @target, @params, @options, @workspace, @priority, @webhook_auth_key, @now, @now)
+        `INSERT INTO webhook_runs (webhook_uuid, workflow_name, workflow_kind, target, params, options, workspace, priority, webhook_auth_key_hash, created_at, updated_at)
+         VALUES (@webhook_uuid, @workflow_name, @workflow_kind, @target, @params, @options, @workspace, @priority, @webhook_auth_key_hash, @now, @now)
          RETURNING *`,
       ).get({
         webhook_uuid: randomUUID(),
@@ -76,7 +77,7 @@ export function createWebhookRunsRepo(db: Db, q: StatementCache): WebhookRunsRep
         options: JSON.stringify(input.options ?? {}),
         workspace: input.workspace ?? '',
         priority: input.priority ?? 'high',
-        webhook_auth_key: input.webhook_auth_key ?? '',
+        webhook_auth_key_hash: input.webhook_auth_key_hash ?? '',
         now,
       }) as Row;
       return mapWebhookRun(row);

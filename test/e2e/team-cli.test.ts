@@ -71,7 +71,7 @@ describe('osm user and osm token on the local database, with the daemon running'
     expect((await osm(['token', 'revoke', 'ci'])).stdout).toMatch(/Token revoked: ci/);
     const after = await fetch(`${daemon.url}/osm/api/runs`, { headers: { 'x-osm-api-key': token } });
     expect(after.status).toBe(401);
-    expect((await after.json()).message).toBe("API token 'ci' has been revoked");
+    expect(((await after.json()) as { message: string }).message).toBe("API token 'ci' has been revoked");
   });
 
   it('osm audit lists and exports what happened, locally and through the daemon', async () => {

@@ -69,6 +69,12 @@ describe('osm run --as-webhook', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/✔ webhook [0-9a-f-]{36}: hook-echo \(module\) on c\.example\.com\n {2}trigger: POST \/osm\/api\/webhook-runs\/[0-9a-f-]{36}\/trigger\n/);
     expect(r.stdout).not.toContain('?key=');
+    expect(r.stdout).not.toContain('stored as a hash');
+    const keyed = await osm(['run', '-m', 'hook-echo', '-t', 'k.example.com', '--as-webhook', '--webhook-auth-key', 'Other-K3y']);
+    expect(keyed.stdout).toContain('?key=Other-K3y\n  (the key is stored as a hash: this is the only time osm shows these trigger paths with it)');
+    expect(count('webhook_runs')).toBeGreaterThan(0);
+    const del = await osm(['webhook', 'delete', /webhook ([0-9a-f-]{36}):/.exec(keyed.stdout)![1]!]);
+    expect(del.code, del.stderr).toBe(0);
   });
 
   it('validates like a run: hostile targets and params, unknown workflow, flag combinations', async () => {
@@ -89,7 +95,7 @@ describe('osm run --as-webhook', () => {
     expect(count('runs')).toBe(0);
   });
 
-  it('osm webhook list redacts keys (--show-secrets shows them); delete removes one', async () => {
+  it('osm webhook list redacts keys (stored as hashes: --show-secrets cannot show them); delete removes one', async () => {
     const list = await osm(['webhook', 'list', '--json']);
     expect(list.code, list.stderr).toBe(0);
     const body = JSON.parse(list.stdout);
@@ -97,7 +103,10 @@ describe('osm run --as-webhook', () => {
     expect(list.stdout).not.toContain('Secr3t-Key');
     expect(body.data.filter((d: { webhook_auth_key: string }) => d.webhook_auth_key === '[REDACTED]')).toHaveLength(2);
     const shown = await osm(['webhook', 'list', '--json', '--show-secrets']);
-    expect(shown.stdout).toContain('Secr3t-Key');
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout + shown.stderr).not.toContain('Secr3t-Key');
+    expect(shown.stderr).toContain('webhook auth keys are stored as hashes and cannot be shown');
+    expect(JSON.parse(shown.stdout).data.filter((d: { webhook_auth_key: string }) => d.webhook_auth_key === '[REDACTED]')).toHaveLength(2);
     const table = await osm(['webhook', 'list']);
     expect(table.code).toBe(0);
     expect(table.stdout).toContain('hook-echo');

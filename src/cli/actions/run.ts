@@ -175,6 +175,7 @@ function registerAsWebhook(app: AppContext, workflows: string[], targets: string
   if (o.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else {
     for (const r of rows) process.stdout.write(`✔ webhook ${r.webhook_uuid}: ${r.workflow} (${r.kind}) on ${r.target}\n  trigger: POST ${r.trigger_url}\n`);
+    if (o.webhookAuthKey !== undefined) process.stdout.write('  (the key is stored as a hash: this is the only time osm shows these trigger paths with it)\n');
   }
   if (!webhookTriggersEnabled(app)) {
     process.stderr.write("⚠ server.enable_trigger_via_webhook is false: the daemon answers 404 to triggers until you run 'osm config set server.enable_trigger_via_webhook true' (applied without a restart)\n");

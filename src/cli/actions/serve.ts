@@ -7,6 +7,8 @@ import { RunQueue } from '../../engine/queue.js';
 import { buildServer } from '../../server/app.js';
 import { VERSION } from '../../version.js';
 import { spawnerPool } from '../../engine/spawner/pool.js';
+import { acquireDaemonLock, type DaemonLock } from '../../util/daemon-lock.js';
+import type { DistributedConfig } from '../../distributed/index.js';
 
 interface ServeFlags {
   host?: string;
@@ -56,9 +58,19 @@ export async function serveAction(command: Command): Promise<void> {
   const port = o.port !== undefined ? Number(o.port) : Number(settings.settings.server.port ?? 8002);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw errors.validation(`--port must be 0-65535, got ${JSON.stringify(o.port)}`);
   const noAuth = o.auth === false;
+  // Before anything touches runs or schedules: a second daemon on this base refuses to start.
+  let lock: DaemonLock;
+  try {
+    lock = acquireDaemonLock(settings.paths.base, { force: o.force });
+  } catch (err) {
+    app.close();
+    throw err;
+  }
+  process.once('exit', () => lock.release());
 
   const indexed = indexWorkflows(app.store, settings.paths.workflows);
   const log = (msg: string, fields: Record<string, unknown> = {}) => process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n`);
+  if (lock.note) log(lock.note, { lock_file: lock.file });
   const queue = new RunQueue(app, {
     limit: () => Number((app.settings().settings.server as { max_concurrent_runs?: number }).max_concurrent_runs ?? 2),
     log,
@@ -66,7 +78,7 @@ export async function serveAction(command: Command): Promise<void> {
   });
   const server = await buildServer(app, { noAuth, logger: { level: o.debug ? 'debug' : 'info' }, queue });
   // Distributed master (--master): tasks go to Redis through BullMQ; workers report back.
-  let master: { stop(): Promise<void>; master: { prefix: string; redisDisplay: string } } | undefined;
+  let master: { stop(): Promise<void>; master: { prefix: string; redisDisplay: string; config: DistributedConfig } } | undefined;
   if (o.master) {
     const { startMaster } = await import('../../distributed/index.js');
     try {
@@ -80,7 +92,11 @@ export async function serveAction(command: Command): Promise<void> {
   let scheduler: { stop(): Promise<void> | void } | undefined;
   if (o.schedule !== false) {
     const { startScheduler } = await import('../../scheduler/index.js');
-    scheduler = await startScheduler(app, { log, queue, eventReceiver: o.eventReceiver !== false });
+    const schedulerOptions = { log, queue, eventReceiver: o.eventReceiver !== false };
+    // Masters sharing a Redis prefix: only the holder of the scheduler lock runs the schedules.
+    scheduler = master
+      ? await (await import('../../distributed/index.js')).startLeaderScheduler(app, master.master.config, schedulerOptions)
+      : await startScheduler(app, schedulerOptions);
   }
   // Spawner processes boot now rather than under the first runs' steps.
   spawnerPool().warm();

@@ -7,22 +7,25 @@ import { optionsOf, type GlobalOptions } from '../context.js';
 import { colorEnabled, createUi, renderTable } from '../output.js';
 import type { AppContext } from '../../services/context.js';
 import { openApp, withApp } from '../app.js';
-import { deleteWebhookRun, webhookToApi, webhookTriggerPath, webhookTriggersEnabled } from '../../services/webhook-runs.js';
+import { deleteWebhookRun, webhookToApi, webhookTriggersEnabled } from '../../services/webhook-runs.js';
 import { MAX_LIMIT } from '../../server/route.js';
 
 
-/** `osm webhook list [--show-secrets]`. */
+/**
+ * `osm webhook list [--show-secrets]`. Keys are stored as hashes, so even --show-secrets cannot
+ * show them: it says so (the key was printed once, when the template was registered).
+ */
 export async function webhookList(command: Command): Promise<void> {
   const opts = optionsOf<{ showSecrets?: boolean }>(command);
   const ui = createUi(opts);
   const { rows, total, enabled } = withApp(opts, (app) => {
     const page = app.store.webhookRuns.list({ offset: 0, limit: MAX_LIMIT });
-    const data = page.data.map((t) => {
-      const shown = webhookToApi(t);
-      return opts.showSecrets ? { ...shown, webhook_auth_key: t.webhook_auth_key, trigger_url: webhookTriggerPath(t.webhook_uuid, t.webhook_auth_key || undefined) } : shown;
-    });
-    return { rows: data, total: page.total, enabled: webhookTriggersEnabled(app) };
+    return { rows: page.data.map(webhookToApi), total: page.total, enabled: webhookTriggersEnabled(app) };
   });
+  if (opts.showSecrets && rows.some((r) => r.webhook_auth_key !== '')) {
+    // stderr: `--json` output stays parseable.
+    ui.err('⚠ webhook auth keys are stored as hashes and cannot be shown: each was printed once, by the `osm run … --as-webhook --webhook-auth-key` that registered it');
+  }
   if (opts.json) {
     ui.json({ data: rows, total });
     return;
@@ -38,7 +41,7 @@ export async function webhookList(command: Command): Promise<void> {
     r.webhook_auth_key === '' ? '(none)' : r.webhook_auth_key,
     r.trigger_count,
     r.last_triggered_at ?? '',
-    'trigger_url' in r ? r.trigger_url : r.webhook_url,
+    r.webhook_url,
   ]);
   ui.out(await renderTable(['UUID', 'Workflow', 'Target', 'Key', 'Triggers', 'Last trigger', 'Trigger (POST)'], table, { color: colorEnabled(opts.disableColor) }));
   if (!enabled) ui.warn('server.enable_trigger_via_webhook is false: the daemon answers 404 to triggers until it is set to true');

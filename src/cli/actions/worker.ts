@@ -12,7 +12,7 @@ import { openApp } from '../app.js';
 import { loadSettings } from '../../settings/index.js';
 import { connectionOptions, pingRedis, resolveDistributedConfig } from '../../distributed/redis-config.js';
 import { DistributedWorker } from '../../distributed/worker.js';
-import { QUEUE_NAME } from '../../distributed/keys.js';
+import { QUEUE_NAME, schedulerLeaderKey } from '../../distributed/keys.js';
 import { listWorkerViews } from '../../distributed/worker-registry.js';
 import { VERSION } from '../../version.js';
 
@@ -97,11 +97,14 @@ export async function workerStatus(command: Command): Promise<void> {
   const queue = new Queue(QUEUE_NAME, { connection: connectionOptions(config.redis), prefix: config.prefix });
   queue.on('error', () => undefined);
   try {
-    const workers = await listWorkerViews(await queue.client, queue, config.prefix);
+    const client = await queue.client;
+    const workers = await listWorkerViews(client, queue, config.prefix);
+    const leader = await client.get(schedulerLeaderKey(config.prefix));
     if (o.json) {
-      ui.json({ data: workers, count: workers.length });
+      ui.json({ data: workers, count: workers.length, scheduler_leader: leader });
       return;
     }
+    ui.info(leader ? `Scheduler: run by the master ${leader} (lock ${schedulerLeaderKey(config.prefix)})` : `Scheduler: no master holds the scheduler lock of prefix ${config.prefix}`);
     if (workers.length === 0) {
       ui.info(`No workers registered on ${config.redis.display} (prefix ${config.prefix}). Start one with \`osm worker join --redis-url <url>\`.`);
       return;

@@ -15,6 +15,11 @@ export function registerServe(program: Command): void {
       .option('--no-queue-polling', 'do not poll the database for runs queued by other processes (osm run --queue)')
       .option('--master', 'distributed mode: act as master (needs Redis)')
       .option('--redis-url <url>', 'Redis URL for distributed mode')
+      .addHelpText('after', `
+One daemon per base folder: the daemon holds <base>/osm-serve.lock while it runs. A lock left by a
+daemon that died is taken over by itself. The global --force takes over a lock whose owner cannot
+be checked from here (written on another host, e.g. a base folder on a network filesystem, or an
+unreadable lock file); it never replaces a daemon that is running on this host.`)
       .action(async (_opts, command: Command) => {
         const { serveAction } = await import('../actions/serve.js');
         await serveAction(command);

@@ -8,7 +8,7 @@ export function registerWebhook(program: Command): void {
     .command('list')
     .alias('ls')
     .description('list webhook run templates, newest first (auth keys redacted)')
-    .option('--show-secrets', 'show the auth keys and the full trigger paths')
+    .option('--show-secrets', 'accepted for compatibility: keys are stored as hashes and cannot be shown again')
     .action(async (_opts, command: Command) => {
       const { webhookList } = await import('../actions/webhook.js');
       await webhookList(command);

@@ -17,7 +17,15 @@ export const registerEventRoutes: RegisterRoutes = (server, deps) => {
   });
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/event-receiver/status', summary: 'Scheduler / event receiver status', tags: ['events'], sideEffects: 'none',
-    responses: { 200: { description: 'Status', schema: z.object({ enabled: z.boolean(), running: z.boolean(), workflow_count: z.number(), trigger_count: z.number() }) } },
+    responses: {
+      200: {
+        description: 'Status; a master (`serve --master`) adds scheduler_leader: only the master holding the Redis scheduler lock runs its scheduler',
+        schema: z.object({
+          enabled: z.boolean(), running: z.boolean(), workflow_count: z.number(), trigger_count: z.number(),
+          scheduler_leader: z.object({ role: z.enum(['leader', 'standby']), lock_key: z.string(), holder: z.string().nullable() }).optional(),
+        }),
+      },
+    },
     handler: () => receiverStatus(app),
   });
   defineRoute(server, app, {

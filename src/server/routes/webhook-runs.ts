@@ -1,7 +1,8 @@
 /**
  * Webhook-triggered runs (reference server-api §1.4):
  *
- * - `POST /osm/api/webhook-runs/{uuid}/trigger` — public (the template's own key in `?key=`),
+ * - `POST /osm/api/webhook-runs/{uuid}/trigger` — public (the template's own key in `?key=`,
+ *   checked against its stored hash),
  *   answered only while `server.enable_trigger_via_webhook` is true. The setting is read on every
  *   request, so a settings hot reload switches it without a restart; while it is off the route
  *   answers exactly like an unknown route (404 `Route … not found`). The optional body
@@ -102,9 +103,9 @@ export const registerWebhookRunRoutes: RegisterRoutes = (server, deps) => {
       404: { description: "Webhook not found; Workflow '<name>' not found; Route … not found while triggers are disabled" },
       413: { description: `Body larger than ${TRIGGER_BODY_LIMIT} bytes` },
     },
-    handler: ({ req, reply, params, query }) => {
+    handler: async ({ req, reply, params, query }) => {
       if (!webhookTriggersEnabled(app)) throw routeOff(req);
-      const { answer } = triggerWebhookRun(app, params.uuid, query.key, overridesOf(req.body), () => deps.queue?.kick());
+      const { answer } = await triggerWebhookRun(app, params.uuid, query.key, overridesOf(req.body), () => deps.queue?.kick());
       reply.status(202);
       return answer;
     },
@@ -121,9 +122,9 @@ export const registerWebhookRunRoutes: RegisterRoutes = (server, deps) => {
       401: { description: 'Invalid or missing authentication key' },
       404: { description: "Webhook not found; Workflow '<name>' not found; Route … not found while triggers are disabled" },
     },
-    handler: ({ req, reply, params, query }) => {
+    handler: async ({ req, reply, params, query }) => {
       if (!webhookTriggersEnabled(app)) throw routeOff(req);
-      const { answer } = triggerWebhookRun(app, params.uuid, query.key, overridesOf(undefined), () => deps.queue?.kick());
+      const { answer } = await triggerWebhookRun(app, params.uuid, query.key, overridesOf(undefined), () => deps.queue?.kick());
       reply.status(202);
       return answer;
     },

@@ -7,13 +7,19 @@ import { sql as webhookRuns } from './006-webhook-runs.js';
 import { sql as orgs } from './007-orgs.js';
 import { sql as vulnDiffs } from './008-vuln-diffs.js';
 import { sql as diffWindowIndexes } from './009-diff-window-indexes.js';
-import { sql as teamAccess } from './010-team-access.js';
+import { sql as webhookKeyHash, run as hashWebhookKeys } from './010-webhook-key-hash.js';
+import { sql as teamAccess } from './011-team-access.js';
+import type { Db } from '../sql.js';
 
 /** One schema step: applied once, in its own transaction, recorded in `schema_migrations`. */
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** Data work SQL cannot do (e.g. hashing), run after `sql` in the same transaction. */
+  run?: (db: Db) => void;
+  /** Removes secrets: run with secure_delete on, and the WAL truncated afterwards. */
+  scrub?: boolean;
 }
 
 /** Every migration, in the order they are applied. Append only: released versions never change. */
@@ -27,5 +33,6 @@ export const migrations: readonly Migration[] = [
   { version: 7, name: 'orgs', sql: orgs },
   { version: 8, name: 'vuln-diffs', sql: vulnDiffs },
   { version: 9, name: 'diff-window-indexes', sql: diffWindowIndexes },
-  { version: 10, name: 'team-access', sql: teamAccess },
+  { version: 10, name: 'webhook-key-hash', sql: webhookKeyHash, run: hashWebhookKeys, scrub: true },
+  { version: 11, name: 'team-access', sql: teamAccess },
 ];

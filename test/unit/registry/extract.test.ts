@@ -107,6 +107,22 @@ describe('good archives', () => {
     expect(fs.existsSync(path.join(root, 'evil'))).toBe(false);
   });
 
+  it('tar modes keep only the executable bit, and the archive owner is never applied', async () => {
+    const file = write('m.tar.gz', buildTarGz([
+      { name: 'suid', content: FAKE_TOOL, mode: 0o4755, uid: 4242, gid: 4242 },
+      { name: 'plain', content: 'x', mode: 0o666, uid: 4242, gid: 4242 },
+      { name: 'dir/', type: '5', mode: 0o777, uid: 4242, gid: 4242 },
+    ]));
+    await unpack(file, dest, { nameHint: 'm.tar.gz', rawName: 't', workDir: work });
+    const suid = fs.statSync(path.join(dest, 'suid'));
+    expect(suid.mode & 0o7777).toBe(0o755 & ~process.umask());
+    expect(fs.statSync(path.join(dest, 'plain')).mode & 0o7777).toBe(0o644 & ~process.umask());
+    for (const name of ['suid', 'plain', 'dir']) {
+      const st = fs.statSync(path.join(dest, name));
+      expect([st.uid, st.gid], name).toEqual([process.getuid!(), process.getgid!()]);
+    }
+  });
+
   it('extracts a zip and keeps the content byte for byte', async () => {
     const file = write('t.zip', buildZip([
       { name: 'dist/' },
@@ -203,6 +219,38 @@ describe('hostile archives are refused before anything is written', () => {
     expect((err as Error).message).toMatch(/expands beyond 1024 bytes/);
     err = await unpack(write('big.zip', buildZip([{ name: 'big', content: Buffer.alloc(4096) }])), dest, { nameHint: 'big.zip', rawName: 't', workDir: work, limits: small }).catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/expands beyond 1024 bytes/);
+    expect(fs.readdirSync(dest)).toEqual([]);
+  });
+
+  it('tar with a FIFO, a block device or a type tar libraries skip quietly (GNU sparse, volume label)', async () => {
+    await rejects(write('f.tar', buildTar([{ name: 'ok', content: 'x' }, { name: 'fifo', type: '6' }])), 'f.tar', /FIFO entries are not allowed: "fifo"/);
+    await rejects(write('b.tar', buildTar([{ name: 'blk', type: '4' }])), 'b.tar', /block device entries are not allowed/);
+    await rejects(write('s.tar.gz', buildTarGz([{ name: 'ok', content: 'x' }, { name: 'sparse', type: 'S', content: 'y' }])), 's.tar.gz', /unsupported tar entry type "SparseFile": "sparse"/);
+    await rejects(write('v.tar', buildTar([{ name: 'label', type: 'V' }, { name: 'ok', content: 'x' }])), 'v.tar', /unsupported tar entry type "TapeVolumeHeader"/);
+  });
+
+  it('tar with the same file twice, or a file below a file, writes nothing', async () => {
+    await rejects(write('d.tar.gz', buildTarGz([{ name: 'tool', content: FAKE_TOOL }, { name: 'tool', content: 'second' }])), 'd.tar.gz', /duplicate entry: "tool"/);
+    await rejects(write('u.tar.gz', buildTarGz([{ name: 'a', content: 'file' }, { name: 'a/b', content: 'below' }])), 'u.tar.gz', /entry below a file: "a\/b"/);
+  });
+
+  it('a truncated tar, an oversized pax record or a gzip inside the gzip', async () => {
+    const tar = buildTar([{ name: 'tool', content: Buffer.alloc(4096, 1) }]);
+    await rejects(write('t.tar', tar.subarray(0, 2048)), 't.tar', /invalid tar archive: .*truncated/i);
+    const hugePax = buildTarGz([{ name: 'PaxHeaders/x', type: 'x', content: paxRecord('comment', 'c'.repeat(1024 * 1024 + 10)) }, { name: 'ok', content: 'x' }]);
+    await rejects(write('p.tar.gz', hugePax), 'p.tar.gz', /tar metadata entry too large/);
+    // node-tar would inflate a payload that starts like gzip, past the byte cap of the first inflate.
+    const nested = buildTar([{ name: 'xxtool', content: 'x' }]);
+    nested[0] = 0x1f;
+    nested[1] = 0x8b;
+    await rejects(write('n.tar.gz', gzipSync(nested)), 'n.tar.gz', /compressed twice/);
+  });
+
+  it('a tar entry whose declared size is over the cap is refused before any byte is written', async () => {
+    const limits = { maxEntries: 10, maxTotalBytes: 1000, maxRatio: 200 };
+    const file = write('two.tar', buildTar([{ name: 'a', content: Buffer.alloc(600) }, { name: 'b', content: Buffer.alloc(600) }]));
+    const err = await unpack(file, dest, { nameHint: 'two.tar', rawName: 't', workDir: work, limits }).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/expands beyond 1000 bytes/);
     expect(fs.readdirSync(dest)).toEqual([]);
   });
 

@@ -68,6 +68,7 @@ const hostile: [string, () => TestEntry[], RegExp][] = [
   ['a file used as a folder', () => [ok('evil.com/a'), ok('evil.com/a/b.txt')], /entry below a file/],
   ['an encrypted entry', () => [{ ...ok('evil.com/a.txt'), flags: 1 }], /encrypted entry/],
   ['an unknown compression method', () => [{ ...ok('evil.com/a.txt'), method: 12 }], /unsupported compression method 12/],
+  ['a stored entry whose two sizes disagree', () => [{ ...ok('evil.com/a.txt'), declaredSize: 5000 }], /size mismatch for stored entry: "evil.com\/a.txt"/],
   ['10 001 entries', () => Array.from({ length: 10_001 }, (_, i) => ok(`evil.com/f${i}.txt`)), /too many entries \(10001 > 10000\)/],
   ['a 1 GiB zero bomb (honest sizes)', () => [{ name: 'evil.com/zeros.bin', raw: zeroBomb(1024) }], /suspicious compression ratio/],
 ];
