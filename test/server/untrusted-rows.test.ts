@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
 import { buildZip } from '../unit/snapshot/zip-builder.js';
 import { runTask } from '../../src/distributed/task-runner.js';
-import { PROTOCOL_VERSION } from '../../src/distributed/protocol.js';
+import { PROTOCOL_VERSION, type TaskData } from '../../src/distributed/protocol.js';
 import { registerWebhookRuns } from '../../src/services/webhook-runs.js';
 import type { RunRecord } from '../../src/store/index.js';
 
@@ -213,9 +213,9 @@ describe('params cannot set built-in variables', () => {
 
   it('webhook templates and distributed tasks refuse them too', async () => {
     expect(() => registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['w.example'], params: { Output: '/' } })).toThrow('params.Output is a reserved variable name and cannot be set');
-    const task = {
-      v: PROTOCOL_VERSION, run_uuid: randomUUID(), workflow_name: 'quick', workflow_kind: 'module' as const, target: 'd.example', params: { Workspaces: '/' },
-      priority: 'normal' as const, workspace: '', options: {}, submitted_at: new Date().toISOString(),
+    const task: TaskData = {
+      v: PROTOCOL_VERSION, run_uuid: randomUUID(), workflow_name: 'quick', workflow_kind: 'module', target: 'd.example', params: { Workspaces: '/' },
+      priority: 'normal', workspace: '', options: {}, submitted_at: new Date().toISOString(),
     };
     await expect(runTask(t.app, task, { workerId: 'w1', hostname: 'h' })).rejects.toThrow('params.Workspaces is a reserved variable name and cannot be set');
     expect(t.app.store.runs.getByUuid(task.run_uuid)).toBeUndefined();
