@@ -91,3 +91,11 @@ describe('params', () => {
     expect(ok.code, ok.stderr).toBe(0);
   });
 });
+
+describe('operator flags', () => {
+  it('-W with a relative folder still works (stored absolute for whoever executes the run)', async () => {
+    const r = await runOsm(['-b', base, '-F', wf, 'run', '-m', 'installed', '-t', 'w.example', '-W', 'rel-ws'], { cwd: outside });
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(join(outside, 'rel-ws', 'w.example'))).toBe(true);
+  });
+});

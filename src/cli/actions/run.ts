@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { errors, isOsmError } from '../../errors.js';
@@ -81,7 +81,8 @@ export async function runAction(command: Command): Promise<void> {
     threadsHold: positiveInt(o.threadsHold, '--threads-hold'),
     heuristics: o.heuristicsCheck,
     space: o.space ?? o.workspace,
-    workspacesOverride: o.workspacesFolder,
+    // Stored absolute: a queued run may execute in another process with another working directory.
+    workspacesOverride: o.workspacesFolder ? resolve(o.workspacesFolder) : undefined,
     exclude: o.exclude,
     fuzzyExclude: o.fuzzyExclude,
     timeoutMs,
