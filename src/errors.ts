@@ -72,6 +72,9 @@ export const errors = {
   invalidTarget: def('OSM_ERR_INVALID_TARGET', 400, (msg: string) => msg),
   requiredParam: def('OSM_ERR_REQUIRED_PARAM', 400, (name: string) => `required parameter missing: ${name}`),
   runState: def('OSM_ERR_RUN_STATE', 400, (msg: string) => msg),
+  reservedParam: def('OSM_ERR_RESERVED_PARAM', 400, (name: string) => `params.${name} is a reserved variable name and cannot be set`),
+  runWorkflowMissing: def('OSM_ERR_RUN_WORKFLOW_MISSING', 404, (name: string) => `Workflow ${JSON.stringify(name.slice(0, 200))} is not in the workflows folder`),
+  workflowNotInstalled: def('OSM_ERR_WORKFLOW_NOT_INSTALLED', 400, (what: string, name: string, file: string, dir: string) => `${what}: the daemon finds workflows by name in ${dir}; '${name}' (${file}) is not the workflow of that name there. Install it in the workflows folder first`),
 
   // data plane
   vulnNotFound: def('OSM_ERR_VULN_NOT_FOUND', 404, () => 'Vulnerability not found'),

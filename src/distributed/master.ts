@@ -11,6 +11,7 @@ import { runToApi } from '../services/run-control.js';
 import type { RunRecord } from '../store/index.js';
 import { CANCEL_FLAG_TTL_S, QUEUE_NAME, cancelKey } from './keys.js';
 import { bullPriority, issuesText, PROTOCOL_VERSION, taskOptionsSchema, taskProgressSchema, taskResultSchema, type TaskData } from './protocol.js';
+import { storedRunOptions } from '../services/run-options.js';
 import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from './persist.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { taskView, type TaskView } from './task-view.js';
@@ -36,9 +37,9 @@ export interface TaskLists {
 
 const WAITING_STATES = new Set(['waiting', 'prioritized', 'delayed', 'waiting-children', 'wait', 'paused']);
 
-/** Job data of a stored run; options that name paths of this machine are not sent. */
+/** Job data of a stored run; only allowlisted options travel (none that name paths of this machine). */
 export function taskDataOf(run: RunRecord): TaskData {
-  const options = taskOptionsSchema.safeParse(run.options ?? {});
+  const options = taskOptionsSchema.safeParse(storedRunOptions(run.options));
   return {
     v: PROTOCOL_VERSION,
     run_uuid: run.run_uuid,

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { Priority } from '../store/index.js';
+import { runOptionsSchema } from '../services/run-options.js';
 
 /** Version of job data and results; a worker refuses other versions (the schema fails). */
 export const PROTOCOL_VERSION = 1;
@@ -17,18 +18,21 @@ export function issuesText(err: z.ZodError): string {
   return err.issues.map((i) => `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
 }
 
-/** The options of a run a worker honours (paths of the master's machine are never sent). */
-export const taskOptionsSchema = z.object({
-  tactic: str(64).optional(),
-  threadsHold: z.number().int().min(0).optional(),
-  heuristics: z.enum(['none', 'basic', 'advanced']).optional(),
-  space: str(255).optional(),
-  timeoutMs: z.number().int().positive().optional(),
-  skipValidation: z.boolean().optional(),
-  emptyTarget: z.boolean().optional(),
-  runnerType: z.enum(['host', 'docker', 'ssh']).optional(),
-  dockerImage: str(512).optional(),
-  sshHost: str(512).optional(),
+/**
+ * The options of a run a worker honours: a subset of the one run-options schema (paths of the
+ * master's machine are never sent; unknown keys are dropped).
+ */
+export const taskOptionsSchema = runOptionsSchema.pick({
+  tactic: true,
+  threadsHold: true,
+  heuristics: true,
+  space: true,
+  timeoutMs: true,
+  skipValidation: true,
+  emptyTarget: true,
+  runnerType: true,
+  dockerImage: true,
+  sshHost: true,
 });
 export type TaskOptions = z.infer<typeof taskOptionsSchema>;
 

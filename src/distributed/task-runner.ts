@@ -8,7 +8,8 @@ import { isOsmError, messageOf } from '../errors.js';
 import type { AppContext } from '../services/context.js';
 import { executeStoredRun, validateRunInputs } from '../services/runs.js';
 import { resolveWorkflowFile } from '../services/workflows.js';
-import { validateParamValue, validateTarget } from '../workflow/target.js';
+import { validateTarget } from '../workflow/target.js';
+import { checkRunOptions } from '../services/run-options.js';
 import { isSafeName } from '../util/fs-safe.js';
 import { analyzeTarget } from '../workflow/heuristics.js';
 import type { RunRecord } from '../store/index.js';
@@ -48,14 +49,15 @@ function workflowFor(app: AppContext, data: TaskData, workerId: string) {
 
 /** Creates the scratch run row (replacing one left by an earlier attempt of the same task). */
 function scratchRun(app: AppContext, data: TaskData, workerId: string): RunRecord {
-  // Targets and params come out of Redis: validated again here, as at every creation path.
+  // Targets, params and options come out of Redis: validated again here, as at every creation path.
+  let options: ReturnType<typeof checkRunOptions>;
   try {
-    if (data.options.emptyTarget) for (const [k, v] of Object.entries(data.params)) validateParamValue(k, v);
-    else validateRunInputs([data.target], data.params);
-    if (data.options.dockerImage) validateTarget(data.options.dockerImage, 'docker_image');
-    if (data.options.sshHost) validateTarget(data.options.sshHost, 'ssh_host');
+    validateRunInputs([data.target], data.params, { emptyTarget: data.options.emptyTarget });
+    options = checkRunOptions(data.options);
+    if (options.dockerImage) validateTarget(options.dockerImage, 'docker_image');
+    if (options.sshHost) validateTarget(options.sshHost, 'ssh_host');
     // Both name a folder under the workspaces folder: never a path.
-    if (data.options.space && !isSafeName(data.options.space)) throw new TaskRejected(`options.space ${JSON.stringify(data.options.space)} is not a valid workspace name`);
+    if (options.space && !isSafeName(options.space)) throw new TaskRejected(`options.space ${JSON.stringify(options.space)} is not a valid workspace name`);
     if (data.workspace && (/[/\\\u0000-\u001f\u007f]/.test(data.workspace) || /^\.+$/.test(data.workspace))) {
       throw new TaskRejected(`workspace ${JSON.stringify(data.workspace)} is not a valid workspace name`);
     }
@@ -72,17 +74,17 @@ function scratchRun(app: AppContext, data: TaskData, workerId: string): RunRecor
     target: data.target,
     params: data.params,
     status: 'queued',
-    workspace: data.workspace || analyzeTarget(data.target, { level: data.options.heuristics ?? 'basic', space: data.options.space }).targetSpace,
+    workspace: data.workspace || analyzeTarget(data.target, { level: options.heuristics ?? 'basic', space: options.space }).targetSpace,
     trigger_type: 'distributed',
     trigger_name: workerId,
     priority: data.priority,
     run_mode: 'distributed',
     total_steps: app.loader.stepCount(wf),
     hooks_enabled: wf.hooks.pre_scan_steps.length + wf.hooks.post_scan_steps.length > 0,
-    timeout_seconds: data.options.timeoutMs ? Math.round(data.options.timeoutMs / 1000) : 0,
-    runner_type: data.options.runnerType ?? 'host',
+    timeout_seconds: options.timeoutMs ? Math.round(options.timeoutMs / 1000) : 0,
+    runner_type: options.runnerType ?? 'host',
     // Webhooks are the master's job (it knows when the result is recorded).
-    options: { ...data.options, workflow_path: wf.file_path, disableNotification: true },
+    options: { ...options, workflow_path: wf.file_path, disableNotification: true },
     owner_pid: process.pid,
   });
 }

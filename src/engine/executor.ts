@@ -16,6 +16,7 @@ import { printModuleHeader, printSummary } from './summary.js';
 import { clearCompletedMarker, registerArtifacts, writeRunState, writeWorkflowState, STATE_FILES } from './state-files.js';
 import type { StepSummary } from './step-exec.js';
 import { notifyRunFinished } from '../events/webhooks.js';
+import { RESERVED_PARAM_NAMES } from '../workflow/reserved-params.js';
 import type { DisplayOptions, EngineDeps, Execution, RunInput, Scope } from './types.js';
 
 export interface RunOutcome {
@@ -56,16 +57,30 @@ export function buildBaseEnv(binaries: string, globalVars: Record<string, { valu
   return env;
 }
 
-/** The completed steps of the run being resumed, keyed like the engine's step keys. */
-export function resumeState(deps: EngineDeps, sourceRunId: number): Execution['resume'] {
+/**
+ * The completed steps of the run being resumed, keyed like the engine's step keys. Only a run of
+ * the same workflow counts, and exports named like built-in variables are dropped: step rows may
+ * have been imported, and a restored `Output` would move where the rest of the run writes.
+ */
+export function resumeState(deps: EngineDeps, sourceRunId: number, workflowName: string): Execution['resume'] {
   const source = deps.store.runs.get(sourceRunId);
   const steps = new Map<string, { exports: Record<string, unknown>; output: string }>();
-  if (source) {
+  if (source && source.workflow_name === workflowName) {
     for (const s of deps.store.steps.listByRun(source.id)) {
-      if (s.status === 'completed') steps.set(`${s.module_name}\u0000${s.step_name}`, { exports: s.exports ?? {}, output: s.output });
+      if (s.status !== 'completed') continue;
+      const exports = Object.fromEntries(Object.entries(s.exports ?? {}).filter(([k]) => !RESERVED_PARAM_NAMES.has(k)));
+      steps.set(`${s.module_name}\u0000${s.step_name}`, { exports, output: s.output });
     }
   }
   return { sourceRunUuid: source?.run_uuid ?? String(sourceRunId), steps, active: true };
+}
+
+/** How a run's workflow is found and what it resumes; supplied by the caller (services/runs.ts). */
+export interface RunSetup {
+  /** The workflow to execute; a throw fails the run with its message. */
+  workflow: () => Workflow;
+  /** The run whose completed steps are reused. */
+  resumeOf?: number;
 }
 
 /** Trigger types of runs the scheduler launched (the reference's isSchedulerInvocation). */
@@ -75,7 +90,7 @@ export function resumeState(deps: EngineDeps, sourceRunId: number): Execution['r
  * flow), state files, artifacts and the summary. Never throws for workflow failures: the outcome
  * carries the status; the run row is always left in a terminal state.
  */
-export async function executeRun(deps: EngineDeps, runId: number, input: RunInput, display: DisplayOptions, source: RunSource): Promise<RunOutcome> {
+export async function executeRun(deps: EngineDeps, runId: number, input: RunInput, display: DisplayOptions, source: RunSource, setup: RunSetup): Promise<RunOutcome> {
   const started = Date.now();
   const settings = deps.settings();
   const run0 = deps.store.runs.get(runId);
@@ -171,14 +186,13 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
     completedModules: [],
   };
 
-  const resumeOf = Number((run0.options as { resume_of?: unknown })?.resume_of ?? 0);
-  if (resumeOf) exec.resume = resumeState(deps, resumeOf);
+  if (setup.resumeOf) exec.resume = resumeState(deps, setup.resumeOf, run0.workflow_name);
 
   try {
-    wf = deps.loader.load(String(run0.options?.workflow_path ?? '') || run0.workflow_name);
+    wf = setup.workflow();
   } catch (err) {
     recorder.started();
-    return finish('failed', `failed to load workflow: ${messageOf(err)}`);
+    return finish('failed', messageOf(err));
   }
 
   // Workspace and its files (reference §2.4, §3.13).

@@ -1,6 +1,7 @@
 import type { AppContext } from '../services/context.js';
 import type { RunRecord } from '../store/index.js';
 import { executeStoredRun } from '../services/runs.js';
+import { storedRunOptions } from '../services/run-options.js';
 import { abortRun } from './executor.js';
 import { isAlive, killGroup, sameProcess } from './process-registry.js';
 import type { RunSource } from './recorder.js';
@@ -139,8 +140,7 @@ export class RunQueue {
   private readonly groupLimits = new Map<string, number>();
 
   private groupLimit(run: RunRecord): number {
-    const n = Number((run.options as { concurrency?: unknown })?.concurrency ?? 1);
-    const limit = Number.isInteger(n) && n > 0 ? n : 1;
+    const limit = storedRunOptions(run.options).concurrency ?? 1;
     if (run.run_group_id) this.groupLimits.set(run.run_group_id, limit);
     return limit;
   }

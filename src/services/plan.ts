@@ -10,7 +10,7 @@ import type { AppContext } from './context.js';
 
 /** Builds the plan of a run without executing anything (used by --dry-run and `workflow show`). */
 export function buildRunPlan(app: AppContext, workflowName: string, target: string, params: Record<string, string>, options: RunOptions = {}): Plan {
-  if (!options.emptyTarget) validateRunInputs([target], params);
+  validateRunInputs([target], params, { emptyTarget: options.emptyTarget });
   const wf = app.loader.load(workflowName);
   const s = app.settings();
   const builtins = builtinVariables({

@@ -1,14 +1,14 @@
 /**
- * Run use cases after creation: the API shapes of runs, steps and artifacts, lookups, cancel,
- * duplicate, start and job progress. Status changes go through `store.runs.transition` (sticky
- * terminal states), and a cancel is written BEFORE any process is killed so the engine, seeing
- * its processes die, finds the run already cancelled and cannot turn it into `failed`.
+ * Run use cases after creation: the API shapes of runs, steps and artifacts, lookups, cancel and
+ * job progress (duplicate, resume and start live in run-reuse.ts). Status changes go through
+ * `store.runs.transition` (sticky terminal states), and a cancel is written BEFORE any process is
+ * killed so the engine, seeing its processes die, finds the run already cancelled and cannot turn
+ * it into `failed`.
  */
 import { errors } from '../errors.js';
 import type { ArtifactRecord, Page, RunRecord, RunStatus, StepRecord, StepStatus } from '../store/index.js';
 import { abortRun } from '../engine/executor.js';
 import { isAlive, killGroupAndWait, sameProcess } from '../engine/process-registry.js';
-import type { RunQueue } from '../engine/queue.js';
 import { isSecretKey, maskSecrets, REDACTED, redactVariables, secretValues } from '../workflow/tpl-redact.js';
 import { settingsSecretValues } from '../settings/redact.js';
 import type { AppContext } from './context.js';
@@ -212,79 +212,6 @@ export async function cancelRun(app: AppContext, idOrUuid: string): Promise<Canc
   const base = { message: 'Run cancelled successfully', id: run.id, run_uuid: run.run_uuid };
   if (!method) return { ...base, note: 'No active processes found to terminate; database status updated' };
   return { ...base, killed_pids: pids, processes_terminated: pids.length, kill_method: method };
-}
-
-/** POST /runs/{id}/duplicate: a pending copy (same workflow, target, params, options, priority), never executed by itself. */
-export function duplicateRun(app: AppContext, idOrUuid: string) {
-  const run = findRun(app, idOrUuid);
-  const copy = app.store.runs.create({
-    workflow_name: run.workflow_name,
-    workflow_kind: run.workflow_kind,
-    target: run.target,
-    params: run.params,
-    status: 'pending',
-    workspace: run.workspace,
-    trigger_type: 'api',
-    trigger_name: '',
-    schedule_id: '',
-    run_group_id: '',
-    priority: run.priority,
-    run_mode: run.run_mode,
-    total_steps: run.total_steps,
-    hooks_enabled: run.hooks_enabled,
-    timeout_seconds: run.timeout_seconds,
-    runner_type: run.runner_type,
-    options: run.options,
-  });
-  return { message: 'Run duplicated', original_run_id: run.id, new_run_uuid: copy.run_uuid, status: 'pending' as const };
-}
-
-/**
- * Resume (POST /runs/{id}/resume, `osm run --resume`): a failed or cancelled run continues in a
- * NEW run (terminal statuses are never reopened) that reuses the original's completed steps and
- * their exports up to the first step that did not complete. Returns the new run and the names of
- * the steps that will be reused.
- */
-export function resumeRun(app: AppContext, idOrUuid: string, opts: { status: 'queued' | 'pending'; ownerPid?: number; triggerType?: string }) {
-  const run = findRun(app, idOrUuid);
-  if (run.status !== 'failed' && run.status !== 'cancelled') {
-    throw errors.runState(`Cannot resume run with status '${run.status}'. Only failed or cancelled runs can be resumed.`);
-  }
-  const reused = app.store.steps.listByRun(run.id).filter((s) => s.status === 'completed').map((s) => (s.module_name && s.module_name !== run.workflow_name ? `${s.module_name}/${s.step_name}` : s.step_name));
-  const copy = app.store.runs.create({
-    workflow_name: run.workflow_name,
-    workflow_kind: run.workflow_kind,
-    target: run.target,
-    params: run.params,
-    status: opts.status,
-    workspace: run.workspace,
-    trigger_type: opts.triggerType ?? 'api',
-    trigger_name: `resume:${run.run_uuid}`,
-    run_group_id: run.run_group_id,
-    priority: run.priority,
-    run_mode: run.run_mode,
-    total_steps: run.total_steps,
-    hooks_enabled: run.hooks_enabled,
-    timeout_seconds: run.timeout_seconds,
-    runner_type: run.runner_type,
-    options: { ...run.options, resume_of: run.id },
-    owner_pid: opts.ownerPid ?? 0,
-  });
-  return { original: run, run: copy, reused };
-}
-
-/** POST /runs/{id}/start: pending → queued; the queue starts it under the global limit. */
-export function startRun(app: AppContext, idOrUuid: string, queue?: RunQueue) {
-  const run = findRun(app, idOrUuid);
-  if (run.status !== 'pending') throw errors.cannotStartRun(run.status);
-  if (run.owner_pid && run.owner_pid !== process.pid && isAlive(run.owner_pid)) {
-    throw errors.runState(`Run is managed by another osm process (pid ${run.owner_pid}); start it there`);
-  }
-  const queued = app.store.runs.transition(run.id, 'queued');
-  if (!queued) throw errors.cannotStartRun(app.store.runs.get(run.id)?.status ?? run.status);
-  queue?.kick();
-  const now = app.store.runs.get(run.id) ?? queued;
-  return { message: 'Run started', run_uuid: run.run_uuid, status: now.status };
 }
 
 export type JobStatus = 'running' | 'pending' | 'completed' | 'failed' | 'partial' | 'cancelled';

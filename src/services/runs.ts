@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { errors } from '../errors.js';
+import { errors, messageOf } from '../errors.js';
 import type { Priority, RunRecord } from '../store/index.js';
 import type { Workflow } from '../workflow/types.js';
-import { validateTarget, validateParamValue } from '../workflow/target.js';
+import { validateTarget } from '../workflow/target.js';
+import { validateRunParams } from '../workflow/reserved-params.js';
 import { analyzeTarget } from '../workflow/heuristics.js';
 import { executeRun, type RunOutcome } from '../engine/executor.js';
 import { recordRunDiff } from './diffs.js';
@@ -12,23 +13,18 @@ import type { DisplayOptions, RunInput } from '../engine/types.js';
 import type { RunSource } from '../engine/recorder.js';
 import type { AppContext } from './context.js';
 import { assertWorkflowName, resolveWorkflowFile } from './workflows.js';
+import { installedWorkflow, storedRunWorkflow } from './installed-workflow.js';
+import { checkRunOptions, engineInputOf, MAX_RUN_TIMEOUT_MS, storedRunOptions, type RunOptions } from './run-options.js';
 import { isInside, isSafeName } from '../util/fs-safe.js';
 
-/**
- * Options of a run besides workflow, target and params: the engine's run input flags plus how the
- * request wants it run. Stored in `runs.options` so a queued run can be executed later (even after
- * a restart).
- */
-export type RunOptions = Omit<RunInput, 'target' | 'params' | 'runnerOverride'> & {
-  /** How many targets of the same request may run at once (API `concurrency`). */
-  concurrency?: number;
-  runnerType?: 'host' | 'docker' | 'ssh';
-  dockerImage?: string;
-  sshHost?: string;
-};
+export type { RunOptions } from './run-options.js';
 
 export interface CreateRunsInput {
-  workflow: string;
+  /**
+   * A workflow NAME, looked up inside the workflows folder only; or a workflow the caller resolved
+   * itself: the API (by name, inside the folder) or the CLI (what the operator typed, any path).
+   */
+  workflow: string | Workflow;
   targets: string[];
   params?: Record<string, string>;
   priority?: Priority;
@@ -68,10 +64,14 @@ export function normaliseTargets(values: string[]): string[] {
   return out;
 }
 
-/** Validates every untrusted value of a run request (targets and params) before anything is stored. */
-export function validateRunInputs(targets: string[], params: Record<string, string>): void {
-  targets.forEach((t, i) => validateTarget(t, targets.length > 1 ? `targets[${i}]` : 'target'));
-  for (const [k, v] of Object.entries(params)) validateParamValue(k, v);
+/**
+ * Validates every untrusted value of a run request before anything is stored or executed: the
+ * targets (unless the run has a placeholder target) and the params (no reserved names, no shell
+ * metacharacters).
+ */
+export function validateRunInputs(targets: string[], params: Record<string, string>, opts: { emptyTarget?: boolean } = {}): void {
+  if (!opts.emptyTarget) targets.forEach((t, i) => validateTarget(t, targets.length > 1 ? `targets[${i}]` : 'target'));
+  validateRunParams(params);
 }
 
 /**
@@ -83,12 +83,13 @@ export function createRuns(app: AppContext, input: CreateRunsInput): CreatedRuns
   const params = input.params ?? {};
   const targets = normaliseTargets(input.targets);
   if (targets.length === 0) throw errors.validation('At least one target is required (target, targets, target_file, or empty_target)');
-  if (!input.options?.emptyTarget) validateRunInputs(targets, params);
-  else for (const [k, v] of Object.entries(params)) validateParamValue(k, v);
-  const workflow = app.loader.load(input.workflow);
+  const checked = checkRunOptions(input.options);
+  validateRunInputs(targets, params, { emptyTarget: checked.emptyTarget });
+  const workflow = typeof input.workflow === 'string' ? installedWorkflow(app, input.workflow) : input.workflow;
   const totalSteps = app.loader.stepCount(workflow);
   const jobId = input.runGroupId ?? newJobId();
-  const options = { ...(input.options ?? {}), workflow_path: workflow.file_path };
+  // The file is recorded for the engine, which honours it only inside the workflows folder.
+  const options = { ...checked, workflow_path: workflow.file_path };
   const runs = app.store.tx(() =>
     targets.map((target) =>
       app.store.runs.create({
@@ -97,7 +98,7 @@ export function createRuns(app: AppContext, input: CreateRunsInput): CreatedRuns
         target,
         params,
         status: input.status ?? 'queued',
-        workspace: analyzeTarget(target, { level: input.options?.heuristics ?? 'basic', space: input.options?.space }).targetSpace,
+        workspace: analyzeTarget(target, { level: checked.heuristics ?? 'basic', space: checked.space }).targetSpace,
         trigger_type: input.triggerType ?? 'manual',
         trigger_name: input.triggerName ?? '',
         schedule_id: input.scheduleId ?? '',
@@ -105,8 +106,8 @@ export function createRuns(app: AppContext, input: CreateRunsInput): CreatedRuns
         priority: input.priority ?? 'normal',
         total_steps: totalSteps,
         hooks_enabled: workflow.hooks.pre_scan_steps.length + workflow.hooks.post_scan_steps.length > 0,
-        timeout_seconds: input.options?.timeoutMs ? Math.round(input.options.timeoutMs / 1000) : 0,
-        runner_type: input.options?.runnerType ?? 'host',
+        timeout_seconds: checked.timeoutMs ? Math.round(checked.timeoutMs / 1000) : 0,
+        runner_type: checked.runnerType ?? 'host',
         options,
         owner_pid: input.ownerPid ?? 0,
         ...(input.runMode ? { run_mode: input.runMode } : {}),
@@ -116,27 +117,34 @@ export function createRuns(app: AppContext, input: CreateRunsInput): CreatedRuns
   return { jobId, workflow, runs };
 }
 
-/** The engine input of a stored run (its options column holds the flags). */
+/** The engine input of a stored run: only the allowlisted keys of its options column become flags. */
 export function runInputOf(run: RunRecord): RunInput {
-  const { concurrency: _c, runnerType, dockerImage, sshHost, ...flags } = (run.options ?? {}) as RunOptions & { workflow_path?: string; resume_of?: number };
-  delete (flags as Record<string, unknown>).workflow_path;
-  delete (flags as Record<string, unknown>).resume_of;
-  const input: RunInput = { ...flags, target: run.target, params: run.params ?? {} };
-  if (runnerType === 'docker' && dockerImage) input.runnerOverride = { type: 'docker', config: { image: dockerImage } };
-  if (runnerType === 'ssh' && sshHost) {
-    const [user, host] = sshHost.includes('@') ? sshHost.split('@', 2) : ['', sshHost];
-    input.runnerOverride = { type: 'ssh', config: { host, ...(user ? { user } : {}) } };
-  }
-  return input;
+  return engineInputOf(run.target, run.params ?? {}, storedRunOptions(run.options));
 }
 
 /**
- * Executes a stored run in this process. When it completes, diff snapshots of its workspace's
- * assets and vulnerabilities over the run's window are stored (GET /assets/diffs, GET /vulnerabilities/diffs).
+ * Executes a stored run in this process. Whatever created the row, its target and params are
+ * checked again here and its workflow is the installed one of its name (see installed-workflow.ts);
+ * only the CLI passes `workflow`: the file the operator named, loaded in-process. When the run
+ * completes, diff snapshots of its workspace's assets and vulnerabilities over the run's window
+ * are stored (GET /assets/diffs, GET /vulnerabilities/diffs).
  */
-export async function executeStoredRun(app: AppContext, run: RunRecord, display: DisplayOptions, source: RunSource): Promise<RunOutcome> {
-  const out = await executeRun(app, run.id, runInputOf(run), display, source);
-  if (out.status === 'completed' && !runInputOf(run).emptyTarget) {
+export async function executeStoredRun(app: AppContext, run: RunRecord, display: DisplayOptions, source: RunSource, opts: { workflow?: Workflow } = {}): Promise<RunOutcome> {
+  const input = runInputOf(run);
+  const workflow = (): Workflow => {
+    try {
+      validateRunInputs([run.target], run.params ?? {}, { emptyTarget: input.emptyTarget });
+    } catch (err) {
+      throw new Error(`refusing to execute: ${messageOf(err)}`);
+    }
+    try {
+      return opts.workflow ?? storedRunWorkflow(app, run);
+    } catch (err) {
+      throw new Error(`failed to load workflow: ${messageOf(err)}`);
+    }
+  };
+  const out = await executeRun(app, run.id, input, display, source, { workflow, resumeOf: storedRunOptions(run.options).resume_of });
+  if (out.status === 'completed' && !input.emptyTarget) {
     try {
       recordRunDiff(app, run.id);
     } catch {
@@ -191,6 +199,8 @@ export interface ApiRunResponse {
 }
 
 const TARGET_FILE_MAX_BYTES = 64 * 1024 * 1024;
+/** The longest whole-run timeout a request may ask for (the engine's timer limit). */
+const MAX_TIMEOUT_MINUTES = Math.floor(MAX_RUN_TIMEOUT_MS / 60_000);
 
 /** `low|normal|high|critical` (`medium` is read as normal); default normal. */
 export function parsePriority(value: string | undefined): Priority {
@@ -247,7 +257,7 @@ export function emptyTargetName(): string {
  */
 /** A validated API run request: workflow file, targets, params and priority (local and distributed). */
 interface CheckedApiRun {
-  file: string;
+  workflow: Workflow;
   targets: string[];
   params: Record<string, string>;
   priority: ReturnType<typeof parsePriority>;
@@ -263,6 +273,7 @@ function checkApiRun(app: AppContext, req: ApiRunRequest): CheckedApiRun {
   if (req.workspace !== undefined && req.workspace !== '' && !isSafeName(req.workspace)) {
     throw errors.validation(`workspace ${JSON.stringify(req.workspace)} is not a valid name (letters, digits, ".", "_" and "-" only)`);
   }
+  if (req.timeout !== undefined && req.timeout > MAX_TIMEOUT_MINUTES) throw errors.validation(`timeout must be at most ${MAX_TIMEOUT_MINUTES} minutes`);
   if (req.docker_image) validateTarget(req.docker_image, 'docker_image');
   if (req.ssh_host) validateTarget(req.ssh_host, 'ssh_host');
   const collected = [...(req.target !== undefined ? [req.target] : []), ...(req.targets ?? []), ...(req.target_file ? readTargetFile(app, req.target_file) : [])];
@@ -270,13 +281,12 @@ function checkApiRun(app: AppContext, req: ApiRunRequest): CheckedApiRun {
   if (targets.length === 0 && req.empty_target) targets = [emptyTargetName()];
   if (targets.length === 0) throw errors.validation('At least one target is required (target, targets, target_file, or empty_target)');
   const params = req.params ?? {};
-  if (req.empty_target) for (const [k, v] of Object.entries(params)) validateParamValue(k, v);
-  else validateRunInputs(targets, params);
+  validateRunInputs(targets, params, { emptyTarget: req.empty_target });
   const file = resolveWorkflowFile(app, name);
   const wantKind = req.flow ? 'flow' : req.module ? 'module' : undefined;
   const wf = app.loader.loadFile(file);
   if (wantKind && wf.kind !== wantKind) throw errors.validation(`'${name}' is a ${wf.kind}, not a ${wantKind}`);
-  return { file, targets, params, priority, runnerType: req.runner_type ?? 'host' };
+  return { workflow: wf, targets, params, priority, runnerType: req.runner_type ?? 'host' };
 }
 
 /** The run options a request asks for (shared by local and distributed runs). */
@@ -316,7 +326,7 @@ export function submitApiRuns(app: AppContext, req: ApiRunRequest, kick?: () => 
   const c = checkApiRun(app, req);
   const concurrency = req.concurrency ?? 1;
   const created = createRuns(app, {
-    workflow: c.file,
+    workflow: c.workflow,
     targets: c.targets,
     params: c.params,
     priority: c.priority,
@@ -346,7 +356,7 @@ export async function submitDistributedApiRuns(app: AppContext, req: ApiRunReque
   const c = checkApiRun(app, req);
   if (!enqueue) throw errors.distributedRequiresMaster();
   const created = createRuns(app, {
-    workflow: c.file,
+    workflow: c.workflow,
     targets: c.targets,
     params: c.params,
     priority: c.priority,

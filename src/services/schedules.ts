@@ -5,11 +5,13 @@
  * inside the base or data folder) — and every change is handed to the live scheduler at once.
  */
 import { z } from 'zod';
-import { errors, isOsmError } from '../errors.js';
+import { errors } from '../errors.js';
 import type { RunQueue } from '../engine/queue.js';
 import type { ListResult, Page, RunRecord, ScheduleRecord } from '../store/index.js';
 import type { Workflow } from '../workflow/types.js';
-import { validateParamValue, validateTarget } from '../workflow/target.js';
+import { validateTarget } from '../workflow/target.js';
+import { validateRunParams } from '../workflow/reserved-params.js';
+import { resolveWorkflowFile } from './workflows.js';
 import { isSafeName } from '../util/fs-safe.js';
 import { nextCronRun, normaliseCron } from '../scheduler/cron.js';
 import { fireTrigger } from '../scheduler/fire.js';
@@ -53,13 +55,9 @@ export type ScheduleFields = z.infer<typeof scheduleFieldsShape>;
 /** The public shape of a schedule (the table row). */
 export type Schedule = ScheduleRecord;
 
+/** The daemon fires a schedule by workflow name, so only an installed workflow can be scheduled (never a path). */
 function loadWorkflow(app: AppContext, name: string): Workflow {
-  try {
-    return app.loader.load(name);
-  } catch (err) {
-    if (isOsmError(err) && err.code === 'OSM_ERR_WORKFLOW_NOT_FOUND') throw errors.apiWorkflowNotFound();
-    throw err;
-  }
+  return app.loader.loadFile(resolveWorkflowFile(app, name));
 }
 
 interface Resolved {
@@ -104,7 +102,7 @@ function resolveDefinition(app: AppContext, f: ScheduleFields, base?: ScheduleRe
     if (inputConfig.target === '') delete inputConfig.target;
     else validateTarget(inputConfig.target);
   }
-  for (const [k, v] of Object.entries(inputConfig.params ?? {})) validateParamValue(k, v);
+  validateRunParams(inputConfig.params ?? {});
   if (inputConfig.workspace !== undefined && inputConfig.workspace !== '' && !isSafeName(inputConfig.workspace)) throw errors.invalidWorkspaceName();
 
   const workflow = loadWorkflow(app, workflowName);

@@ -12,13 +12,15 @@ import { resolve } from 'node:path';
 import { errors, isOsmError } from '../errors.js';
 import type { Page, RunRecord, WebhookRunRecord } from '../store/index.js';
 import { redactSettings } from '../settings/redact.js';
-import { validateParamValue, validateTarget } from '../workflow/target.js';
+import { validateTarget } from '../workflow/target.js';
 import { analyzeTarget } from '../workflow/heuristics.js';
 import { unusableKey } from '../server/plugins/auth.js';
 import { hashSecret, verifySecret } from '../util/key-hash.js';
 import type { AppContext } from './context.js';
-import { createRuns, normaliseTargets, validateRunInputs, type RunOptions } from './runs.js';
+import { createRuns, normaliseTargets, validateRunInputs } from './runs.js';
+import { checkRunOptions, requestOptionsOf, type RunOptions } from './run-options.js';
 import { resolveWorkflowFile } from './workflows.js';
+import { assertInstalledWorkflow } from './installed-workflow.js';
 
 /** The trigger path of a template (`?key=` appended when a key is given). */
 export function webhookTriggerPath(uuid: string, key?: string): string {
@@ -53,30 +55,19 @@ export function registerWebhookRuns(app: AppContext, input: RegisterWebhooksInpu
   const params = input.params ?? {};
   const targets = normaliseTargets(input.targets);
   if (targets.length === 0) throw errors.validation('At least one target is required (target, targets, target_file, or empty_target)');
-  if (input.options?.emptyTarget) for (const [k, v] of Object.entries(params)) validateParamValue(k, v);
-  else validateRunInputs(targets, params);
+  validateRunInputs(targets, params, { emptyTarget: input.options?.emptyTarget });
   if (input.authKey !== undefined && unusableKey(input.authKey)) {
     throw errors.validation('--webhook-auth-key must not be empty, whitespace, null, undefined or nil');
   }
   const workflows = input.workflows.map((given) => {
     const wf = app.loader.load(given);
-    let installed: string | undefined;
-    try {
-      installed = resolveWorkflowFile(app, wf.name);
-    } catch (err) {
-      if (!isOsmError(err)) throw err;
-    }
-    if (!installed || resolve(installed) !== resolve(wf.file_path)) {
-      throw errors.validation(
-        `--as-webhook: the daemon finds workflows by name in ${app.settings().paths.workflows}; '${wf.name}' (${wf.file_path}) is not the workflow of that name there. Install it in the workflows folder first`,
-      );
-    }
+    assertInstalledWorkflow(app, wf, '--as-webhook');
     return wf;
   });
   // Options of the triggered runs: the CLI's flags, with paths made absolute (the daemon has
   // another working directory) and the CLI-only target file dropped.
   const { targetFile: _tf, ...rest } = input.options ?? {};
-  const options: RunOptions = { ...rest, ...(rest.workspacesOverride ? { workspacesOverride: resolve(rest.workspacesOverride) } : {}) };
+  const options: RunOptions = checkRunOptions({ ...rest, ...(rest.workspacesOverride ? { workspacesOverride: resolve(rest.workspacesOverride) } : {}) });
   // Only a salted hash is stored: the key is shown once, by the command that registers it.
   // (One hash per registration: scrypt is slow on purpose, and these templates share the key.)
   const keyHash = input.authKey !== undefined ? hashSecret(input.authKey) : '';
@@ -194,14 +185,15 @@ export async function triggerWebhookRun(app: AppContext, uuid: string, key: unkn
   const wf = app.loader.loadFile(file);
   if (wantKind && wf.kind !== wantKind) throw errors.validation(`'${name}' is a ${wf.kind}, not a ${wantKind}`);
 
-  const options = tpl.options as RunOptions;
+  // Templates are registered by the operator's CLI; still, only allowlisted keys become run options.
+  const options = requestOptionsOf(tpl.options, { operator: true });
   const target = overrides.target ?? tpl.target;
   // createRuns skips the target check for empty-target templates: an override is always checked.
   if (overrides.target !== undefined) validateTarget(target, 'target');
 
   const run = app.store.tx(() => {
     const created = createRuns(app, {
-      workflow: file,
+      workflow: wf,
       targets: [target],
       params: tpl.params,
       priority: 'high',

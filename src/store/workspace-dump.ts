@@ -4,9 +4,10 @@
  * short separate statements, so nothing holds the connection between pages (the daemon keeps
  * serving while a zip is streamed). Restore re-assigns every id: runs keep their run_uuid, steps,
  * artifacts, diffs and history are re-linked to the new ids, and rows are marked as imported.
- * Imported rows are data, never work: unfinished runs and steps are closed, events are marked
- * processed (a replay at start-up must not trigger workflows from a snapshot), and stored paths
- * that do not lie inside the new workspace folder are cleared.
+ * Imported rows are data, never work: unfinished runs and steps are closed, run options are
+ * dropped, events are marked processed (a replay at start-up must not trigger workflows from a
+ * snapshot), and stored paths that do not lie inside the new workspace folder are cleared. Tables
+ * that hold work (schedules, webhook templates, the workflow index) are never dumped nor restored.
  */
 import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
@@ -175,10 +176,12 @@ function restoreWorkspaceRow(q: StatementCache, columns: (t: string) => Set<stri
 
 /**
  * An imported run never becomes executable or claims a process here: one that was still pending,
- * queued or running when exported is restored as cancelled (the queue would otherwise run it).
+ * queued or running when exported is restored as cancelled (the queue would otherwise run it), and
+ * its options (workflow file, workspaces folder, engine flags) are dropped — a duplicate or resume
+ * of it starts from the installed workflow of its name and the request's own checks.
  */
 function inertRun(r: Row): Row {
-  const patch: Row = { current_pid: 0, owner_pid: 0 };
+  const patch: Row = { current_pid: 0, current_pid_start: '', owner_pid: 0, options: '{}' };
   if (!['completed', 'failed', 'cancelled'].includes(String(r.status))) {
     patch.status = 'cancelled';
     patch.error_message = `imported from a snapshot while ${String(r.status)}`;

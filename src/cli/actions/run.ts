@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import { errors } from '../../errors.js';
+import { errors, isOsmError } from '../../errors.js';
 import { optionsOf, type GlobalOptions } from '../context.js';
 import { colorEnabled } from '../output.js';
 import { parseDuration } from '../../util/duration.js';
@@ -19,7 +19,9 @@ import { checkStaticDependencies } from '../../engine/deps-check.js';
 import type { Preferences } from '../../workflow/types.js';
 import { mapLimit } from '../../engine/pool.js';
 import { planRun } from '../../services/plan.js';
-import { resumeRun } from '../../services/run-control.js';
+import { resumeRun } from '../../services/run-reuse.js';
+import { assertInstalledWorkflow } from '../../services/installed-workflow.js';
+import type { Workflow } from '../../workflow/types.js';
 import { registerWebhookRuns, webhookTriggerPath, webhookTriggersEnabled } from '../../services/webhook-runs.js';
 
 /** `osm run`: collect targets and params, create run rows, execute them (or submit to a daemon). */
@@ -79,7 +81,8 @@ export async function runAction(command: Command): Promise<void> {
     threadsHold: positiveInt(o.threadsHold, '--threads-hold'),
     heuristics: o.heuristicsCheck,
     space: o.space ?? o.workspace,
-    workspacesOverride: o.workspacesFolder,
+    // Stored absolute: a queued run may execute in another process with another working directory.
+    workspacesOverride: o.workspacesFolder ? resolve(o.workspacesFolder) : undefined,
     exclude: o.exclude,
     fuzzyExclude: o.fuzzyExclude,
     timeoutMs,
@@ -111,9 +114,12 @@ export async function runAction(command: Command): Promise<void> {
       // The reference's way to schedule: one cron schedule per workflow and target.
       const { createSchedule } = await import('../../services/schedules.js');
       const made = [];
-      for (const wf of workflows) {
+      for (const given of workflows) {
+        // The daemon fires schedules by workflow name: a file outside the workflows folder cannot be scheduled.
+        const wf = app.loader.load(given);
+        assertInstalledWorkflow(app, wf, '--as-cron');
         for (const t of targets) {
-          made.push(createSchedule(app, { name: `${wf}-${t}`.slice(0, 200), workflow_name: wf, trigger_type: 'cron', schedule: o.asCron, target: t, params }));
+          made.push(createSchedule(app, { name: `${given}-${t}`.slice(0, 200), workflow_name: wf.name, trigger_type: 'cron', schedule: o.asCron, target: t, params }));
         }
       }
       if (o.json) process.stdout.write(`${JSON.stringify(made, null, 2)}\n`);
@@ -126,8 +132,15 @@ export async function runAction(command: Command): Promise<void> {
     }
     if (o.queue) {
       // The runs table is the queue: a running daemon (`osm serve`) picks these up by priority.
+      // Queued runs execute later, in whatever process claims them, from the workflows folder only
+      // (their rows carry no trusted path): a file elsewhere is refused here rather than failing then.
       const orgUuid = commandOrg(app, o);
-      const created = workflows.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'queued', priority: o.runPriority }));
+      const loaded = workflows.map((given) => {
+        const wf = app.loader.load(given);
+        assertInstalledWorkflow(app, wf, '--queue');
+        return wf;
+      });
+      const created = loaded.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'queued', priority: o.runPriority }));
       const runs = joinOrg(app, created.flatMap((c) => c.runs), orgUuid);
       if (o.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
       else for (const r of runs) process.stdout.write(`◆ queued ${r.run_uuid}  ${r.workflow_name}  ${r.target}\n`);
@@ -261,7 +274,15 @@ function sudoOnce(): void {
 async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; disableColor?: boolean; verbose?: boolean; debug?: boolean; baseFolder?: string; settingsFile?: string; workflowFolder?: string }): Promise<void> {
   const app = openApp(o);
   try {
-    const r = resumeRun(app, o.resume!, { status: 'pending', ownerPid: process.pid, triggerType: 'cli' });
+    // The workflow is the installed one of the run's name, or the file the operator names with -f.
+    const workflow = o.flow ? app.loader.load(o.flow) : undefined;
+    let r: ReturnType<typeof resumeRun>;
+    try {
+      r = resumeRun(app, o.resume!, { status: 'pending', ownerPid: process.pid, triggerType: 'cli', ...(workflow ? { workflow } : {}) });
+    } catch (err) {
+      if (isOsmError(err) && err.code === 'OSM_ERR_RUN_WORKFLOW_MISSING') throw errors.validation(`${err.message}: name its file with -f to resume the run with it`);
+      throw err;
+    }
     if (!o.json) {
       process.stdout.write(`◆ Resuming run ${r.original.run_uuid} (${r.original.workflow_name} on ${r.original.target}) as ${r.run.run_uuid}\n`);
       process.stdout.write(r.reused.length ? `◆ Reusing ${r.reused.length} completed step(s): ${r.reused.join(', ')}\n` : '◆ No completed steps to reuse: everything runs again\n');
@@ -271,7 +292,7 @@ async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; di
     process.on('SIGTERM', onSignal);
     let out: RunOutcome;
     try {
-      out = await executeStoredRun(app, r.run, { stdout: !o.json, silent: Boolean(o.silent), color: colorEnabled(o.disableColor), verbose: Boolean(o.verbose || o.debug), spinner: wantSpinner(o), noLogLines: Boolean(o.disableLogging) }, 'cli');
+      out = await executeStoredRun(app, r.run, { stdout: !o.json, silent: Boolean(o.silent), color: colorEnabled(o.disableColor), verbose: Boolean(o.verbose || o.debug), spinner: wantSpinner(o), noLogLines: Boolean(o.disableLogging) }, 'cli', { workflow: r.workflow });
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
@@ -287,7 +308,10 @@ async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; di
 async function runLocally(app: AppContext, workflows: string[], targets: string[], params: Record<string, string>, options: RunOptions, concurrency: number, o: RunFlags & { json?: boolean; silent?: boolean; disableColor?: boolean; verbose?: boolean; debug?: boolean; org?: string }): Promise<void> {
   // Create every row first (validated, queued): nothing is lost if we are interrupted later.
   const orgUuid = commandOrg(app, o);
-  const created = workflows.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'pending', ownerPid: process.pid }));
+  // The operator's own command: a workflow given as a path runs from that path, handed to the engine
+  // in-process below (never through the row, which a daemon would not trust).
+  const loaded: Workflow[] = workflows.map((given) => app.loader.load(given));
+  const created = loaded.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'pending', ownerPid: process.pid }));
   for (const c of created) c.runs = joinOrg(app, c.runs, orgUuid);
   const json = Boolean(o.json);
   const color = colorEnabled(o.disableColor);
@@ -321,6 +345,7 @@ async function runLocally(app: AppContext, workflows: string[], targets: string[
           app.store.runs.get(run.id) ?? run,
           { stdout: !json, silent: Boolean(o.silent), color, verbose: Boolean(o.verbose || o.debug), prefix: concurrency > 1 && targets.length > 1 ? `[${run.target}] ` : undefined, spinner: wantSpinner(o) && !(concurrency > 1 && targets.length > 1), noLogLines: Boolean(o.disableLogging) },
           'cli',
+          { workflow: c.workflow },
         );
         outcomes.push(out);
       }

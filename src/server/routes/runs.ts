@@ -4,7 +4,8 @@ import { boolParam, defineRoute, listEnvelope, paginationShape } from '../route.
 import type { RegisterRoutes } from '../app.js';
 import { submitApiRuns } from '../../services/runs.js';
 import { submitDistributedRuns } from '../../distributed/service.js';
-import { cancelRun, duplicateRun, getRun, listRuns, runArtifacts, runSteps, startRun, resumeRun } from '../../services/run-control.js';
+import { cancelRun, getRun, listRuns, runArtifacts, runSteps } from '../../services/run-control.js';
+import { duplicateRun, resumeRun, startRun } from '../../services/run-reuse.js';
 import { orgFilter } from '../../services/orgs.js';
 
 /**
