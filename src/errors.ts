@@ -83,6 +83,7 @@ export const errors = {
   assetNotFound: def('OSM_ERR_ASSET_NOT_FOUND', 404, () => 'Asset not found'),
   snapshotNotFound: def('OSM_ERR_SNAPSHOT_NOT_FOUND', 404, (name: string) => `Snapshot not found: ${name}`),
   snapshotSourceRequired: def('OSM_ERR_SNAPSHOT_SOURCE', 400, () => 'Either file or url is required'),
+  snapshotWorkspaceExists: def('OSM_ERR_SNAPSHOT_WORKSPACE_EXISTS', 409, (name: string, hint: string) => `Failed to import snapshot: workspace already exists: ${name} (use ${hint} to overwrite)`),
   snapshotImport: def('OSM_ERR_SNAPSHOT_IMPORT', 500, (detail: string) => `Failed to import snapshot: ${detail}`),
   scheduleNotFound: def('OSM_ERR_SCHEDULE_NOT_FOUND', 404, () => 'Schedule not found'),
   pathTraversal: def('OSM_ERR_PATH_TRAVERSAL', 400, (what: string) => `Invalid ${what}: path traversal is not allowed`),

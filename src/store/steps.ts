@@ -71,6 +71,8 @@ export interface StepsRepo {
   transition(id: number, to: StepStatus, patch?: StepPatch): StepRecord | undefined;
   /** Steps of one run in creation order. */
   listByRun(runId: number): StepRecord[];
+  /** Names of the run's steps running now, in start order. */
+  runningNames(runId: number): string[];
   /** Filtered page, newest first (id DESC). */
   list(filter: StepListFilter, page: Page): ListResult<StepRecord>;
   /** Marks every pending or running step of a run failed (reconciliation); returns how many. */
@@ -168,6 +170,11 @@ export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
         command: patch.command ?? null,
       }) as Row | undefined;
       return row ? mapStep(row) : undefined;
+    },
+
+    runningNames(runId) {
+      const rows = q("SELECT step_name FROM step_results WHERE run_id = ? AND status = 'running' ORDER BY id").all(runId) as { step_name: string }[];
+      return rows.map((r) => r.step_name);
     },
 
     listByRun(runId) {
