@@ -22,6 +22,7 @@ import {
 import type { ListResult, Page, UpsertResult } from './types.js';
 import { diffWindowQueries, recordChanges, sameValue, type FieldChange, type HistoryRecord } from './field-history.js';
 import { orgCondition, orgOfWorkspaceSql } from './org-constants.js';
+import type { OrgFilter } from './org-constants.js';
 
 export interface AssetRecord {
   id: number;
@@ -69,7 +70,7 @@ export interface AssetListFilter {
   /** Substring of asset_value, url, title or host_ip. */
   search?: string;
   /** Only rows of this org (uuid). */
-  org_uuid?: string;
+  org_uuid?: OrgFilter;
 }
 
 export interface AssetUpsertOptions {
@@ -228,7 +229,7 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
     const hasStatus = f.status_code !== undefined && f.status_code !== null;
     const hasType = f.asset_type !== undefined && f.asset_type !== null;
     if (hasStatus && hasType) return undefined;
-    const where = new Where().eq('w.org_uuid', f.org_uuid).eq('w.name', f.workspace);
+    const where = new Where().oneOf('w.org_uuid', f.org_uuid).eq('w.name', f.workspace);
     if (hasStatus) {
       where.eq('c.status_code', f.status_code);
       return () => one(`SELECT SUM(c.n) AS n FROM asset_status_counts c JOIN workspaces w ON w.name = c.workspace ${where}`, ...where.params);
