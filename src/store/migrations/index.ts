@@ -7,6 +7,7 @@ import { sql as webhookRuns } from './006-webhook-runs.js';
 import { sql as orgs } from './007-orgs.js';
 import { sql as vulnDiffs } from './008-vuln-diffs.js';
 import { sql as diffWindowIndexes } from './009-diff-window-indexes.js';
+import { sql as assetPorts } from './011-asset-ports.js';
 
 /** One schema step: applied once, in its own transaction, recorded in `schema_migrations`. */
 export interface Migration {
@@ -26,4 +27,6 @@ export const migrations: readonly Migration[] = [
   { version: 7, name: 'orgs', sql: orgs },
   { version: 8, name: 'vuln-diffs', sql: vulnDiffs },
   { version: 9, name: 'diff-window-indexes', sql: diffWindowIndexes },
+  // 10 is reserved for a concurrent change on another branch.
+  { version: 11, name: 'asset-ports', sql: assetPorts },
 ];
