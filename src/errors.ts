@@ -121,6 +121,8 @@ export const errors = {
   snapshotExport: def('OSM_ERR_SNAPSHOT_EXPORT', 500, (detail: string) => `Failed to create snapshot: ${detail}`),
   importTooManyRecords: def('OSM_ERR_IMPORT_TOO_MANY', 400, (max: number) => `data: at most ${max} records per request`),
   importFileNotFound: def('OSM_ERR_IMPORT_FILE', 404, (path: string) => `Import file not found: ${path}`),
+  unknownImportTool: def('OSM_ERR_IMPORT_TOOL', 400, (tool: string, supported: string) => `unknown tool '${tool}': supported tools are ${supported}`),
+  reportFormat: def('OSM_ERR_REPORT_FORMAT', 400, (format: string) => `unknown report format '${format}': use html, md or json`),
   // distributed mode (src/distributed/, src/server/routes/distributed.ts)
   redisNotConfigured: def('OSM_ERR_REDIS_NOT_CONFIGURED', 400, () => 'redis not configured. Add redis section to osm-settings.yaml or use --redis-url'),
   invalidRedisUrl: def('OSM_ERR_INVALID_REDIS_URL', 400, (detail: string) => `invalid Redis URL: ${detail}`),

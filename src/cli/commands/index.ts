@@ -23,3 +23,4 @@ import { registerDb } from './db.js'; COMMAND_MODULES.push(registerDb);
 import { registerWebhook } from './webhook.js'; COMMAND_MODULES.push(registerWebhook);
 import { registerOrg } from './org.js'; COMMAND_MODULES.push(registerOrg);
 import { registerQuery } from './query.js'; COMMAND_MODULES.push(registerQuery);
+import { registerImport } from './import.js'; COMMAND_MODULES.push(registerImport);
