@@ -24,3 +24,4 @@ import { registerWebhook } from './webhook.js'; COMMAND_MODULES.push(registerWeb
 import { registerOrg } from './org.js'; COMMAND_MODULES.push(registerOrg);
 import { registerQuery } from './query.js'; COMMAND_MODULES.push(registerQuery);
 import { registerImport } from './import.js'; COMMAND_MODULES.push(registerImport);
+import { registerReport } from './report.js'; COMMAND_MODULES.push(registerReport);

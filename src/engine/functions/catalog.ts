@@ -281,6 +281,7 @@ const ROWS: Record<string, Row[]> = {
     ['db_import_katana(workspace, file_path, source?)', 'object', 'Import katana JSON lines: crawled URLs'],
     ['db_import_testssl(workspace, file_path, source?)', 'object', 'Import testssl.sh JSON (--jsonfile): TLS weaknesses as findings'],
     ['db_import_sslscan(workspace, file_path, source?)', 'object', 'Import sslscan XML (--xml): TLS service and weaknesses as findings'],
+    ['generate_workspace_report(workspace, format, output_path)', 'bool', 'Write the workspace report (html, md or json) as osm report does', "generate_workspace_report('{{Workspace}}', 'html', '{{Output}}/report.html')"],
     ['db_asset_diff(workspace)', 'string', 'Asset diff as JSONL'],
     ['db_vuln_diff(workspace)', 'string', 'Vulnerability diff as JSONL'],
     ['db_asset_diff_to_file(workspace, dest)', 'bool', 'Write the asset diff to a JSONL file'],

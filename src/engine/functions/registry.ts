@@ -28,6 +28,7 @@ import { diffFunctions } from './diff.js';
 import { dataQueryFunctions } from './data-query.js';
 import { databaseFunctions } from './database.js';
 import { toolImportFunctions } from './tool-imports.js';
+import { reportFunctions } from './report.js';
 import { reconFormatFunctions } from './recon-formats.js';
 
 /** One utility function: the evaluation's context first, then the script's arguments as passed. */
@@ -72,7 +73,7 @@ function ensureLoaded(): void {
     environment: environmentFunctions,
     diff: diffFunctions,
     data_query: dataQueryFunctions,
-    database: { ...databaseFunctions, ...toolImportFunctions },
+    database: { ...databaseFunctions, ...toolImportFunctions, ...reportFunctions },
     event_generation: eventFunctions,
     notification: { ...notificationFunctions, ...telegramFunctions },
   };
