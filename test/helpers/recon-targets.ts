@@ -31,8 +31,10 @@ const PAGES: Record<string, { type: string; body: string }> = {
 
 function handler(req: IncomingMessage, res: ServerResponse): void {
   const path = (req.url ?? '/').split('?')[0]!;
-  res.setHeader('Server', 'osm-test-httpd/1.0');
+  res.setHeader('Server', 'Apache/2.4.41 (Ubuntu)');
   res.setHeader('X-Powered-By', 'PHP/7.4.3');
+  // Closing after each response lets nmap's service probes finish without waiting for a timeout.
+  res.setHeader('Connection', 'close');
   if (path === '/login') {
     res.writeHead(301, { Location: '/login/' });
     res.end();
