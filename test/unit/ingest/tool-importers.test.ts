@@ -288,6 +288,14 @@ describe('importer table', () => {
     }
   });
 
+  it('docs/importers.md documents every importer (a section and a table row)', () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs/importers.md'), 'utf8');
+    for (const t of TOOL_IMPORTERS) {
+      expect(doc, t.name).toMatch(new RegExp(`^### ${t.name.replace('.', '\\.')}( |$)`, 'm'));
+      expect(doc, t.name).toMatch(new RegExp(`^\\| ${t.name} \\|`, 'm'));
+    }
+  });
+
   it('testssl.sh is an alias of testssl; unknown names are undefined', () => {
     expect(toolImporter('testssl.sh')?.name).toBe('testssl');
     expect(toolImporter('NMAP')?.name).toBe('nmap');
