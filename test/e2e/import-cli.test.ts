@@ -71,6 +71,26 @@ describe('osm import', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ new: 14_000, errors: 0 });
   });
 
+  it('osm report writes html, md or json; bad formats and unknown workspaces are clear errors', async () => {
+    const out = join(base, 'out', 'lab.html');
+    const r = await osm(['report', '-w', 'lab', '--format', 'html', '-o', out]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`report of lab written to ${out}`);
+    const html = (await import('node:fs')).readFileSync(out, 'utf8');
+    expect(html).toContain('<h3>port (4)</h3>');
+    const json = await osm(['report', '-w', 'lab', '--format', 'json']);
+    expect(JSON.parse(json.stdout).summary).toMatchObject({ assets: 5, assets_by_type: { ip: 1, port: 4 } });
+    const bad = await osm(['report', '-w', 'lab', '--format', 'pdf']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("unknown report format 'pdf': use html, md or json");
+    const none = await osm(['report', '-w', 'no-such-ws']);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('Workspace not found: no-such-ws');
+    const since = await osm(['report', '-w', 'lab', '--format', 'md', '--since', 'yesterday']);
+    expect(since.code).toBe(1);
+    expect(since.stderr).toContain('invalid --since time format');
+  });
+
   it('--help lists every importer of the table', async () => {
     for (const t of TOOL_IMPORTERS) expect(IMPORT_TOOLS_HELP).toMatch(new RegExp(`^  ${t.name} `, 'm'));
     const r = await osm(['import', '--help']);
