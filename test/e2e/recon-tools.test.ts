@@ -131,6 +131,22 @@ describe('recon modules on real tools', () => {
     expect(port).toMatchObject({ asset_type: 'port', asset_value: `127.0.0.1:${tls.port}`, open_ports: [`${tls.port}/tcp`] });
   });
 
+  withTools(['nmap', 'whatweb'], 'flow network: nmap finds the web service, whatweb fingerprints it, the report lists both', async () => {
+    const b = freshBase();
+    const out = await runModule(b.osm, ['-f', 'network', '-t', '127.0.0.1', '-p', `ports=${web.port}`]);
+    expect(out).toMatch(/✔ completed\s+│ service-scan/);
+    expect(out).toMatch(/✔ completed\s+│ web-fingerprint/);
+    const rows = (await b.assets('127.0.0.1')).data;
+    expect(rows.map((a) => [a.asset_type, a.asset_value, a.url]).sort()).toEqual([
+      ['http', '127.0.0.1', web.url],
+      ['ip', '127.0.0.1', ''],
+      ['port', `127.0.0.1:${web.port}`, ''],
+    ]);
+    expect(rows.find((a) => a.asset_type === 'http')).toMatchObject({ title: 'OSM Test Site', status_code: 200 });
+    const data = JSON.parse(readFileSync(join(b.dir, 'workspaces/127.0.0.1/report/report.json'), 'utf8'));
+    expect(data.summary.assets_by_type).toEqual({ http: 1, ip: 1, port: 1 });
+  });
+
   withTools(['whatweb', 'ffuf'], 'flow web: fingerprint and content discovery run, absent tools are skipped, the report is written', async () => {
     const b = freshBase();
     const out = await runModule(b.osm, ['-f', 'web', '-t', web.url, '-p', `wordlist=${WORDLIST}`]);
