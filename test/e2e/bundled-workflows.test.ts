@@ -77,6 +77,16 @@ describe('bundled workflows', () => {
     });
   }
 
+  it('a flow run without any scanner installed skips each module, says which tool is missing, and still writes the report', async () => {
+    const r = await osm(['run', '-f', 'fast', '-t', 'example.com'], join(base, 'no-tools-here'));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("Module subdomain-enum skipped (condition is false: command_exists('subfinder'))");
+    expect(r.stdout).toContain("Module vuln-nuclei skipped (condition is false: command_exists('nuclei'))");
+    expect(r.stdout).toMatch(/✔ completed\s+│ recon-report/);
+    const json = JSON.parse(readFileSync(join(base, 'workspaces/example.com/report/report.json'), 'utf8'));
+    expect(json).toMatchObject({ workspace: 'example.com', summary: { assets: 0, findings: 0 } });
+  });
+
   it('a dry run names the tools that are not installed: a module fails, a flow lists what it would skip', async () => {
     const bare = '/usr/bin:/bin';
     const mod = await osm(['run', '-m', 'vuln-nuclei', '-t', 'https://app.example.com', '--dry-run'], bare);
