@@ -53,6 +53,8 @@ export const errors = {
     new OsmError('OSM_ERR_AUTH_THROTTLED', 429, `Too many failed login attempts; try again in ${seconds} s`, undefined, { 'retry-after': String(seconds) }),
   tokenRevoked: def('OSM_ERR_AUTH_TOKEN_REVOKED', 401, (name: string) => `API token '${name}' has been revoked`),
   tokenExpired: def('OSM_ERR_AUTH_TOKEN_EXPIRED', 401, (name: string, at: string) => `API token '${name}' expired at ${at}`),
+  workspaceNotAvailable: def('OSM_ERR_WORKSPACE_NOT_AVAILABLE', 409, (name: string) => `Workspace ${name} is not available to this credential (it belongs to another org); choose another workspace name`),
+  boundForbidden: def('OSM_ERR_FORBIDDEN_BOUND', 403, () => 'Forbidden: credentials bound to orgs cannot use this route (it acts on the whole server, not on one org)'),
   forbidden: def('OSM_ERR_FORBIDDEN', 403, (need: string, have: string) => `Forbidden: this requires the ${need} role (your credential has the ${have} role)`),
   tokenGeneration: def('OSM_ERR_AUTH_TOKEN_GENERATION', 500, () => 'Failed to generate token (is server.jwt.secret_signing_key set?)'),
   metricsDisabled: def('OSM_ERR_METRICS_DISABLED', 404, () => 'Metrics are disabled (server.enable_metrics: false)'),

@@ -217,6 +217,8 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
       state_workflow_file: join(output, STATE_FILES.workflow),
       last_run: new Date().toISOString(),
       run_workflow: wf.name,
+      // A workspace this run creates belongs to the run's org (an existing one keeps its own).
+      ...(run0.org_uuid ? { org_uuid: run0.org_uuid } : {}),
     });
   }
   mkdirSync(exec.logDir, { recursive: true });
