@@ -77,8 +77,10 @@ function takeSlot(app: AppContext): () => void {
 
 /** Evaluates in an evaluator process (inline only when no build of it exists, i.e. from sources). */
 async function evaluateIsolated(app: AppContext, script: string, vars: Record<string, unknown>): Promise<unknown> {
-  const settings = app.settings().settings;
-  const outbound = outboundPolicyOf(settings);
+  const all = app.settings().settings;
+  const outbound = outboundPolicyOf(all);
+  // Only what the library reads (notification targets, the allowlist): keys and secrets stay here.
+  const settings = { notification: all.notification, server: { outbound_allowlist: outbound.allowlist } };
   const timeoutMs = evalTimeoutMs();
   const pool = apiScriptPool();
   if (!pool) return evaluate(script, vars, { timeoutMs, ctx: { store: app.store, settings, outbound, log: () => undefined } }).value;

@@ -6,6 +6,7 @@
  * the script started. It opens its own connection to the database (WAL lets the daemon keep
  * writing) and rolls back any transaction a timed-out or failing script left open.
  */
+import { Worker } from 'node:worker_threads';
 import { evaluate, evaluateCondition, SkipSignal } from '../js-runtime.js';
 import { openStore, type Store } from '../../store/index.js';
 import type { ScriptRequest, ScriptReply } from './protocol.js';
@@ -56,7 +57,21 @@ function handle(req: ScriptRequest): void {
   }
 }
 
+/**
+ * The daemon may die (kill -9) while this process is deep in synchronous work, where no event
+ * handler runs: a thread of its own watches the parent and, once this process is orphaned, kills
+ * its whole group, so no script keeps writing for a daemon that is gone.
+ */
+const LIFELINE = `
+const { workerData } = require('node:worker_threads');
+setInterval(() => {
+  if (process.ppid === workerData.ppid) return;
+  try { process.kill(-workerData.pid, 'SIGKILL'); } catch { process.kill(workerData.pid, 'SIGKILL'); }
+}, 250);
+`;
+new Worker(LIFELINE, { eval: true, workerData: { ppid: process.ppid, pid: process.pid } }).unref();
+
 process.on('message', (req: ScriptRequest) => handle(req));
-// The daemon is gone: nothing will ever ask again.
+// The daemon closed the channel: nothing will ever ask again.
 process.on('disconnect', () => process.exit(0));
 reply({ t: 'ready' });
