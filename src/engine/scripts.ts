@@ -121,6 +121,20 @@ export async function runConditionAsync(expr: string, scope: Scope, render = tru
   return conditionAsync(rendered, scope.vars, scope);
 }
 
+/**
+ * Evaluates a script that belongs to no run (event-trigger filters and inputs) in an evaluator
+ * process when one exists, inline otherwise: the value, or the truthiness in 'condition' mode.
+ * Errors (including time-outs) propagate.
+ */
+export async function evaluateDetached(script: string, vars: Record<string, unknown>, opts: { timeoutMs: number; mode: 'value' | 'condition' }): Promise<unknown> {
+  const pool = scriptPool();
+  if (!pool) {
+    const inline = { timeoutMs: opts.timeoutMs, ctx: { log: () => undefined } };
+    return opts.mode === 'condition' ? evaluateCondition(script, vars, inline) : evaluate(script, vars, inline).value;
+  }
+  return pool.run({ script, vars, ctx: {}, timeoutMs: opts.timeoutMs, mode: opts.mode });
+}
+
 /** String form of a script result as step output. */
 export function resultText(value: unknown): string {
   return valueToString(value);
