@@ -50,7 +50,7 @@ export async function runActions(actions: Action[] | undefined, scope: Scope, lo
       case 'run':
         try {
           if ((a.type ?? 'bash') === 'function') {
-            for (const fn of a.functions ?? []) await runScriptAsync(fn, scope, { timeoutMs: DEFAULT_SCRIPT_TIMEOUT_MS });
+            for (const fn of a.functions ?? []) await runScriptAsync(fn, scope, { timeoutMs: DEFAULT_SCRIPT_TIMEOUT_MS, quick: true });
           } else if (a.command) {
             await runLine(renderShell(a.command, scope.vars, scope.tainted), scope, { logFile });
           }

@@ -3,7 +3,7 @@ import { valueToString } from '../workflow/template.js';
 import { renderJs } from './safe-render.js';
 import { ModuleSkip, StepFailure, type Scope } from './types.js';
 import { messageOf } from '../errors.js';
-import { scriptPool, ScriptCallError } from './scripts/pool.js';
+import { quickScriptPool, scriptPool, ScriptCallError } from './scripts/pool.js';
 import type { WorkerFnContext } from './scripts/protocol.js';
 
 /** The function context (workspace, run ids, paths, output sink) of a scope. */
@@ -71,10 +71,11 @@ function scriptFailure(err: unknown, rendered: string): Error {
 /**
  * Like runScript, but in a script evaluator process when one is available (see scripts/pool.ts),
  * so long synchronous functions never block the engine's event loop; inline otherwise. Lines the
- * script prints are shown as they are printed.
+ * script prints are shown as they are printed. `quick` scripts (short limits) use their own pool
+ * so they never wait behind hour-long ones.
  */
-export async function runScriptAsync(script: string, scope: Scope, opts: { timeoutMs?: number } = {}): Promise<{ value: unknown; rendered: string }> {
-  const pool = scriptPool();
+export async function runScriptAsync(script: string, scope: Scope, opts: { timeoutMs?: number; quick?: boolean } = {}): Promise<{ value: unknown; rendered: string }> {
+  const pool = opts.quick ? quickScriptPool() : scriptPool();
   if (!pool) return runScript(script, scope);
   const rendered = renderJs(script, scope.vars, scope.tainted);
   try {
@@ -97,7 +98,7 @@ export async function runScriptAsync(script: string, scope: Scope, opts: { timeo
  * when one is available, inline otherwise. skip() → ModuleSkip; other errors → StepFailure.
  */
 export async function conditionAsync(expr: string, vars: Record<string, unknown>, scope: Scope): Promise<boolean> {
-  const pool = scriptPool();
+  const pool = quickScriptPool();
   try {
     if (!pool) return evaluateCondition(expr, vars, { ctx: fnContext(scope), lazyBind: true, timeoutMs: DEFAULT_SCRIPT_TIMEOUT_MS });
     const truthy = await pool.run({
@@ -127,7 +128,7 @@ export async function runConditionAsync(expr: string, scope: Scope, render = tru
  * Errors (including time-outs) propagate.
  */
 export async function evaluateDetached(script: string, vars: Record<string, unknown>, opts: { timeoutMs: number; mode: 'value' | 'condition' }): Promise<unknown> {
-  const pool = scriptPool();
+  const pool = quickScriptPool();
   if (!pool) {
     const inline = { timeoutMs: opts.timeoutMs, ctx: { log: () => undefined } };
     return opts.mode === 'condition' ? evaluateCondition(script, vars, inline) : evaluate(script, vars, inline).value;

@@ -210,6 +210,11 @@ export class ScriptPool {
   async run(call: ScriptCall): Promise<unknown> {
     if (call.signal?.aborted) throw new ScriptCallError('run cancelled', 'aborted');
     const slot = await this.acquire();
+    // Cancelled while waiting for a slot.
+    if (call.signal?.aborted) {
+      this.release(slot);
+      throw new ScriptCallError('run cancelled', 'aborted');
+    }
     const id = this.nextId++;
     const child = slot.child;
     return new Promise<unknown>((resolve, reject) => {
@@ -260,19 +265,35 @@ export class ScriptPool {
 }
 
 let shared: ScriptPool | null | undefined;
+let quick: ScriptPool | null | undefined;
 let api: ScriptPool | null | undefined;
 
 function inline(): boolean {
   return process.env.OSM_INLINE_SCRIPTS === '1';
 }
 
-/** The engine's pool (function steps, exports, conditions), or null when no built evaluator exists (then scripts run inline). */
+const engineSize = () => Math.min(4, Math.max(2, cpus().length));
+
+/** The engine's pool for scripts that may run for hours (function steps, exports), or null when no built evaluator exists (then scripts run inline). */
 export function scriptPool(): ScriptPool | null {
   if (shared === undefined) {
     const file = inline() ? undefined : workerFile();
-    shared = file ? new ScriptPool(file, { size: Math.min(4, Math.max(2, cpus().length)), reuse: true }) : null;
+    shared = file ? new ScriptPool(file, { size: engineSize(), reuse: true }) : null;
   }
   return shared;
+}
+
+/**
+ * The pool of short scripts (conditions, foreach pre-processing, action functions, trigger
+ * filters and inputs; 10 s limits): separate from scriptPool so hour-long imports holding every
+ * slot never keep a condition waiting.
+ */
+export function quickScriptPool(): ScriptPool | null {
+  if (quick === undefined) {
+    const file = inline() ? undefined : workerFile();
+    quick = file ? new ScriptPool(file, { size: engineSize(), reuse: true }) : null;
+  }
+  return quick;
 }
 
 /** Hard cap of API evaluator processes; the live limit is `server.max_concurrent_evals`, enforced by the caller. */

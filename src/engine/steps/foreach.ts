@@ -121,7 +121,7 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
       if (step.variable_pre_process) {
         try {
           const script = step.variable_pre_process.replace(/\[\[\s*[A-Za-z_][A-Za-z0-9_]*\s*\]\]/g, `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`);
-          value = valueToString((await runScriptAsync(script, scope, { timeoutMs: DEFAULT_SCRIPT_TIMEOUT_MS })).value);
+          value = valueToString((await runScriptAsync(script, scope, { timeoutMs: DEFAULT_SCRIPT_TIMEOUT_MS, quick: true })).value);
         } catch (err) {
           scope.exec.printer.warn(`variable_pre_process failed for ${JSON.stringify(got.item)}: ${(err as Error).message}`);
         }
