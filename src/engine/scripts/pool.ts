@@ -55,10 +55,14 @@ interface Slot {
   child: ChildProcess;
   busy: boolean;
   ready: Promise<void>;
+  /** Ends an evaluator left idle (each holds tens of MB). */
+  idleTimer?: NodeJS.Timeout;
 }
 
 /** How long past its own time limit a script may take to report before its group is killed. */
 const KILL_GRACE_MS = 2000;
+/** How long a reusable evaluator may stay idle before it is ended. */
+const IDLE_MS = 60_000;
 
 /** Every pool's live processes, killed when this process exits (they lead their own groups). */
 const live = new Set<ChildProcess>();
@@ -161,6 +165,7 @@ export class ScriptPool {
       const slot = free ?? (this.slots.length < this.opts.size ? this.spawn() : undefined);
       if (slot) {
         slot.busy = true;
+        clearTimeout(slot.idleTimer);
         setRef(slot.child, true);
         try {
           await slot.ready;
@@ -190,6 +195,12 @@ export class ScriptPool {
   private release(slot: Slot): void {
     slot.busy = false;
     setRef(slot.child, false);
+    if (this.opts.reuse) {
+      slot.idleTimer = setTimeout(() => {
+        if (!slot.busy) this.kill(slot);
+      }, IDLE_MS);
+      slot.idleTimer.unref();
+    }
     this.waiting.shift()?.();
   }
 
@@ -202,6 +213,7 @@ export class ScriptPool {
   }
 
   private kill(slot: Slot): void {
+    clearTimeout(slot.idleTimer);
     this.drop(slot);
     killGroup(slot.child);
   }
