@@ -250,7 +250,7 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
     return finish('failed', messageOf(err));
   }
   try {
-    for (const w of checkDependencies(wf, scope, { skipValidation: input.skipValidation, emptyTarget: input.emptyTarget })) printer.warn(w);
+    for (const w of await checkDependencies(wf, scope, { skipValidation: input.skipValidation, emptyTarget: input.emptyTarget })) printer.warn(w);
   } catch (err) {
     if (err instanceof DependencyError && err.block) printer.error(err.block);
     return finish('failed', messageOf(err), scope.vars);
