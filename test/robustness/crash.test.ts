@@ -25,9 +25,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-import { DEFAULT_BATCH } from '../../src/ingest/importer.js';
   api, configSet, dbPathOf, descendants, ensureBuilt, integrityCheck, killAllDaemons, killDaemon, killDaemonTree, pgidOf, pgrep, processAlive, reapMarker, startDaemon, until, type Daemon,
 } from '../helpers/daemon.js';
+import { DEFAULT_BATCH } from '../../src/ingest/importer.js';
 
 const BATCH = 10_000;
 const BIG_LINES = 200_000;
