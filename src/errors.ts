@@ -193,6 +193,12 @@ export const errors = {
   invalidTokenName: def('OSM_ERR_INVALID_TOKEN_NAME', 400, (name: string) => `Invalid token name: ${JSON.stringify(name)} (letters, digits, ".", "_" and "-", 1-64 characters)`),
   invalidExpiry: def('OSM_ERR_INVALID_EXPIRY', 400, (value: string) => `Invalid expiry: ${JSON.stringify(value)} (a duration such as 30d, 12h, 45m, 3600s, or never)`),
   lastAdmin: def('OSM_ERR_LAST_ADMIN', 409, () => 'This would leave no way to administer the server (no admin user, API key or settings login); keep at least one'),
+  // object storage (src/storage/, osm storage, cdn_* functions)
+  storageDisabled: def('OSM_ERR_STORAGE_DISABLED', 400, () => 'storage is not enabled: set storage.enabled and the bucket in osm-settings.yaml'),
+  storageConfig: def('OSM_ERR_STORAGE_CONFIG', 400, (detail: string) => `storage settings: ${detail}`),
+  storageKey: def('OSM_ERR_STORAGE_KEY', 400, (detail: string) => `refused storage key: ${detail}`),
+  storageNotFound: def('OSM_ERR_STORAGE_NOT_FOUND', 404, (key: string) => `not found in storage: ${key}`),
+  storageFailed: def('OSM_ERR_STORAGE', 502, (detail: string) => `storage request failed: ${detail}`),
   // URLs the router cannot take apart (src/server/plugins/errors.ts frameworkErrors)
   badUrl: def('OSM_ERR_BAD_URL', 400, () => 'Malformed URL: invalid percent-encoding in the path'),
   paramTooLong: def('OSM_ERR_PARAM_TOO_LONG', 414, (max: number) => `URI Too Long: a path parameter is longer than ${max} characters`),

@@ -192,6 +192,12 @@ export const storageSchema = z
     path_style: bool(false),
     presign_expiry: duration('1h'),
     enabled: bool(false),
+    // Ours (not in the reference): a key prefix for what osm itself stores (workspaces/<name>/…),
+    // how the daemon serves an artifact that only the storage holds (stream through it, or 302
+    // to a presigned URL), and whether finished runs upload their artifacts.
+    prefix: text(''),
+    serve: z.enum(['stream', 'redirect']).default('stream'),
+    upload_outputs: bool(false),
   })
   .prefault({});
 

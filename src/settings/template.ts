@@ -159,6 +159,9 @@ storage:
   path_style: ${st.path_style}
   presign_expiry: ${q(st.presign_expiry)}
   enabled: ${st.enabled}
+  prefix: ${q(st.prefix)}               # key prefix of what osm stores itself (workspaces/<name>/…)
+  serve: ${st.serve}                 # artifacts only in storage: stream (through the daemon) | redirect (302 to a presigned URL)
+  upload_outputs: ${st.upload_outputs}        # upload each finished run's artifacts to workspaces/<workspace>/<path>
 
 cloud:
   cloud_path: ${q(d.cloud.cloud_path)}

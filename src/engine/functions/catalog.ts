@@ -40,6 +40,7 @@ export const CATEGORY_TITLES: Record<string, string> = {
   database: 'Database Functions',
   event_generation: 'Event Generation Functions',
   notification: 'Notification Functions',
+  cdn_storage: 'CDN/Storage Functions',
   environment: 'Environment Functions',
   type_detection: 'Type Detection Functions',
 };
@@ -224,6 +225,20 @@ const ROWS: Record<string, Row[]> = {
     ['notify_telegram_channel(channel, message)', 'bool', 'Send a Telegram message to a channel of notification.telegram.telegram_channel_map', "notify_telegram_channel('alerts', 'new findings')"],
     ['send_telegram_file(path, caption?)', 'bool', 'Send a file as a Telegram document to notification.telegram.chat_id', "send_telegram_file('{{Output}}/report.md', 'report')"],
     ['send_telegram_file_channel(channel, path, caption?)', 'bool', 'Send a file as a Telegram document to a mapped channel', "send_telegram_file_channel('alerts', '{{Output}}/vulns.txt')"],
+  ],
+  // Object storage of the `storage` settings (src/engine/functions/cdn.ts).
+  cdn_storage: [
+    ['cdn_upload(localPath, remoteKey)', 'bool', 'Upload a file to the storage bucket (multipart for big files)', "cdn_upload('{{Output}}/report.zip', 'scans/{{Target}}/report.zip')"],
+    ['cdn_download(remoteKey, localPath)', 'bool', 'Download an object to a file (creates parent folders)', "cdn_download('wordlists/common.txt', '{{Output}}/common.txt')"],
+    ['cdn_exists(remoteKey)', 'bool', 'Check if an object exists', "cdn_exists('scans/{{Target}}/report.zip')"],
+    ['cdn_delete(remoteKey)', 'bool', 'Delete an object; a key ending in / (or naming no object) deletes that folder', "cdn_delete('scans/{{Target}}/old-report.zip')"],
+    ['cdn_sync_upload(localDir, remotePrefix)', 'object', 'Upload the files of a folder that the bucket lacks or holds changed: {success, uploaded, skipped, errors}', "cdn_sync_upload('{{Output}}', 'scans/{{Target}}/')"],
+    ['cdn_sync_download(remotePrefix, localDir)', 'object', 'Download the objects under a prefix that the folder lacks or holds changed (unsafe keys refused): {success, downloaded, skipped, errors}', "cdn_sync_download('base-setup/', '{{Output}}/setup')"],
+    ['cdn_get_presigned_url(remoteKey, expiryMins?)', 'string', 'A presigned GET URL (default lifetime storage.presign_expiry)', "cdn_get_presigned_url('scans/{{Target}}/report.zip', 60)"],
+    ['cdn_list(prefix?)', '[]object', 'Objects under a prefix: [{key, size, lastModified, etag}]', "cdn_list('scans/')"],
+    ['cdn_stat(remoteKey)', 'object', 'Metadata of an object {key, size, lastModified, etag}, or null', "cdn_stat('scans/{{Target}}/report.zip')"],
+    ['cdn_read(remoteKey)', 'string', 'Content of an object as text (up to 16 MiB)', "cdn_read('config/settings.yaml')"],
+    ['cdn_ls_tree(prefix?, depth?)', 'string', 'Objects under a prefix drawn as a tree (depth limits the levels)', "cdn_ls_tree('scans/', 2)"],
   ],
   database: [
     ['register_artifact(path, type?)', 'bool', 'Register a file as a run artifact'],

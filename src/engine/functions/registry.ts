@@ -30,6 +30,7 @@ import { databaseFunctions } from './database.js';
 import { toolImportFunctions } from './tool-imports.js';
 import { reportFunctions } from './report.js';
 import { reconFormatFunctions } from './recon-formats.js';
+import { cdnFunctions } from './cdn.js';
 
 /** One utility function: the evaluation's context first, then the script's arguments as passed. */
 export type FnImpl = (ctx: FnContext, ...args: unknown[]) => unknown;
@@ -76,6 +77,7 @@ function ensureLoaded(): void {
     database: { ...databaseFunctions, ...toolImportFunctions, ...reportFunctions },
     event_generation: eventFunctions,
     notification: { ...notificationFunctions, ...telegramFunctions },
+    cdn_storage: cdnFunctions,
   };
   for (const [category, record] of Object.entries(builtins)) for (const [name, fn] of Object.entries(record)) put(category, name, fn);
   for (const e of FUNCTION_CATALOG) {
