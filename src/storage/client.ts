@@ -79,9 +79,7 @@ export function scrubStorageText(text: string, cfg?: Pick<StorageConfig, 'access
   }
   return out
     .replace(/(X-Amz-(?:Signature|Credential|Security-Token)=)[^&\s"'<]*/gi, '$1[REDACTED]')
-    .replace(/((?:Signature|AWSAccessKeyId)=)[^&\s"'<]*/g, '$1[REDACTED]')
-    .replace(/(Credential=)[^,\s"'<]*/g, '$1[REDACTED]')
-    .replace(/(Signature=)[0-9a-f]{16,}/gi, '$1[REDACTED]')
+    .replace(/((?<![-\w])(?:Signature|AWSAccessKeyId|Credential)=)[^&,\s"'<]*/g, '$1[REDACTED]')
     .replace(/(<(?:StringToSign|StringToSignBytes|CanonicalRequest|CanonicalRequestBytes|SignatureProvided|AWSAccessKeyId)>)[^<]*/g, '$1[REDACTED]');
 }
 

@@ -112,8 +112,9 @@ describe.skipIf(!s3)('cdn_* functions against s3rver', () => {
     expect(fn('cdn_read', 'synced/one.txt')).toBe('111');
   });
 
+  // s3rver normalises `..` and `//` out of keys, so those are covered by test/unit/storage/keys.test.ts.
   it('cdn_sync_download fetches a prefix and refuses keys that would leave the folder', async () => {
-    for (const [key, body] of [['dl/ok.txt', 'ok'], ['dl/sub/deep.txt', 'deep'], ['dl/../escape.txt', 'evil'], ['dl/a\\..\\b.txt', 'evil']]) {
+    for (const [key, body] of [['dl/ok.txt', 'ok'], ['dl/sub/deep.txt', 'deep'], ['dl/..\\..\\escape.txt', 'evil'], ['dl/ctl\u0007.txt', 'evil']]) {
       await raw.send(new PutObjectCommand({ Bucket: fx.bucket, Key: key, Body: body }));
     }
     const dest = join(dir, 'dl-dest');
