@@ -20,6 +20,7 @@ import type { AppContext } from './context.js';
 import { artifactToApi } from './run-control.js';
 import { checkWorkspaceName } from './workspaces.js';
 import { UNRESTRICTED, workspaceInScope, type Scope } from '../auth/scope.js';
+import { openStoredArtifact } from './artifact-storage.js';
 
 /** Errors of the download, word for word from the reference (§1.8). */
 export const artifactErrors = {
@@ -170,11 +171,31 @@ export interface ArtifactDownload {
   fileName: string;
 }
 
-/** GET /artifacts/{workspace_name}?artifact_path=: one regular file of the workspace folder, opened for streaming. */
-export async function openArtifact(app: AppContext, workspaceName: string, artifactPath: string | undefined, scope: Scope = UNRESTRICTED): Promise<ArtifactDownload> {
+/** Where to send the client instead (storage.serve: redirect). */
+export interface ArtifactRedirect {
+  redirect: string;
+  fileName: string;
+}
+
+/**
+ * GET /artifacts/{workspace_name}?artifact_path=: one regular file of the workspace folder, opened
+ * for streaming; when it is not on disk but storage holds it, the stored copy (artifact-storage.ts).
+ */
+export async function openArtifact(app: AppContext, workspaceName: string, artifactPath: string | undefined, scope: Scope = UNRESTRICTED): Promise<ArtifactDownload | ArtifactRedirect> {
   checkWorkspaceName(workspaceName);
   if (!workspaceInScope(app.store, scope, workspaceName)) throw artifactErrors.notFound();
   if (artifactPath === undefined || artifactPath === '') throw artifactErrors.pathRequired();
+  try {
+    return await openLocalArtifact(app, workspaceName, artifactPath);
+  } catch (err) {
+    if (!(err instanceof OsmError) || err.code !== 'OSM_ERR_ARTIFACT_NOT_FOUND') throw err;
+    const stored = await openStoredArtifact(app, workspaceName, artifactPath, checkArtifactPath);
+    if (!stored) throw err;
+    return 'redirect' in stored ? stored : { ...stored, contentType: contentTypeFor(stored.fileName) };
+  }
+}
+
+async function openLocalArtifact(app: AppContext, workspaceName: string, artifactPath: string): Promise<ArtifactDownload> {
   const base = await workspaceBase(app, workspaceName);
   const rel = checkArtifactPath(await relativeToWorkspace(app, workspaceName, base, artifactPath));
   const full = join(base, rel);

@@ -9,6 +9,7 @@ import { validateRunParams } from '../workflow/reserved-params.js';
 import { analyzeTarget } from '../workflow/heuristics.js';
 import { executeRun, type RunOutcome } from '../engine/executor.js';
 import { recordRunDiff } from './diffs.js';
+import { uploadRunArtifacts } from '../storage/run-upload.js';
 import type { DisplayOptions, RunInput } from '../engine/types.js';
 import type { RunSource } from '../engine/recorder.js';
 import type { AppContext } from './context.js';
@@ -177,6 +178,8 @@ export async function executeStoredRun(app: AppContext, run: RunRecord, display:
       // A diff snapshot is a convenience; it must never change the run's outcome.
     }
   }
+  // storage.upload_outputs: the run's artifacts go to object storage; failures are a warning event.
+  await uploadRunArtifacts(app, run.id).catch(() => undefined);
   return out;
 }
 

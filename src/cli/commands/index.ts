@@ -26,3 +26,4 @@ import { registerQuery } from './query.js'; COMMAND_MODULES.push(registerQuery);
 import { registerTeam } from './team.js'; COMMAND_MODULES.push(registerTeam);
 import { registerImport } from './import.js'; COMMAND_MODULES.push(registerImport);
 import { registerReport } from './report.js'; COMMAND_MODULES.push(registerReport);
+import { registerStorage } from './storage.js'; COMMAND_MODULES.push(registerStorage);

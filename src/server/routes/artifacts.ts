@@ -32,13 +32,16 @@ export const registerArtifactRoutes: RegisterRoutes = (server, deps) => {
     params: z.object({ workspace_name: z.string() }),
     query: z.object({ artifact_path: z.string().optional() }),
     responses: {
-      200: { description: 'The raw file, content type by extension' },
+      200: { description: 'The raw file, content type by extension (from object storage when only the storage holds it and storage.serve is stream)' },
+      302: { description: 'The file is only in object storage and storage.serve is redirect: Location is a presigned URL' },
       400: { description: 'Invalid workspace name | artifact_path query parameter is required | Invalid artifact_path | artifact_path must point to a file' },
       403: { description: 'Path traversal attempt detected' },
       404: { description: 'Artifact not found' },
     },
     handler: async ({ params, query, reply, scope }) => {
       const f = await openArtifact(app, params.workspace_name, query.artifact_path, scope);
+      // Only in storage, and storage.serve is redirect: a short-lived presigned URL of that file.
+      if ('redirect' in f) return reply.header('Cache-Control', 'no-store').redirect(f.redirect, 302);
       // Workspace files hold scanned (hostile) content: never sniffed, never run as a page of this origin.
       reply
         .header('Content-Type', f.contentType)
