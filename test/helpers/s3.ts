@@ -87,19 +87,20 @@ export async function startS3(extra: Record<string, unknown> = {}): Promise<S3Fi
   };
 }
 
-/**
- * Creates a base folder's settings (first use) and sets its `storage` section (plus other
- * `section.key` values) in the file, as a user editing osm-settings.yaml would.
- */
-export async function writeStorageSettings(base: string, storage: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<void> {
-  const { createAppContext } = await import('../../src/services/context.js');
+/** Sets `storage` keys (and other dotted `section.key` values) in a settings file, as a user editing it would. */
+export async function editSettingsFile(file: string, storage: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<void> {
   const { parseDocument } = await import('yaml');
   const { readFileSync, writeFileSync } = await import('node:fs');
-  const { join } = await import('node:path');
-  createAppContext({ baseFolder: base }).close();
-  const file = join(base, 'osm-settings.yaml');
   const doc = parseDocument(readFileSync(file, 'utf8'));
   for (const [k, v] of Object.entries(storage)) doc.setIn(['storage', k], v);
   for (const [k, v] of Object.entries(extra)) doc.setIn(k.split('.'), v);
   writeFileSync(file, doc.toString(), { mode: 0o600 });
+}
+
+/** Creates a base folder's settings (first use) and sets its `storage` section (see editSettingsFile). */
+export async function writeStorageSettings(base: string, storage: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<void> {
+  const { createAppContext } = await import('../../src/services/context.js');
+  const { join } = await import('node:path');
+  createAppContext({ baseFolder: base }).close();
+  await editSettingsFile(join(base, 'osm-settings.yaml'), storage, extra);
 }
