@@ -55,6 +55,11 @@ describe.skipIf(!s3)('osm storage', () => {
     expect((await osm('storage', 'pull', 'docs/notes.txt', 'into')).code).toBe(0);
     expect(readFileSync(join(work, 'into/notes.txt'), 'utf8')).toBe('some notes\n');
 
+    // osm eval checks a set-up as in the reference: the CLI's evaluations see the storage settings
+    const ev = await osm('eval', 'cdn_ls_tree("docs")');
+    expect(ev.code).toBe(0);
+    expect(ev.stdout).toContain('└── notes.txt (11 B)');
+
     const missing = await osm('storage', 'pull', 'docs/none.txt');
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain('not found in storage: docs/none.txt');

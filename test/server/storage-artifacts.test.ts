@@ -126,6 +126,12 @@ describe.skipIf(!s3)('artifacts and object storage', () => {
     }
   });
 
+  it('API evaluations get no storage credentials (deny by default)', async () => {
+    const res = await t.server.inject({ method: 'POST', url: '/osm/api/functions/eval', headers: t.auth, payload: { script: "cdn_exists('workspaces/up.example/out/report.txt')" } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().result).toBe(false);
+  });
+
   it('a failed upload is a warning event, the run still completes, and the secret is nowhere', async () => {
     await setStorage({ access_key_id: 'AKIANOTREGISTERED0' });
     try {

@@ -54,6 +54,18 @@ function cliBuiltins(o: GlobalOptions, target: string): Record<string, unknown> 
   }
 }
 
+/**
+ * The settings the CLI's own evaluations may use: the storage section, so `osm eval
+ * 'cdn_ls_tree()'` checks a storage set-up as in the reference. (API evaluations get none.)
+ */
+function cliFunctionSettings(o: GlobalOptions): { storage?: unknown } {
+  try {
+    return { storage: loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }).settings.storage };
+  } catch {
+    return {};
+  }
+}
+
 /** Renders the script like /functions/eval: only when it contains `{{`; supplied values are tainted. */
 export function renderScript(script: string, vars: Record<string, unknown>): string {
   if (!script.includes('{{')) return script;
@@ -96,6 +108,7 @@ export async function funcEval(command: Command, scriptArgs?: string[] | string)
     ? readFileSync(o.targetFile, 'utf8').split(/\r?\n/).map((t) => t.trim()).filter((t) => t && !t.startsWith('#'))
     : [o.target ?? ''];
   const results: { target: string; result: unknown; rendered_script: string }[] = [];
+  const settings = cliFunctionSettings(o);
   for (const target of targets) {
     // Built-ins first (BaseFolder, Workspaces, Output, Today, threads …), as the reference renders them.
     const vars: Record<string, unknown> = { ...cliBuiltins(o, target), ...parseParams(o.params ?? []) };
@@ -106,7 +119,7 @@ export async function funcEval(command: Command, scriptArgs?: string[] | string)
     const rendered = renderScript(script, vars);
     // With --json stdout carries one JSON document, so printed lines go to stderr.
     const log = o.json ? (line: string) => ui.err(line) : (line: string) => ui.out(line);
-    const { value } = evaluate(rendered, vars, { timeoutMs: timeoutMs ?? 10_000, ctx: { target, log } });
+    const { value } = evaluate(rendered, vars, { timeoutMs: timeoutMs ?? 10_000, ctx: { target, log, settings } });
     results.push({ target, result: value, rendered_script: rendered });
     if (!o.json) ui.out(typeof value === 'string' ? value : JSON.stringify(value));
   }
