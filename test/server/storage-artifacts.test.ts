@@ -60,6 +60,9 @@ describe.skipIf(!s3)('artifacts and object storage', () => {
         '  - name: keep',
         '    type: function',
         '    function: store_artifact("{{Output}}/out/report.txt")',
+        '  - name: share',
+        '    type: function',
+        '    function: cdn_upload("{{Output}}/out/report.txt", "direct/{{Target}}/report.txt")',
         '',
       ].join('\n'),
     );
@@ -79,6 +82,9 @@ describe.skipIf(!s3)('artifacts and object storage', () => {
     expect(run.status).toBe('completed');
     const obj = await raw.send(new GetObjectCommand({ Bucket: fx.bucket, Key: 'workspaces/up.example/out/report.txt' }));
     expect(await obj.Body!.transformToString()).toBe('report for up.example\n');
+    // a workflow's own cdn_* call (in an evaluator process) uses the storage settings too
+    const direct = await raw.send(new GetObjectCommand({ Bucket: fx.bucket, Key: 'direct/up.example/report.txt' }));
+    expect(await direct.Body!.transformToString()).toBe('report for up.example\n');
     const [ev] = storageEvents(run.run_uuid);
     expect(ev).toMatchObject({ topic: 'storage.uploaded', workspace: 'up.example' });
     const data = JSON.parse(ev!.data as unknown as string) as { uploaded: number; keys: string[]; errors: unknown[] };
