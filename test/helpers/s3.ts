@@ -3,14 +3,16 @@
  * bucket and key pair per call. Locally a server that cannot start skips the tests with a visible
  * message; under CI=true it fails them.
  *
- * Limits of s3rver 3.7 (what these tests therefore cannot prove): it checks that the access key
- * id exists but does not verify SigV4 signatures (header or presigned), so a tampered or expired
- * presigned URL is still served; multipart uploads, listing, HEAD, batch delete work.
+ * s3rver 3.7 checks only that the access key id exists; s3-server.cjs puts a front before it that
+ * verifies SigV4 signatures and presigned URL expiry as S3 does. s3rver normalises `..` and `//`
+ * out of keys, so such keys cannot be planted in it. Multipart uploads, listing, HEAD and batch
+ * delete work.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { tempDir } from './tmp.js';
 
 const require = createRequire(import.meta.url);
@@ -18,19 +20,11 @@ const require = createRequire(import.meta.url);
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /**
- * The server runs in its own process: the cdn_* functions block their caller while a child
- * process talks to the server (they are synchronous), which would starve a server living in the
- * test's own event loop.
+ * The server runs in its own process (s3-server.cjs): the cdn_* functions block their caller
+ * while a child process talks to the server (they are synchronous), which would starve a server
+ * living in the test's own event loop.
  */
-const SERVER = String.raw`
-const [s3rverPath, accountPath, dir, bucket, id, secret] = process.argv.slice(1);
-const S3rver = require(s3rverPath);
-require(accountPath).DUMMY_ACCOUNT.createKeyPair(id, secret);
-const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: dir, configureBuckets: [{ name: bucket }] });
-server.run().then(({ port }) => console.log(JSON.stringify({ port })), (e) => { console.log(JSON.stringify({ error: String(e && e.message || e) })); process.exit(1); });
-process.stdin.on('end', () => server.close().finally(() => process.exit(0)));
-process.stdin.resume();
-`;
+const SERVER = fileURLToPath(new URL('./s3-server.cjs', import.meta.url));
 
 export interface S3Fixture {
   endpoint: string;
@@ -52,7 +46,7 @@ export async function startS3(extra: Record<string, unknown> = {}): Promise<S3Fi
   let child: ChildProcess;
   let port: number;
   try {
-    child = spawn(process.execPath, ['-e', SERVER, require.resolve('s3rver'), require.resolve('s3rver/lib/models/account'), dir, bucket, accessKeyId, secretAccessKey], { stdio: ['pipe', 'pipe', 'inherit'] });
+    child = spawn(process.execPath, [SERVER, require.resolve('s3rver'), require.resolve('s3rver/lib/models/account'), dir, bucket, accessKeyId, secretAccessKey], { stdio: ['pipe', 'pipe', 'inherit'] });
     const first = await new Promise<string>((resolve, reject) => {
       const rl = createInterface({ input: child.stdout! });
       rl.once('line', (l) => resolve(l));

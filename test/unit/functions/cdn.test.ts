@@ -1,6 +1,6 @@
 /**
- * The cdn_storage functions against a real S3-protocol server (s3rver on loopback; see
- * test/helpers/s3.ts for what it does not verify). Each test file has its own server, bucket,
+ * The cdn_storage functions against a real S3-protocol server (s3rver on loopback behind a
+ * SigV4-verifying front; see test/helpers/s3.ts). Each test file has its own server, bucket,
  * key pair and temporary folder.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -96,6 +96,28 @@ describe.skipIf(!s3)('cdn_* functions against s3rver', () => {
     expect(await res.text()).toBe('presigned body');
     // default lifetime: storage.presign_expiry (1h)
     expect(fn('cdn_get_presigned_url', 'share/p.txt') as string).toContain('X-Amz-Expires=3600');
+    // the server checks the signature: another key, a tampered signature or path is refused
+    const tampered = url.replace(/X-Amz-Signature=([0-9a-f])/, (_m, c: string) => `X-Amz-Signature=${c === '0' ? '1' : '0'}`);
+    expect((await fetch(tampered)).status).toBe(403);
+    expect((await fetch(url.replace('/share/p.txt?', '/share/q.txt?'))).status).toBe(403);
+  });
+
+  it('cdn_get_presigned_url URLs stop working once expired', async () => {
+    const url = fn('cdn_get_presigned_url', 'share/p.txt', 1 / 60) as string;
+    expect(url).toContain('X-Amz-Expires=1');
+    await new Promise((r) => setTimeout(r, 2100));
+    const res = await fetch(url);
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain('Request has expired');
+  });
+
+  it('signs with the configured secret: another secret is refused by the server', () => {
+    logs.length = 0;
+    const wrong: FnContext = { settings: { storage: { ...fx.storage, secret_access_key: 'not-the-secret-0000' } }, log: (l) => logs.push(l) };
+    expect(getFunction('cdn_exists')!(wrong, 'share/p.txt')).toBe(false);
+    expect(getFunction('cdn_read')!(wrong, 'share/p.txt')).toBe('');
+    expect(logs.join('\n')).toContain('SignatureDoesNotMatch');
+    expect(logs.join('\n')).not.toContain('not-the-secret-0000');
   });
 
   it('cdn_sync_upload uploads a folder and skips unchanged files the second time', () => {
