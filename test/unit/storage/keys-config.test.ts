@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkKey, folderPrefix, keySegments, localTarget } from '../../../src/storage/keys.js';
 import { resolveStorage } from '../../../src/storage/config.js';
-import { scrubStorageText, storageFailure } from '../../../src/storage/client.js';
+import { clientFor, scrubStorageText, storageFailure } from '../../../src/storage/client.js';
 import { tempDir } from '../../helpers/tmp.js';
 
 describe('storage keys as local paths', () => {
@@ -121,5 +121,17 @@ describe('storage messages', () => {
     const e = storageFailure(err, { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG' }, 'read k');
     expect(e.code).toBe('OSM_ERR_STORAGE');
     expect(e.message).toBe('storage request failed: read k: SignatureDoesNotMatch: The request signature we calculated does not match (key [REDACTED]) (HTTP 403)');
+  });
+});
+
+describe('storage clients under an outbound policy', () => {
+  it('refuse a loopback or metadata endpoint unless the allowlist opens it', () => {
+    const cfg = resolveStorage({ storage: { enabled: true, bucket: 'b', provider: 'minio', endpoint: 'http://127.0.0.1:9000' } });
+    expect(() => clientFor(cfg, { outbound: { allowlist: [] } })).toThrow('the storage endpoint is refused');
+    const meta = resolveStorage({ storage: { enabled: true, bucket: 'b', provider: 'minio', endpoint: 'http://169.254.169.254' } });
+    expect(() => clientFor(meta, { outbound: { allowlist: [] } })).toThrow('the storage endpoint is refused');
+    const h = clientFor(cfg, { outbound: { allowlist: ['127.0.0.1'] } });
+    h.close();
+    clientFor(cfg).close();
   });
 });
