@@ -43,6 +43,10 @@ export const errors = {
   internal: def('OSM_ERR_INTERNAL', 500, (msg?: string) => msg ?? 'Internal server error'),
   unavailable: def('OSM_ERR_UNAVAILABLE', 503, (msg: string) => msg),
 
+  // agents (reference server-api §1.15 wording)
+  agentBusy: def('OSM_ERR_AGENT_BUSY', 409, () => 'An agent is already running. Only one agent subprocess is allowed at a time.'),
+  agentFailed: def('OSM_ERR_AGENT_FAILED', 500, (msg: string) => `Agent execution failed: ${msg}`),
+
   // auth (messages word for word from the spec)
   missingAuthHeader: def('OSM_ERR_AUTH_MISSING', 401, () => 'Missing authorization header'),
   invalidAuthFormat: def('OSM_ERR_AUTH_FORMAT', 401, () => 'Invalid authorization header format'),

@@ -7,6 +7,8 @@ import { executeParallelSteps } from './steps/parallel.js';
 import { executeHttp } from './steps/http.js';
 import { executeLlm } from './steps/llm.js';
 import { executeRemoteBash } from './steps/remote-bash.js';
+import { executeAgent } from './steps/agent.js';
+import { executeAgentAcp } from './steps/agent-acp.js';
 
 /** Runs a step's type executor (no pre-condition, exports or decision: that is step-exec's job). */
 export async function dispatch(step: Step, scope: Scope, ctx: StepContext): Promise<DispatchResult> {
@@ -28,9 +30,11 @@ export async function dispatch(step: Step, scope: Scope, ctx: StepContext): Prom
     case 'remote-bash':
       return executeRemoteBash(step, scope, ctx);
     case 'agent':
+      return executeAgent(step, scope, ctx);
     case 'agent-acp':
+      return executeAgentAcp(step, scope, ctx);
     case 'agent-sdk':
-      throw new StepFailure(`step type '${step.type}' is not supported by osm (it needs an external agent runtime)`);
+      throw new StepFailure(`step type '${step.type}' is not supported by osm (use agent or agent-acp)`);
     default:
       throw new StepFailure(`invalid step type: ${String((step as Step).type)}`);
   }

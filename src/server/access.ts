@@ -91,6 +91,9 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /osm/api/llm/v1/embeddings': 'operator',
   'POST /osm/api/llm/embeddings': 'operator',
 
+  // ACP agent: a coding agent has tools of its own (commands, files), so this is code execution
+  'POST /osm/api/agent/chat/completions': 'admin',
+
   // schedules
   'GET /osm/api/schedules': 'viewer',
   'POST /osm/api/schedules': 'operator',

@@ -120,7 +120,7 @@ export function planStep(step: Step, index: number, ctx: StepPlanContext, where:
   } else {
     plan.commands = commandTexts(step).map(take);
   }
-  if (step.type.startsWith('agent')) ctx.warnings.push(`${here}: ${step.type} steps are not supported by this engine and will fail at run time`);
+  if (step.type === 'agent-sdk') ctx.warnings.push(`${here}: ${step.type} steps are not supported by this engine and will fail at run time`);
 
   if (step.pre_condition) plan.preCondition = take(step.pre_condition);
   if (step.timeout !== undefined && step.timeout !== '') {

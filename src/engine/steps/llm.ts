@@ -6,12 +6,8 @@ import { StepFailure, type DispatchResult, type Scope, type StepContext } from '
 import { exportPrefix } from './http.js';
 import { messageOf } from '../../errors.js';
 
-/**
- * llm step: chat completion (messages) or embeddings (is_embedding + embedding_input) through the
- * provider of settings `llm_config`, with retries and provider rotation. Exports
- * `<step>_llm_resp` and `<step>_content`.
- */
-export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Promise<DispatchResult> {
+/** Settings `llm_config` with the step's `llm_config` over it (provider chosen by name when given). */
+export function stepLlmSettings(step: Step, scope: Scope): { cfg: LlmSettings; base: LlmSettings; stepCfg: NonNullable<Step['llm_config']> } {
   const base = (scope.exec.settings.settings as { llm_config?: LlmSettings }).llm_config ?? {};
   const stepCfg = step.llm_config ?? {};
   const cfg: LlmSettings = {
@@ -24,6 +20,16 @@ export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Pr
     const chosen = base.llm_providers.filter((p) => p.provider === stepCfg.provider);
     if (chosen.length) cfg.llm_providers = chosen;
   }
+  return { cfg, base, stepCfg };
+}
+
+/**
+ * llm step: chat completion (messages) or embeddings (is_embedding + embedding_input) through the
+ * provider of settings `llm_config`, with retries and provider rotation. Exports
+ * `<step>_llm_resp` and `<step>_content`.
+ */
+export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Promise<DispatchResult> {
+  const { cfg, base, stepCfg } = stepLlmSettings(step, scope);
   const prefix = exportPrefix(step.name);
   const opts = { timeoutMs: ctx.timeoutMs, signal: scope.exec.signal, retries: Math.max(1, Number(stepCfg.max_retries ?? base.max_retries ?? 3)), rotate: true };
   try {
