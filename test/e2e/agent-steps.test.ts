@@ -102,8 +102,8 @@ describe('agent step (LLM tool-calling loop)', () => {
       { role: 'system', content: 'You are a careful assistant.' },
       { role: 'user', content: 'Summarise what is known about example.com' },
     ]);
-    expect(stub.requests[0]!.tools.map((t: any) => t.function.name)).toEqual(['read_file', 'run_command']);
-    expect(stub.requests[0]!.tools[1].function.parameters.properties.command.enum).toEqual(['echo']);
+    expect(stub.requests[0]!.tools!.map((t: any) => t.function.name)).toEqual(['read_file', 'run_command']);
+    expect(stub.requests[0]!.tools![1].function.parameters.properties.command.enum).toEqual(['echo']);
     const results = Object.fromEntries(stub.requests[1]!.messages.filter((m: any) => m.role === 'tool').map((m: any) => [m.tool_call_id, m.content]));
     expect(results.t1).toBe('open ports: 22, 443\n');
     // argv, not a shell: the metacharacters arrive as text

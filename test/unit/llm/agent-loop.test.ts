@@ -52,7 +52,7 @@ describe('runAgentLoop', () => {
     const second = stub.requests[1]!;
     expect(second.messages[0]).toEqual({ role: 'system', content: 'be brief' });
     expect(second.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'c1', content: 'example.com has address 192.0.2.1' });
-    expect(second.tools[0].function.name).toBe('lookup');
+    expect(second.tools![0].function.name).toBe('lookup');
     expect(second.parallel_tool_calls).toBe(true);
   });
 
