@@ -25,7 +25,7 @@ interface Rendered {
 }
 
 const AGENT_EXPORTS: Record<string, string[]> = {
-  agent: ['agent_content', 'agent_history', 'agent_iterations', 'agent_total_tokens', 'agent_prompt_tokens', 'agent_completion_tokens', 'agent_tool_results', 'agent_plan', 'agent_goal_results'],
+  agent: ['agent_content', 'agent_history', 'agent_iterations', 'agent_total_tokens', 'agent_prompt_tokens', 'agent_completion_tokens', 'agent_tool_results', 'agent_plan', 'agent_goal_results', 'agent_cost', 'agent_models', 'agent_transcript'],
   'agent-acp': ['acp_output', 'acp_stderr', 'acp_agent'],
   'agent-sdk': ['sdk_output', 'sdk_agent', 'sdk_session_id'],
 };

@@ -18,7 +18,7 @@ import { abortRun, activeRuns, buildBaseEnv, type RunOutcome } from '../../engin
 import { checkStaticDependencies } from '../../engine/deps-check.js';
 import type { Preferences } from '../../workflow/types.js';
 import { mapLimit } from '../../engine/pool.js';
-import { planRun } from '../../services/plan.js';
+import { planRuns } from '../../services/plan.js';
 import { resumeRun } from '../../services/run-reuse.js';
 import { assertInstalledWorkflow } from '../../services/installed-workflow.js';
 import type { Workflow } from '../../workflow/types.js';
@@ -107,7 +107,7 @@ export async function runAction(command: Command): Promise<void> {
         const loaded = app.loader.load(wf);
         for (const t of targets) checkStaticDependencies(loaded, t, pathEnv, { skipValidation: o.skipValidation, emptyTarget: o.emptyTarget });
       }
-      for (const wf of workflows) for (const t of targets) process.stdout.write(`${planRun(app, wf, t, params, options)}\n`);
+      process.stdout.write(planRuns(app, workflows, targets, params, options));
       return;
     }
     if (o.asCron !== undefined) {

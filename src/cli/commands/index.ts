@@ -25,3 +25,4 @@ import { registerOrg } from './org.js'; COMMAND_MODULES.push(registerOrg);
 import { registerQuery } from './query.js'; COMMAND_MODULES.push(registerQuery);
 import { registerTeam } from './team.js'; COMMAND_MODULES.push(registerTeam);
 import { registerCompletion } from './completion.js'; COMMAND_MODULES.push(registerCompletion);
+import { registerAgent } from './agent.js'; COMMAND_MODULES.push(registerAgent);

@@ -1,6 +1,7 @@
 /**
  * Build step (`npm run build` runs it after tsc): writes completions/osm.{bash,zsh,fish} and
- * man/osm.1 from the commander program, so the shipped files always match the built CLI.
+ * man/osm.1 from the commander program, so the shipped files always match the built CLI, and
+ * dist/build-info.json (build time and commit for `osm --version`).
  * Usage: node dist/cli/completion/generate.js [package root]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { bashScript } from './bash.js';
 import { zshScript } from './zsh.js';
 import { fishScript } from './fish.js';
 import { manPage } from './man.js';
+import { writeBuildInfo } from '../build-info.js';
 
 export type Shell = 'bash' | 'zsh' | 'fish';
 export const SHELLS: Shell[] = ['bash', 'zsh', 'fish'];
@@ -52,5 +54,5 @@ export function generateAll(root: string): string[] {
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const root = resolve(process.argv[2] ?? join(fileURLToPath(import.meta.url), '../../../..'));
-  for (const file of generateAll(root)) process.stdout.write(`generated ${file}\n`);
+  for (const file of [...generateAll(root), writeBuildInfo(root)]) process.stdout.write(`generated ${file}\n`);
 }
