@@ -24,5 +24,7 @@ import { registerWebhook } from './webhook.js'; COMMAND_MODULES.push(registerWeb
 import { registerOrg } from './org.js'; COMMAND_MODULES.push(registerOrg);
 import { registerQuery } from './query.js'; COMMAND_MODULES.push(registerQuery);
 import { registerTeam } from './team.js'; COMMAND_MODULES.push(registerTeam);
+import { registerImport } from './import.js'; COMMAND_MODULES.push(registerImport);
+import { registerReport } from './report.js'; COMMAND_MODULES.push(registerReport);
 import { registerCompletion } from './completion.js'; COMMAND_MODULES.push(registerCompletion);
 import { registerAgent } from './agent.js'; COMMAND_MODULES.push(registerAgent);
