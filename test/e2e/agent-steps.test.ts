@@ -294,6 +294,17 @@ describe('agent-acp step and run_agent()', () => {
     const unknown = await osm(['func', 'eval', "'[' + run_agent('ping', 'nobody') + ']'"]);
     expect(unknown.stdout.trim()).toBe('[]');
   });
+
+  it('run_agent() in a workflow function step sees the settings of the run', async () => {
+    wf('acp-function', `  - name: ask
+    type: function
+    timeout: 60
+    function: "run_agent('from a step', 'stub')"
+`);
+    const r = await osm(['run', '-m', 'acp-function', '-t', 'example.com']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/echo: from a step \(cwd=.*example\.com\)/);
+  });
 });
 
 describe('no agent step fails as "not supported" any more', () => {
