@@ -113,32 +113,41 @@ export class RunLogReader {
     }
   }
 
-  /** The sequence number after which the last `n` lines (of `step`, when given) begin. */
+  /**
+   * The sequence number after which the last `n` lines (of `step`, when given) begin; for `n` 0,
+   * the last sequence number written (only what comes next).
+   */
   async tailStart(n: number, step?: string): Promise<number> {
-    if (n <= 0) return Number.MAX_SAFE_INTEGER;
     const probe = new RunLogReader(this.dir);
     try {
       if (await probe.noJournal()) {
         const all: number[] = [];
+        let last = 0;
         for (let after = 0; ; ) {
           const r = await probe.read(after);
           for (const e of r.events) {
             if (e.kind === 'line' && (!step || e.step === step)) all.push(e.seq);
-            after = e.seq;
+            after = last = e.seq;
           }
           if (!r.more) break;
         }
+        if (n <= 0) return last;
         return all.length > n ? all[all.length - n - 1]! : 0;
       }
       // Only the journal is read: line counts per record say where the tail starts.
       const names = new Map<number, string>();
       const records: LinesRecord[] = [];
+      let last = 0;
       while (await probe.readJournal()) {
         for (const r of probe.pending.splice(0)) {
           if (r.type === 'F') names.set(r.file, r.step);
-          else if (r.type === 'L' && (!step || names.get(r.file) === step)) records.push(r);
+          else {
+            last = Math.max(last, r.type === 'L' ? r.seq + r.count - 1 : r.seq);
+            if (r.type === 'L' && (!step || names.get(r.file) === step)) records.push(r);
+          }
         }
       }
+      if (n <= 0) return last;
       let left = n;
       for (let i = records.length - 1; i >= 0; i--) {
         const r = records[i]!;

@@ -65,6 +65,26 @@ interface StepFile {
 }
 
 const live = new Map<string, RunOutput>();
+const changeHooks = new Set<() => void>();
+
+/**
+ * Hears that some run of this process changed state (a step or the run itself): the daemon's event
+ * stream looks at the event log at once instead of at its next poll. Returns the unsubscribe.
+ */
+export function onRunChange(cb: () => void): () => void {
+  changeHooks.add(cb);
+  return () => changeHooks.delete(cb);
+}
+
+function runChanged(): void {
+  for (const cb of changeHooks) {
+    try {
+      cb();
+    } catch {
+      /* a listener's problem */
+    }
+  }
+}
 
 /** The output of a run executing in this process, if any. */
 export function liveRunOutput(runUuid: string): RunOutput | undefined {
@@ -194,11 +214,13 @@ export class RunOutput {
     this.journal(formatStep(seq, ts, state));
     this.tell({ kind: 'step', seq, ts, ...state });
     this.ping();
+    runChanged();
   }
 
   /** A run state change (listeners only: the database holds the run's status). */
   run(change: Omit<LiveRun, 'kind' | 'ts'>): void {
     this.tell({ kind: 'run', ts: Date.now(), ...change });
+    runChanged();
   }
 
   /** Closes the files, tells the watchers (streams then see the run end) and forgets the run. */
