@@ -88,21 +88,20 @@ export class RunPrinter {
   }
 
   private liveLine(e: LiveLine): void {
-    if (!this.opts.stdout || this.opts.silent) {
-      // Still a full record in the console log.
-      if (this.consoleLog) this.consoleLog.write(`${stripAnsi(cleanToolLine(e.line, false))}\n`);
-      return;
-    }
+    // Hidden (--silent): still a full record in the console log.
+    const hidden = !this.opts.stdout || this.opts.silent;
     let prefix = '  ';
-    const starts = this.active.get(e.step);
-    if (this.opts.verbose && starts?.length) prefix += `${this.c.dim(`+${((e.ts - starts[0]!) / 1000).toFixed(1)}s`)} `;
-    // Several steps running: say whose line it is; one: its output under a header, as a block would be.
-    if (this.active.size > 1) prefix += `${this.c.cyan(`[${e.step}]`)} `;
-    else if (!this.headed.has(e.step)) {
-      this.headed.add(e.step);
-      this.pendingLive.push(this.c.dim('[output]'));
-    }
-    this.pendingLive.push(prefix + cleanToolLine(e.line, this.opts.color));
+    if (!hidden) {
+      const starts = this.active.get(e.step);
+      if (this.opts.verbose && starts?.length) prefix += `${this.c.dim(`+${((e.ts - starts[0]!) / 1000).toFixed(1)}s`)} `;
+      // Several steps running: say whose line it is; one: its output under a header, as a block would be.
+      if (this.active.size > 1) prefix += `${this.c.cyan(`[${e.step}]`)} `;
+      else if (!this.headed.has(e.step)) {
+        this.headed.add(e.step);
+        this.pendingLive.push(this.c.dim('[output]'));
+      }
+    } else if (!this.consoleLog) return;
+    this.pendingLive.push(prefix + cleanToolLine(e.line, this.opts.color && !hidden));
     if (this.pendingLive.length >= 500) this.flushLive();
     else this.liveFlush ??= setImmediate(() => this.flushLive());
   }
@@ -114,7 +113,8 @@ export class RunPrinter {
     if (this.pendingLive.length === 0) return;
     const text = this.pendingLive.join('\n');
     this.pendingLive = [];
-    this.emit(text, { quiet: true, live: true });
+    if (!this.opts.stdout || this.opts.silent) this.consoleLog?.write(`${stripAnsi(text)}\n`);
+    else this.emit(text, { quiet: true, live: true });
   }
 
   /** Progress of a foreach step: drawn in the spinner on a terminal, else a plain line now and then. */

@@ -110,7 +110,7 @@ export class StreamResponse {
 
   /** One SSE event (`data` as JSON on one line). */
   event(event: string, data: unknown, id?: number): Promise<boolean> {
-    return this.write(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    return this.write(sseText(event, data, id));
   }
 
   /** Ends the response (idempotent) and releases everything it holds. */
@@ -141,6 +141,11 @@ export class StreamResponse {
     }
     await this.write(`: heartbeat ${new Date().toISOString()}\n\n`);
   }
+}
+
+/** The text of one SSE event: optional `id:`, `event:`, and `data` as JSON on one line. */
+export function sseText(event: string, data: unknown, id?: number): string {
+  return `${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 /** True when the client asked for Server-Sent Events. */

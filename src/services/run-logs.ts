@@ -42,8 +42,11 @@ export interface RunLogOptions {
 
 const TERMINAL = new Set<string>(TERMINAL_RUN_STATUSES as readonly string[]);
 
-/** Events handed to the consumer per read at most: the event loop gets a turn between batches. */
-const BATCH = 1000;
+/**
+ * A follower reads at most this often: what arrived meanwhile comes in one read and one write, so
+ * twenty followers of a chatty foreach cost twenty reads per interval, not one per line each.
+ */
+const FOLLOW_INTERVAL_MS = 40;
 
 /**
  * The log folder of a run, or undefined when it has none here: the folder of the run's output when
@@ -83,11 +86,17 @@ export class RunLogSession {
     this.secrets = secretsOf(app, run);
   }
 
-  /**
-   * Every item from the cursor on; with `follow`, waits for more until the run is terminal. Ends
-   * with an `end` item when the run is terminal. `signal` stops it (client gone, shutdown).
-   */
+  /** Every item from the cursor on, one at a time (see `batches`). */
   async *items(signal?: AbortSignal): AsyncGenerator<RunLogItem> {
+    for await (const batch of this.batches(signal)) yield* batch;
+  }
+
+  /**
+   * Every item from the cursor on, in batches (what one read found); with `follow`, waits for
+   * more until the run is terminal. Ends with an `end` item when the run is terminal. `signal`
+   * stops it (client gone, shutdown).
+   */
+  async *batches(signal?: AbortSignal): AsyncGenerator<RunLogItem[]> {
     const onAbort = () => this.poke();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -101,12 +110,14 @@ export class RunLogSession {
         if (reader) {
           const got = await reader.read(after);
           more = got.more;
+          const batch: RunLogItem[] = [];
           for (const e of got.events) {
             after = e.seq;
             const item = this.item(e);
-            if (item) yield item;
-            if (signal?.aborted) return;
+            if (item) batch.push(item);
           }
+          if (batch.length) yield batch;
+          if (signal?.aborted) return;
         }
         if (more) {
           // A large backlog: let the rest of the process (requests, the engine) have a turn.
@@ -115,7 +126,7 @@ export class RunLogSession {
         }
         if (ended) {
           const status = this.status();
-          yield { type: 'end', status: (TERMINAL.has(status) ? status : 'failed') as 'completed' | 'failed' | 'cancelled' };
+          yield [{ type: 'end', status: (TERMINAL.has(status) ? status : 'failed') as 'completed' | 'failed' | 'cancelled' }];
           return;
         }
         // Caught up. A terminal run gets one more read (lines written just before its status) then ends.
@@ -166,6 +177,7 @@ export class RunLogSession {
   }
 
   private async waitForMore(): Promise<void> {
+    await new Promise((r) => setTimeout(r, FOLLOW_INTERVAL_MS));
     if (this.woken) {
       this.woken = false;
       return;

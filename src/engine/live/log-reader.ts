@@ -9,7 +9,8 @@
  * Reads are asynchronous and bounded per call, so a huge log never blocks or fills the daemon.
  */
 import { constants as fsc } from 'node:fs';
-import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
+import { open, readdir, type FileHandle } from 'node:fs/promises';
+import { isSafeName } from '../../util/fs-safe.js';
 import { join } from 'node:path';
 import { JOURNAL_FILE, parseRecord, type JournalRecord, type LinesRecord } from './journal.js';
 import type { LiveLine, LiveStep } from './run-output.js';
@@ -27,7 +28,12 @@ interface OpenFile {
   step: string;
   fh?: FileHandle;
   missing?: boolean;
+  /** Bytes read ahead (from `at`): the next records of a busy step are usually right after. */
+  ahead?: { at: number; buf: Buffer };
 }
+
+/** Read-ahead of a step log file: one read serves many small records (foreach items). */
+const READ_AHEAD = 64 * 1024;
 
 interface InRecord {
   rec: LinesRecord;
@@ -63,18 +69,19 @@ export class RunLogReader {
   private journalMissing = false;
   private journalOffset = 0;
   private journalRest = '';
+  private readonly journalBuf = Buffer.allocUnsafe(256 * 1024);
   private readonly pending: JournalRecord[] = [];
   private readonly files = new Map<number, OpenFile>();
   private current?: InRecord;
   private closed = false;
-  /** Legacy folders (no journal): the step log files, read once in name order. */
-  private legacy?: { names: string[]; done: boolean };
+  /** A folder without a journal (output recorded by an older osm): records made up from its files. */
+  private legacy = false;
 
   constructor(readonly dir: string) {}
 
   /** True once the folder turned out to hold no journal (output recorded by an older osm). */
   get isLegacy(): boolean {
-    return this.legacy !== undefined;
+    return this.legacy;
   }
 
   /**
@@ -85,7 +92,7 @@ export class RunLogReader {
   async read(after: number): Promise<{ events: LogEvent[]; more: boolean }> {
     const events: LogEvent[] = [];
     if (this.closed) return { events, more: false };
-    if (this.legacy || (await this.noJournal())) return this.readLegacy(after);
+    await this.noJournal();
     let budget = READ_BUDGET;
     for (;;) {
       if (this.current) {
@@ -120,25 +127,12 @@ export class RunLogReader {
   async tailStart(n: number, step?: string): Promise<number> {
     const probe = new RunLogReader(this.dir);
     try {
-      if (await probe.noJournal()) {
-        const all: number[] = [];
-        let last = 0;
-        for (let after = 0; ; ) {
-          const r = await probe.read(after);
-          for (const e of r.events) {
-            if (e.kind === 'line' && (!step || e.step === step)) all.push(e.seq);
-            after = last = e.seq;
-          }
-          if (!r.more) break;
-        }
-        if (n <= 0) return last;
-        return all.length > n ? all[all.length - n - 1]! : 0;
-      }
       // Only the journal is read: line counts per record say where the tail starts.
+      await probe.noJournal();
       const names = new Map<number, string>();
       const records: LinesRecord[] = [];
       let last = 0;
-      while (await probe.readJournal()) {
+      const take = () => {
         for (const r of probe.pending.splice(0)) {
           if (r.type === 'F') names.set(r.file, r.step);
           else {
@@ -146,7 +140,9 @@ export class RunLogReader {
             if (r.type === 'L' && (!step || names.get(r.file) === step)) records.push(r);
           }
         }
-      }
+      };
+      take();
+      while (await probe.readJournal()) take();
       if (n <= 0) return last;
       let left = n;
       for (let i = records.length - 1; i >= 0; i--) {
@@ -179,16 +175,31 @@ export class RunLogReader {
       return false;
     }
     // A run that has not written anything yet has no journal either: only a folder holding step
-    // logs without one is an older run's.
+    // logs without one is an older run's. Its files become records: each file one step, its lines
+    // counted (streamed, never held whole), all of them stdout (older runs did not tell).
     let names: string[] = [];
     try {
-      names = (await readdir(this.dir)).filter((n) => /^\d{4}-.+\.log$/.test(n)).sort();
+      names = (await readdir(this.dir)).filter((n) => /^\d{4}-.+\.log$/.test(n) && isSafeName(n)).sort();
     } catch {
       names = [];
     }
     if (names.length === 0) return false;
     this.journalMissing = true;
-    this.legacy = { names, done: false };
+    this.legacy = true;
+    let seq = 1;
+    for (const [file, name] of names.entries()) {
+      const fh = await openRegular(join(this.dir, name));
+      if (!fh) continue;
+      try {
+        const st = await fh.stat();
+        const count = await countLines(fh, st.size);
+        this.pending.push({ type: 'F', file, name, step: name.replace(/^\d{4}-/, '').replace(/\.log$/, '') });
+        if (count > 0) this.pending.push({ type: 'L', seq, file, stream: 'stdout', start: 0, end: st.size, count, ts: Math.round(st.mtimeMs) });
+        seq += count;
+      } finally {
+        await fh.close().catch(() => undefined);
+      }
+    }
     return true;
   }
 
@@ -199,7 +210,7 @@ export class RunLogReader {
       this.journal = await openRegular(join(this.dir, JOURNAL_FILE));
       if (!this.journal) return false;
     }
-    const buf = Buffer.allocUnsafe(256 * 1024);
+    const buf = this.journalBuf;
     const { bytesRead } = await this.journal.read(buf, 0, buf.length, this.journalOffset);
     if (bytesRead <= 0) return false;
     this.journalOffset += bytesRead;
@@ -239,12 +250,12 @@ export class RunLogReader {
     }
     while (cur.pos < rec.end && budget > 0) {
       const want = Math.min(rec.end - cur.pos, Math.max(budget, 64 * 1024));
-      const buf = Buffer.allocUnsafe(want);
-      const { bytesRead } = await file.fh.read(buf, 0, want, cur.pos);
+      const got = await this.bytes(file, cur.pos, want);
+      const bytesRead = got.length;
       if (bytesRead <= 0) break;
       cur.pos += bytesRead;
       budget -= bytesRead;
-      let chunk = buf.subarray(0, bytesRead);
+      let chunk = got;
       for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10)) {
         const head = chunk.subarray(0, nl);
         emit((cur.carry.length ? Buffer.concat([...cur.carry, head]) : head).toString('utf8'));
@@ -262,30 +273,30 @@ export class RunLogReader {
     return budget;
   }
 
-  /** Output of an older run (no journal): each `NNNN-step.log` in name order, all as stdout. */
-  private async readLegacy(after: number): Promise<{ events: LogEvent[]; more: boolean }> {
-    const events: LogEvent[] = [];
-    const legacy = this.legacy!;
-    if (legacy.done) return { events, more: false };
-    legacy.done = true;
-    let seq = 0;
-    for (const name of legacy.names) {
-      const fh = await openRegular(join(this.dir, name));
-      if (!fh) continue;
-      try {
-        const ts = (await stat(join(this.dir, name)).catch(() => undefined))?.mtimeMs ?? Date.now();
-        const text = (await fh.readFile()).toString('utf8');
-        const lines = text.split('\n');
-        if (lines[lines.length - 1] === '') lines.pop();
-        const step = name.replace(/^\d{4}-/, '').replace(/\.log$/, '');
-        for (const line of lines) {
-          seq++;
-          if (seq > after) events.push({ kind: 'line', seq, step, stream: 'stdout', line: capLine(line), ts: Math.round(ts) });
-        }
-      } finally {
-        await fh.close().catch(() => undefined);
-      }
-    }
-    return { events, more: false };
+  /** Up to `want` bytes of a file from `pos`, through its read-ahead window. */
+  private async bytes(file: OpenFile, pos: number, want: number): Promise<Buffer> {
+    const a = file.ahead;
+    if (a && pos >= a.at && pos + want <= a.at + a.buf.length) return a.buf.subarray(pos - a.at, pos - a.at + want);
+    const size = Math.max(want, READ_AHEAD);
+    const buf = Buffer.allocUnsafe(size);
+    const { bytesRead } = await file.fh!.read(buf, 0, size, pos);
+    file.ahead = { at: pos, buf: buf.subarray(0, bytesRead) };
+    return file.ahead.buf.subarray(0, Math.min(want, bytesRead));
   }
+}
+
+/** Lines in the first `size` bytes of a file (a last line without newline included). */
+async function countLines(fh: FileHandle, size: number): Promise<number> {
+  const buf = Buffer.allocUnsafe(256 * 1024);
+  let n = 0;
+  let last = 10;
+  for (let pos = 0; pos < size; ) {
+    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - pos), pos);
+    if (bytesRead <= 0) break;
+    const chunk = buf.subarray(0, bytesRead);
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) n++;
+    last = chunk[bytesRead - 1]!;
+    pos += bytesRead;
+  }
+  return n + (size > 0 && last !== 10 ? 1 : 0);
 }

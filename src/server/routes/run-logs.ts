@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute, intParam } from '../route.js';
 import type { RegisterRoutes } from '../app.js';
 import { openRunLogs, type RunLogItem } from '../../services/run-logs.js';
-import { lastEventId, StreamResponse, wantsEventStream } from '../sse.js';
+import { lastEventId, sseText, StreamResponse, wantsEventStream } from '../sse.js';
 
 const query = z.object({
   step: z.string().min(1).max(512).optional(),
@@ -65,21 +65,22 @@ export const registerRunLogRoutes: RegisterRoutes = (server, deps) => {
         contentType: sse ? 'text/event-stream; charset=utf-8' : format === 'jsonl' ? 'application/x-ndjson; charset=utf-8' : 'text/plain; charset=utf-8',
       });
       stream.start();
-      const write = (item: RunLogItem): Promise<boolean> => {
+      const text = (item: RunLogItem): string => {
         if (format === 'sse') {
-          if (item.type === 'line') return stream.event('line', { step: item.step, stream: item.stream, line: item.line, ts: item.ts }, item.id);
-          if (item.type === 'step') return stream.event('step', { step: item.step, status: item.status, exit_code: item.exit_code, duration_ms: item.duration_ms }, item.id);
-          return stream.event('end', { status: item.status });
+          if (item.type === 'line') return sseText('line', { step: item.step, stream: item.stream, line: item.line, ts: item.ts }, item.id);
+          if (item.type === 'step') return sseText('step', { step: item.step, status: item.status, exit_code: item.exit_code, duration_ms: item.duration_ms }, item.id);
+          return sseText('end', { status: item.status });
         }
         if (format === 'jsonl') {
           const { type, ...rest } = item;
-          return stream.write(`${JSON.stringify(item.type === 'end' ? { event: type, ...rest } : { id: item.id, event: type, ...rest })}\n`);
+          return `${JSON.stringify(item.type === 'end' ? { event: type, ...rest } : { id: item.id, event: type, ...rest })}\n`;
         }
-        return item.type === 'line' ? stream.write(`${item.line}\n`) : Promise.resolve(true);
+        return item.type === 'line' ? `${item.line}\n` : '';
       };
       void (async () => {
         try {
-          for await (const item of session.items(stream.signal)) if (!(await write(item))) break;
+          // One write per batch: what a read found goes out together.
+          for await (const batch of session.batches(stream.signal)) if (!(await stream.write(batch.map(text).join('')))) break;
         } catch (err) {
           req.log.warn({ err }, 'log stream failed');
         } finally {
