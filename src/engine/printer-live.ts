@@ -1,5 +1,4 @@
 /** Helpers of the run console for live tool output and foreach progress (see printer.ts). */
-import { formatDuration } from '../util/duration.js';
 
 /** A foreach's progress as the printer tracks it. */
 export interface Progress {
@@ -40,6 +39,14 @@ export function cleanToolLine(line: string, colors: boolean): string {
 
 const BAR_CELLS = 20;
 
+/** A remaining time in whole units: `42s`, `3m07s`, `2h05m`. */
+function eta(ms: number): string {
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
 /** `scan ▕██████░░░░▏ 600/1000 · 120/s · ETA 3s` (bar) or `scan: 600/1000 (60%) · 120/s · ETA 3s` (plain). */
 export function progressText(step: string, p: Progress, now: number, bar: boolean): string {
   const secs = Math.max(0.001, (now - p.started) / 1000);
@@ -47,12 +54,12 @@ export function progressText(step: string, p: Progress, now: number, bar: boolea
   const rateText = rate >= 10 ? `${Math.round(rate)}/s` : `${rate.toFixed(1)}/s`;
   const total = p.total;
   const known = total !== undefined && total > 0;
-  const eta = known && rate > 0 && p.done < total ? ` · ETA ${formatDuration(((total - p.done) / rate) * 1000)}` : '';
+  const left = known && rate > 0 && p.done < total ? ` · ETA ${eta(((total - p.done) / rate) * 1000)}` : '';
   const count = `${p.done}/${total ?? '?'}`;
   if (bar) {
     const filled = known ? Math.min(BAR_CELLS, Math.round((p.done / total) * BAR_CELLS)) : 0;
-    return `${step} ▕${'█'.repeat(filled)}${'░'.repeat(BAR_CELLS - filled)}▏ ${count} · ${rateText}${eta}`;
+    return `${step} ▕${'█'.repeat(filled)}${'░'.repeat(BAR_CELLS - filled)}▏ ${count} · ${rateText}${left}`;
   }
   const pct = known ? ` (${Math.floor((p.done / total) * 100)}%)` : '';
-  return `${step}: ${count}${pct} · ${rateText}${eta}`;
+  return `${step}: ${count}${pct} · ${rateText}${left}`;
 }

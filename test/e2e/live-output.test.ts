@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { BIN, finalJson, jsonEvents, ROOT, runOsm } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { api, killAllDaemons, startDaemon, stopDaemon, until, type Daemon } from '../helpers/daemon.js';
+import { openSse } from '../helpers/sse.js';
 
 const FIX = join(ROOT, 'test/fixtures/live');
 let dir: string;
@@ -298,5 +299,18 @@ describe('against a daemon', () => {
     expect(denied.code).toBe(1);
     expect(denied.stderr).toMatch(/401/);
     await until(async () => (await api(d, 'GET', `/osm/api/runs/${uuid}`)).json.data.status === 'completed', 'run end');
+  });
+
+  it('a graceful shutdown closes open streams and exits 0', async () => {
+    const gate = join(dir, 'never.gate');
+    const created = await api(d, 'POST', '/osm/api/runs', { module: 'live-gate', target: 'stop.example.com', params: { gate } });
+    const logs = await openSse(`${d.url}/osm/api/runs/${created.json.run_uuid}/logs`, { 'x-osm-api-key': d.apiKey });
+    await logs.until((e) => e.event === 'line' && JSON.parse(e.data).line === 'first-line');
+    const events = await openSse(`${d.url}/osm/api/events/stream`, { 'x-osm-api-key': d.apiKey });
+    expect(events.status).toBe(200);
+    d.child.kill('SIGTERM');
+    expect((await d.exited).code).toBe(0);
+    await logs.rest();
+    await events.rest();
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -173,6 +173,37 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
     expect(await anon.json()).toMatchObject({ error: true });
     const bad = await fetch(`${url}/osm/api/runs/1/logs?tail=abc`, { headers: t.auth });
     expect(bad.status).toBe(400);
+  });
+
+  it('never reads a log folder that resolves outside its workspace folder', async () => {
+    const outside = join(dir, 'outside-logs');
+    mkdirSync(outside, { recursive: true });
+    writeFileSync(join(outside, '0001-x.log'), 'OUTSIDE-SECRET\n');
+    writeFileSync(join(outside, 'output.journal'), 'F 0 0001-x.log "x"\nL 1 0 o 0 15 1 0\n');
+    const ws = join(t.app.settings().paths.workspaces, 'linked.example.com');
+    mkdirSync(join(ws, 'logs'), { recursive: true });
+    const run = t.app.store.runs.create({ workflow_name: 'live-gate', workflow_kind: 'module', target: 'linked.example.com', workspace: 'linked.example.com', status: 'queued' });
+    t.app.store.runs.transition(run.id, 'cancelled');
+    symlinkSync(outside, join(ws, 'logs', run.run_uuid));
+    const res = await fetch(`${url}/osm/api/runs/${run.run_uuid}/logs?format=jsonl`, { headers: t.auth });
+    expect(res.status).toBe(200);
+    const body = await res.text();
+    expect(body).not.toContain('OUTSIDE-SECRET');
+    expect(body.trim()).toBe('{"event":"end","status":"cancelled"}');
+  });
+
+  it('is documented in the OpenAPI document with its media types, and HEAD only sends headers', async () => {
+    const doc = (await t.server.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const logs = doc.paths['/osm/api/runs/{id}/logs'].get;
+    expect(Object.keys(logs.responses['200'].content).sort()).toEqual(['application/x-ndjson', 'text/event-stream', 'text/plain']);
+    expect(logs.description).toContain('Last-Event-ID');
+    expect(logs.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['format', 'id', 'step', 'tail']);
+    const events = doc.paths['/osm/api/events/stream'].get;
+    expect(Object.keys(events.responses['200'].content)).toEqual(['text/event-stream']);
+    const head = await fetch(`${url}/osm/api/events/stream`, { method: 'HEAD', headers: { ...t.auth, accept: 'text/event-stream' } });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toContain('text/event-stream');
+    expect(openStreamCount(t.server)).toBe(0);
   });
 
   it('accepts the session cookie', async () => {

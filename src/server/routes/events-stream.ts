@@ -33,6 +33,10 @@ export const registerEventStreamRoutes: RegisterRoutes = (server, deps) => {
     },
     handler: ({ req, reply }) => {
       if (!wantsEventStream(req)) throw errors.notAcceptable('this endpoint streams Server-Sent Events: send Accept: text/event-stream');
+      if (req.method === 'HEAD') {
+        reply.header('content-type', 'text/event-stream; charset=utf-8');
+        return '';
+      }
       const session = openEventStream(app, req.principal, lastEventId(req));
       const stream = new StreamResponse(server, app, req, reply, { sse: true, noAuth: deps.noAuth, contentType: 'text/event-stream; charset=utf-8' });
       stream.start();

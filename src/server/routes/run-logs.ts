@@ -59,10 +59,16 @@ export const registerRunLogRoutes: RegisterRoutes = (server, deps) => {
       const sse = wantsEventStream(req);
       const format = sse ? 'sse' : (q.format ?? 'text');
       const session = openRunLogs(app, req.principal, params.id, { step: q.step, tail: q.tail, after: sse ? lastEventId(req) : undefined, follow: sse });
+      const contentType = sse ? 'text/event-stream; charset=utf-8' : format === 'jsonl' ? 'application/x-ndjson; charset=utf-8' : 'text/plain; charset=utf-8';
+      // HEAD: the headers only (a stream that nobody reads must not be followed).
+      if (req.method === 'HEAD') {
+        reply.header('content-type', contentType);
+        return '';
+      }
       const stream = new StreamResponse(server, app, req, reply, {
         sse,
         noAuth: deps.noAuth,
-        contentType: sse ? 'text/event-stream; charset=utf-8' : format === 'jsonl' ? 'application/x-ndjson; charset=utf-8' : 'text/plain; charset=utf-8',
+        contentType,
       });
       stream.start();
       const text = (item: RunLogItem): string => {
