@@ -19,7 +19,8 @@ import { parseJsonLine, type Mapped } from './records.js';
  * are smaller and were measurably slower in small batches (0.64 vs 0.81 of raw), so they keep
  * 10,000 (peak 262 MB at 1M lines, the raw loop's own figure).
  */
-const DEFAULT_BATCH = { asset: 2_500, vuln: 10_000 } as const;
+/** Rows per committed transaction by default, per kind (an interrupted import keeps whole batches only). */
+export const DEFAULT_BATCH = { asset: 2_500, vuln: 10_000 } as const;
 /** Individual asset events: at most `eventsPerBatch` per this many rows (see assetEvents). */
 const EVENT_BUDGET_ROWS = 10_000;
 
@@ -106,6 +107,12 @@ export class RecordImporter<T> {
     this.add(index, record, JSON.stringify(record));
   }
 
+  /** One row mapped by the caller (tool importers expand one tool record into several rows). */
+  mapped(line: number, mapped: Mapped<T>): void {
+    this.stats.total++;
+    this.take(line, mapped);
+  }
+
   /** A record rejected before mapping (e.g. not an object). */
   fail(line: number, message: string): void {
     this.stats.errors++;
@@ -136,7 +143,10 @@ export class RecordImporter<T> {
   }
 
   private add(line: number, record: Record<string, unknown>, raw: string): void {
-    const mapped = this.kind.map(record, raw);
+    this.take(line, this.kind.map(record, raw));
+  }
+
+  private take(line: number, mapped: Mapped<T>): void {
     if (!mapped.ok) {
       if (mapped.skip) this.stats.skipped++;
       else this.fail(line, mapped.message);

@@ -11,7 +11,7 @@
  */
 import { constants as fsc } from 'node:fs';
 import { open, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
-import { basename, extname, isAbsolute, join, normalize, resolve } from 'node:path';
+import { basename, extname, isAbsolute, join, normalize, relative, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { OsmError } from '../errors.js';
 import type { ArtifactRecord } from '../store/index.js';
@@ -19,6 +19,7 @@ import { isInside } from '../util/fs-safe.js';
 import type { AppContext } from './context.js';
 import { artifactToApi } from './run-control.js';
 import { checkWorkspaceName } from './workspaces.js';
+import { UNRESTRICTED, workspaceInScope, type Scope } from '../auth/scope.js';
 
 /** Errors of the download, word for word from the reference (§1.8). */
 export const artifactErrors = {
@@ -54,8 +55,8 @@ async function diskEntry(path: string): Promise<{ dir: boolean } | undefined> {
  * GET /artifacts: newest first. With `verify_exist`, rows whose path is missing are dropped and the
  * rest gain `path_exists` and `path_is_dir`; the total still counts every matching row (reference).
  */
-export async function listArtifacts(app: AppContext, q: ArtifactListQuery): Promise<{ data: ApiArtifact[]; total: number }> {
-  const res = app.store.artifacts.list({ workspace: q.workspace || undefined, search: q.search || undefined }, { offset: q.offset, limit: q.limit });
+export async function listArtifacts(app: AppContext, q: ArtifactListQuery, scope: Scope = UNRESTRICTED): Promise<{ data: ApiArtifact[]; total: number }> {
+  const res = app.store.artifacts.list({ workspace: q.workspace || undefined, search: q.search || undefined, org_uuid: scope.orgs ?? undefined }, { offset: q.offset, limit: q.limit });
   const rows: ApiArtifact[] = res.data.map((a: ArtifactRecord) => artifactToApi(a));
   if (!q.verify_exist) return { data: rows, total: res.total };
   const entries = await Promise.all(rows.map((a) => diskEntry(a.artifact_path)));
@@ -108,6 +109,22 @@ function fsError(err: unknown): OsmError {
   return artifactErrors.readFailed(code || 'unreadable file');
 }
 
+/**
+ * An absolute `artifact_path` as `GET /runs/{id}/artifacts` hands it out, made relative to the
+ * workspace folder when it lies inside it (under the folder's recorded or resolved spelling);
+ * anything else is returned unchanged for checkArtifactPath to judge (absolute → refused).
+ */
+async function relativeToWorkspace(app: AppContext, name: string, base: string, raw: string): Promise<string> {
+  if (!isAbsolute(raw) || raw.includes('\0')) return raw;
+  const local = app.store.workspaces.get(name)?.local_path ?? '';
+  const spellings = [base, local && isAbsolute(local) ? resolve(local) : '', resolve(app.settings().paths.workspaces, name)].filter(Boolean);
+  const full = resolve(raw);
+  for (const root of spellings) {
+    if (full !== root && isInside(root, full)) return relative(root, full);
+  }
+  return raw;
+}
+
 /** The folder a workspace's files live in: its row's local_path when set, else <workspaces>/<name>. */
 async function workspaceBase(app: AppContext, name: string): Promise<string> {
   const row = app.store.workspaces.get(name);
@@ -154,11 +171,12 @@ export interface ArtifactDownload {
 }
 
 /** GET /artifacts/{workspace_name}?artifact_path=: one regular file of the workspace folder, opened for streaming. */
-export async function openArtifact(app: AppContext, workspaceName: string, artifactPath: string | undefined): Promise<ArtifactDownload> {
+export async function openArtifact(app: AppContext, workspaceName: string, artifactPath: string | undefined, scope: Scope = UNRESTRICTED): Promise<ArtifactDownload> {
   checkWorkspaceName(workspaceName);
+  if (!workspaceInScope(app.store, scope, workspaceName)) throw artifactErrors.notFound();
   if (artifactPath === undefined || artifactPath === '') throw artifactErrors.pathRequired();
-  const rel = checkArtifactPath(artifactPath);
   const base = await workspaceBase(app, workspaceName);
+  const rel = checkArtifactPath(await relativeToWorkspace(app, workspaceName, base, artifactPath));
   const full = join(base, rel);
   if (!isInside(base, full)) throw artifactErrors.invalidPath();
   let real: string;

@@ -5,10 +5,13 @@
  * Run records carry the run's summary as it is when sent (the status the record announces), step
  * records the step's outcome, so lists update without polling.
  *
+ * A caller bound to organizations sees only the records of its orgs' runs.
+ *
  * One watcher per daemon looks for new records (every 250 ms while anyone listens, and at once
  * when a run of this process changes); each stream then reads from its own cursor at its own pace.
  */
 import type { Principal } from '../auth/principal.js';
+import { inScope, scopeOf, type Scope } from '../auth/scope.js';
 import type { EventRecord, RunRecord } from '../store/index.js';
 import { onRunChange } from '../engine/live/run-output.js';
 import type { AppContext } from './context.js';
@@ -153,12 +156,16 @@ function runSummary(app: AppContext, run: RunRecord, status: string): RunSummary
 
 /** An open event stream: `items()` yields until the signal aborts. */
 export class EventStreamSession {
+  private readonly scope: Scope;
+
   constructor(
     private readonly app: AppContext,
     /** Who reads (the request's principal). */
     readonly principal: Principal | undefined,
     private readonly after?: number,
-  ) {}
+  ) {
+    this.scope = scopeOf(principal);
+  }
 
   /** Records after the cursor (or from now on), as they are recorded. */
   async *items(signal: AbortSignal): AsyncGenerator<StreamEvent> {
@@ -209,9 +216,9 @@ export class EventStreamSession {
     const data = parseData(rec.data);
     const uuid = rec.run_id || (typeof data.scan_id === 'string' ? data.scan_id : '');
     if (!uuid) return undefined;
+    const run = this.app.store.runs.getByUuid(uuid);
+    if (!run || !inScope(this.scope, run.org_uuid)) return undefined;
     if (isRun) {
-      const run = this.app.store.runs.getByUuid(uuid);
-      if (!run) return undefined;
       return { id: rec.id, topic: rec.topic, data: runSummary(this.app, run, STATUS_OF_TOPIC[rec.topic] ?? run.status) };
     }
     const name = typeof data.step_name === 'string' ? data.step_name : rec.name;

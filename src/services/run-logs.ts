@@ -12,6 +12,7 @@
 import { realpath } from 'node:fs/promises';
 import { join, isAbsolute, resolve } from 'node:path';
 import type { Principal } from '../auth/principal.js';
+import { scopeOf } from '../auth/scope.js';
 import type { RunRecord, RunStatus } from '../store/index.js';
 import { TERMINAL_RUN_STATUSES } from '../store/index.js';
 import { RunLogReader, type LogEvent } from '../engine/live/log-reader.js';
@@ -206,11 +207,11 @@ export class RunLogSession {
 }
 
 /**
- * Opens a run's log stream for a caller: the run is found as GET /runs/{id} finds it (404 when it
- * does not exist), by the principal of the request (`undefined` for the local CLI, which reads its
- * own base folder).
+ * Opens a run's log stream for a caller: the run is found as GET /runs/{id} finds it, in the
+ * request principal's orgs (404 when it does not exist or is another org's); `undefined` for the
+ * local CLI, which reads its own base folder.
  */
 export function openRunLogs(app: AppContext, principal: Principal | undefined, idOrUuid: string, opts: RunLogOptions): RunLogSession {
-  const run = findRun(app, idOrUuid);
+  const run = findRun(app, idOrUuid, scopeOf(principal));
   return new RunLogSession(app, run, opts, principal);
 }

@@ -7,6 +7,7 @@ import { openSse, type SseEvent } from '../helpers/sse.js';
 import { openStreamCount, STREAM_TIMING } from '../../src/server/sse.js';
 import { eventStreamListeners } from '../../src/services/event-stream.js';
 import { liveRunOutput } from '../../src/engine/live/run-output.js';
+import { createToken } from '../../src/services/tokens.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'live');
 const { dir, cleanup } = tempDir('osm-logs-');
@@ -26,9 +27,9 @@ afterAll(async () => {
   cleanup();
 });
 
-async function startGated(name: string): Promise<{ uuid: string; gate: string }> {
+async function startGated(name: string, target = `${name}.example.com`): Promise<{ uuid: string; gate: string }> {
   const gate = join(dir, `${name}.gate`);
-  const res = await fetch(`${url}/osm/api/runs`, { method: 'POST', headers: { ...t.auth, 'content-type': 'application/json' }, body: JSON.stringify({ module: 'live-gate', target: `${name}.example.com`, params: { gate } }) });
+  const res = await fetch(`${url}/osm/api/runs`, { method: 'POST', headers: { ...t.auth, 'content-type': 'application/json' }, body: JSON.stringify({ module: 'live-gate', target, params: { gate } }) });
   expect(res.status).toBe(202);
   const body = (await res.json()) as { run_uuid: string };
   return { uuid: body.run_uuid, gate };
@@ -283,6 +284,32 @@ describe('GET /events/stream', () => {
     const replay = await again.until((e) => e.event === 'run.completed' && data(e).run_uuid === uuid);
     again.close();
     expect(replay.filter((e) => data(e).run_uuid === uuid).map((e) => e.id)).toEqual(mine.map((e) => e.id));
+  });
+
+  it('shows a credential bound to an org only its orgs\' runs: another org\'s log is a 404, its transitions are not sent', async () => {
+    expect((await t.server.inject({ method: 'POST', url: '/osm/api/orgs', headers: t.auth, payload: { name: 'acme' } })).statusCode).toBe(201);
+    const bound = { 'x-osm-api-key': createToken(t.app, { name: 'acme-viewer', role: 'viewer', orgs: ['acme'] }).token };
+    const theirs = await openSse(`${url}/osm/api/events/stream`, bound);
+    const mine = await openSse(`${url}/osm/api/events/stream`, t.auth);
+    const { uuid, gate } = await startGated('orgs');
+    writeFileSync(gate, '');
+    await mine.until((e) => e.event === 'run.completed' && data(e).run_uuid === uuid);
+    mine.close();
+    const denied = await fetch(`${url}/osm/api/runs/${uuid}/logs`, { headers: { ...bound, accept: 'text/event-stream' } });
+    expect(denied.status).toBe(404);
+    // A later run of the caller's org shows up; nothing of the default org's run came before it.
+    const ws = 'acmecorp.com';
+    t.app.store.workspaces.upsertRunInfo({ name: ws, local_path: join(t.app.settings().paths.workspaces, ws) });
+    const acme = t.app.store.orgs.list().find((o: { name: string }) => o.name === 'acme')!;
+    t.app.store.orgs.assign(acme.uuid, [ws]);
+    const own = await startGated('acme-org', ws);
+    writeFileSync(own.gate, '');
+    const seen = await theirs.until((e) => e.event === 'run.completed');
+    theirs.close();
+    expect(seen.map((e) => data(e).run_uuid)).not.toContain(uuid);
+    expect(data(seen[seen.length - 1]!).run_uuid).toBe(own.uuid);
+    const allowed = await openSse(`${url}/osm/api/runs/${own.uuid}/logs`, bound);
+    expect((await allowed.rest()).map(lineOf).filter(Boolean)).toContain('after-line');
   });
 
   it('refuses a request that does not accept event streams, and one without credentials', async () => {
