@@ -38,6 +38,7 @@ export const errors = {
   notFound: def('OSM_ERR_NOT_FOUND', 404, (msg: string) => msg),
   routeNotFound: def('OSM_ERR_ROUTE_NOT_FOUND', 404, (method: string, url: string) => `Route ${method}:${url} not found`),
   conflict: def('OSM_ERR_CONFLICT', 409, (msg: string) => msg),
+  notAcceptable: def('OSM_ERR_NOT_ACCEPTABLE', 406, (msg: string) => msg),
   payloadTooLarge: def('OSM_ERR_PAYLOAD_TOO_LARGE', 413, (limit?: number) => (limit ? `Request body is too large (limit ${limit} bytes)` : 'Request Entity Too Large')),
   unsupportedMedia: def('OSM_ERR_UNSUPPORTED_MEDIA', 415, (ct: string) => `Unsupported content type: ${ct}`),
   internal: def('OSM_ERR_INTERNAL', 500, (msg?: string) => msg ?? 'Internal server error'),

@@ -17,8 +17,13 @@ export async function dispatch(step: Step, scope: Scope, ctx: StepContext): Prom
       return scope.exec.input.runnerOverride && scope.runner.type === 'host'
         ? executeBash(step, { ...scope, runner: scope.exec.input.runnerOverride }, ctx)
         : executeBash(step, scope, ctx);
-    case 'function':
-      return executeFunction(step, scope, ctx);
+    case 'function': {
+      const r = await executeFunction(step, scope, ctx);
+      // A function's result is the step's output like a command's: into the step log, the streams
+      // and the terminal as the function returns.
+      if (r.output) scope.exec.output.append(ctx.logFile, 1, r.output);
+      return r;
+    }
     case 'foreach':
       return executeForeach(step, scope, ctx);
     case 'parallel-steps':
@@ -26,6 +31,8 @@ export async function dispatch(step: Step, scope: Scope, ctx: StepContext): Prom
     case 'http':
       return executeHttp(step, scope, ctx);
     case 'llm':
+      // Its output reaches only the step record: the terminal shows it as a block at the end.
+      scope.exec.output.notStreamed(ctx.logFile);
       return executeLlm(step, scope, ctx);
     case 'remote-bash':
       return executeRemoteBash(step, scope, ctx);

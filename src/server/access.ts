@@ -52,12 +52,14 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /osm/api/runs/:id/resume': 'operator',
   'GET /osm/api/runs/:id/steps': 'viewer',
   'GET /osm/api/runs/:id/artifacts': 'viewer',
+  'GET /osm/api/runs/:id/logs': 'viewer',
   'GET /osm/api/jobs/:job_id': 'viewer',
   'GET /osm/api/step-results': 'viewer',
 
   // events
   'GET /osm/api/event-logs': 'viewer',
   'GET /osm/api/events': 'viewer',
+  'GET /osm/api/events/stream': 'viewer',
   'POST /osm/api/events/emit': 'operator',
   'GET /osm/api/event-receiver/status': 'viewer',
   'GET /osm/api/event-receiver/workflows': 'viewer',

@@ -10,6 +10,7 @@ import { registerLoginThrottle, type LoginThrottle } from './plugins/login-throt
 import { ROUTE_MODULES } from './routes/index.js';
 import { isAudited, recordRequest } from '../services/audit.js';
 import type { RunQueue } from '../engine/queue.js';
+import { registerStreamShutdown } from './sse.js';
 
 export interface ServerOptions {
   noAuth?: boolean;
@@ -85,6 +86,8 @@ export async function buildServer(app: AppContext, opts: ServerOptions = {}): Pr
     req.log.info({ method: req.method, url: req.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
+  // Long-lived streams (logs, events) end before the server closes.
+  registerStreamShutdown(server);
   const deps: ServerDeps = { app, noAuth: Boolean(opts.noAuth), queue: opts.queue, startedAt: Date.now(), loginThrottle };
   for (const register of ROUTE_MODULES) register(server, deps);
   registerOpenApi(server);

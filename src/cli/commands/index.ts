@@ -28,3 +28,4 @@ import { registerImport } from './import.js'; COMMAND_MODULES.push(registerImpor
 import { registerReport } from './report.js'; COMMAND_MODULES.push(registerReport);
 import { registerCompletion } from './completion.js'; COMMAND_MODULES.push(registerCompletion);
 import { registerAgent } from './agent.js'; COMMAND_MODULES.push(registerAgent);
+import { registerLogs } from './logs.js'; COMMAND_MODULES.push(registerLogs);

@@ -5,7 +5,7 @@
  * `allowed_paths`, and may write or run permission-gated actions only with `write_enabled`.
  * Exports `acp_output`, `acp_stderr`, `acp_agent`.
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { basename, isAbsolute, resolve } from 'node:path';
 import type { LlmMessage, Step } from '../../workflow/types.js';
 import { render, renderDeep } from '../../workflow/template.js';
@@ -53,11 +53,7 @@ export async function executeAgentAcp(step: Step, scope: Scope, ctx: StepContext
   const allowedPaths = (step.allowed_paths ?? []).map((p) => render(p, vars).trim()).filter(Boolean).map((p) => (isAbsolute(p) ? p : resolve(output, p)));
   const shown = [`acp ${name}: ${[command, ...args].join(' ')} (cwd ${cwd})`];
   const log = (text: string) => {
-    try {
-      appendFileSync(ctx.logFile, text);
-    } catch {
-      /* best effort */
-    }
+    scope.exec.output.append(ctx.logFile, 1, text);
   };
   try {
     const res = await runAcpPrompt({

@@ -6,7 +6,7 @@
  * `llm_config.model_costs`, 0 for unknown models) are exported; the transcript is written to the
  * workspace and registered as a run artifact, also when the loop fails.
  */
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Step } from '../../workflow/types.js';
 import { render } from '../../workflow/template.js';
@@ -33,13 +33,8 @@ export async function executeAgent(step: Step, scope: Scope, ctx: StepContext): 
   const signal = AbortSignal.any(signals);
   const startedAt = new Date().toISOString();
   const commands = [`agent: ${goals.length} goal(s), max_iterations ${maxIterations}, tools: ${tools.map((t) => t.name).join(', ')}`];
-  const log = (line: string) => {
-    try {
-      appendFileSync(ctx.logFile, `${line}\n`);
-    } catch {
-      /* the log is best effort */
-    }
-  };
+  // Through the run's output: the step log, its live streams and the terminal see the agent's turns.
+  const log = (line: string) => scope.exec.output.append(ctx.logFile, 1, `${line}\n`);
 
   let result: AgentLoopResult;
   try {

@@ -1,4 +1,3 @@
-import { appendFileSync } from 'node:fs';
 import type { Step } from '../../workflow/types.js';
 import { renderDeep } from '../../workflow/template.js';
 import { chatCompletion, createEmbeddings, type LlmSettings } from '../../llm/client.js';
@@ -38,7 +37,7 @@ export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Pr
       if (input.length === 0) throw new StepFailure('llm step with is_embedding needs embedding_input');
       const res = await createEmbeddings(cfg, input, stepCfg.model, opts);
       const text = JSON.stringify(res.embeddings);
-      log(ctx.logFile, `embeddings model=${res.model} inputs=${input.length}\n`);
+      scope.exec.output.append(ctx.logFile, 1, `embeddings model=${res.model} inputs=${input.length}\n`);
       return {
         output: text,
         lines: 1,
@@ -66,7 +65,7 @@ export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Pr
       opts,
     );
     const content = typeof res.content === 'string' ? res.content : res.content == null ? '' : JSON.stringify(res.content);
-    log(ctx.logFile, `chat model=${res.model} finish=${res.finish_reason}\n${content}\n`);
+    scope.exec.output.append(ctx.logFile, 1, `chat model=${res.model} finish=${res.finish_reason}\n${content}\n`);
     return {
       output: content,
       lines: content ? content.split('\n').length : 0,
@@ -79,10 +78,3 @@ export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Pr
   }
 }
 
-function log(file: string, text: string): void {
-  try {
-    appendFileSync(file, text);
-  } catch {
-    /* ignore */
-  }
-}

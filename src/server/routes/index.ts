@@ -29,3 +29,5 @@ import { registerReferenceReadRoutes } from './reference-reads.js'; ROUTE_MODULE
 import { registerOrgRoutes } from './orgs.js'; ROUTE_MODULES.push(registerOrgRoutes);
 import { registerTeamRoutes } from './team.js'; ROUTE_MODULES.push(registerTeamRoutes);
 import { registerAgentRoutes } from './agent.js'; ROUTE_MODULES.push(registerAgentRoutes);
+import { registerRunLogRoutes } from './run-logs.js'; ROUTE_MODULES.push(registerRunLogRoutes);
+import { registerEventStreamRoutes } from './events-stream.js'; ROUTE_MODULES.push(registerEventStreamRoutes);
