@@ -38,6 +38,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /osm/api/workflows': 'viewer',
   'GET /osm/api/workflows/tags': 'viewer',
   'GET /osm/api/workflows/:name': 'viewer',
+  'GET /osm/api/workflows/:name/lint': 'viewer',
   'POST /osm/api/workflows/refresh': 'operator',
   'POST /osm/api/workflow-upload': 'admin',
 

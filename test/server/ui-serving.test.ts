@@ -69,7 +69,7 @@ describe('the built dashboard', () => {
   });
 
   it('answers client-side routes with the index (SPA fallback), HEAD too', async () => {
-    for (const url of ['/runs', '/runs/42', '/workspaces/acme/assets?search=x', '/settings/']) {
+    for (const url of ['/runs', '/runs/42', '/workspaces/acme/assets?search=x', '/workspaces/example.com', '/settings/']) {
       const res = await srv.inject({ method: 'GET', url });
       expect(res.statusCode, url).toBe(200);
       expect(res.body, url).toBe(INDEX);
@@ -175,8 +175,8 @@ describe('paths that must never leave the UI folder', () => {
     expect(safeSegments('/a%2fb')).toBeUndefined();
     expect(safeSegments('/a%5cb')).toBeUndefined();
     expect(safeSegments('/%E0%A4%A')).toBeUndefined();
-    expect(resolveUiFile(fixture.dir, '/static/link.txt')).toEqual({ kind: 'missing' });
-    expect(resolveUiFile(fixture.dir, '/linkdir/outside.txt')).toEqual({ kind: 'missing' });
+    expect(resolveUiFile(fixture.dir, '/static/link.txt')).toEqual({ kind: 'missing', fallback: 'index.html' });
+    expect(resolveUiFile(fixture.dir, '/linkdir/outside.txt')).toEqual({ kind: 'missing', fallback: 'index.html' });
     expect(resolveUiFile(fixture.dir, '/.secret')).toEqual({ kind: 'refused' });
     expect(resolveUiFile(fixture.dir, '/runs/7')).toEqual({ kind: 'fallback', rel: 'index.html' });
   });

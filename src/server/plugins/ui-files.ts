@@ -9,10 +9,11 @@ import { join, sep } from 'node:path';
 export type UiFile =
   /** A file inside the folder (path relative to it, with `/` separators). */
   | { kind: 'file'; rel: string }
-  /** No such file and the path looks like a page: the app's index answers (client-side route). */
+  /** No such file and the path looks like a page: the app's index may answer (client-side route). */
   | { kind: 'fallback'; rel: string }
-  /** No such file and the path names a file (has an extension): 404. */
-  | { kind: 'missing' }
+  /** No such file; `fallback` names the index when one exists (the path has an extension, so it
+   * looks like a file rather than a page, but a page route may still answer it: `/workspaces/a.com`). */
+  | { kind: 'missing'; fallback?: string }
   /** A path that may never be served (traversal, dotfile, bad encoding): 404 without looking. */
   | { kind: 'refused' };
 
@@ -75,8 +76,9 @@ export function resolveUiFile(root: string, urlPath: string): UiFile {
   const candidates = rel === '' ? ['index.html'] : [rel, `${rel}.html`, `${rel}/index.html`];
   for (const c of candidates) if (isFileInside(root, rootReal, c)) return { kind: 'file', rel: c };
   const last = segs[segs.length - 1] ?? '';
-  if (/\.[A-Za-z0-9]{1,8}$/.test(last)) return { kind: 'missing' };
-  return isFileInside(root, rootReal, 'index.html') ? { kind: 'fallback', rel: 'index.html' } : { kind: 'missing' };
+  const index = isFileInside(root, rootReal, 'index.html');
+  if (/\.[A-Za-z0-9]{1,8}$/.test(last)) return index ? { kind: 'missing', fallback: 'index.html' } : { kind: 'missing' };
+  return index ? { kind: 'fallback', rel: 'index.html' } : { kind: 'missing' };
 }
 
 /** True when a folder holds an `index.html` (a usable `server.ui_path`). */

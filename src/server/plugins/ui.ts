@@ -11,7 +11,6 @@ import fastifyStatic from '@fastify/static';
 import { errors } from '../../errors.js';
 import type { AppContext } from '../../services/context.js';
 import { hasIndex, resolveUiFile } from './ui-files.js';
-import type { RouteAuthConfig } from './auth.js';
 
 /** Where `npm run build` puts the dashboard (same place from src/ under vitest and from dist/). */
 export const BUILT_UI_DIR = fileURLToPath(new URL('../../../dist/web/', import.meta.url));
@@ -83,7 +82,7 @@ type Fallback = 'page' | 'file-only' | 'custom-only';
 
 /**
  * Registers the static file sender and the dashboard's public routes (`/`, `/static/*`, the pages),
- * a catch-all `/*` that is public only while `server.ui_path` holds another UI (whose routes we
+ * a catch-all `/*` that is public only (route config `publicWhen`, see auth.ts) while `server.ui_path` holds another UI (whose routes we
  * cannot know), and the protected `/osm/api/*` catch-all.
  */
 export async function registerUi(server: FastifyInstance, app: AppContext, opts: UiOptions = {}): Promise<void> {
@@ -103,10 +102,12 @@ export async function registerUi(server: FastifyInstance, app: AppContext, opts:
     if (!custom && fallback === 'page' && !hasIndex(dir)) throw errors.dashboardNotBuilt();
     const found = resolveUiFile(dir, req.url);
     const pageOk = fallback === 'page' || (fallback === 'custom-only' && custom !== undefined && !/^\/+(osm|api)([/;.]|$)/i.test(path));
-    if (found.kind === 'file' || (found.kind === 'fallback' && pageOk)) {
+    // A page route answers its index even for a name with a dot (`/workspaces/example.com`).
+    const rel = found.kind === 'file' ? found.rel : found.kind === 'fallback' && pageOk ? found.rel : found.kind === 'missing' && fallback === 'page' ? found.fallback : undefined;
+    if (rel) {
       setSecurityHeaders(reply, custom !== undefined);
-      reply.header('cache-control', cacheControlOf(found.rel)).header('vary', 'accept-encoding');
-      return reply.sendFile(found.rel, dir);
+      reply.header('cache-control', cacheControlOf(rel)).header('vary', 'accept-encoding');
+      return reply.sendFile(rel, dir);
     }
     throw errors.notFound(`Route ${req.method} ${path} not found`);
   };
@@ -117,8 +118,8 @@ export async function registerUi(server: FastifyInstance, app: AppContext, opts:
     server.get(`/${page}/*`, handler('page'));
   }
   // Another UI's own paths (clean URLs, its dynamic routes): public only while it is configured.
-  const wildcard: RouteAuthConfig = { publicWhen: () => customDir() !== undefined };
-  server.get('/*', { config: wildcard }, handler('custom-only'));
+  const customOnly = handler('custom-only');
+  server.get('/*', { config: { publicWhen: () => customDir() !== undefined } }, async (req, reply) => customOnly(req, reply));
 
   // Unknown API paths keep the API's answers (401 without credentials, then 404), never an index.
   server.get('/osm/api/*', async (req) => {

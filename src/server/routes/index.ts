@@ -28,3 +28,4 @@ import { registerDatabaseRoutes } from './database.js'; ROUTE_MODULES.push(regis
 import { registerReferenceReadRoutes } from './reference-reads.js'; ROUTE_MODULES.push(registerReferenceReadRoutes);
 import { registerOrgRoutes } from './orgs.js'; ROUTE_MODULES.push(registerOrgRoutes);
 import { registerTeamRoutes } from './team.js'; ROUTE_MODULES.push(registerTeamRoutes);
+import { registerWorkflowLintRoutes } from './workflow-lint.js'; ROUTE_MODULES.push(registerWorkflowLintRoutes);
