@@ -83,6 +83,7 @@ export const errors = {
   assetNotFound: def('OSM_ERR_ASSET_NOT_FOUND', 404, () => 'Asset not found'),
   snapshotNotFound: def('OSM_ERR_SNAPSHOT_NOT_FOUND', 404, (name: string) => `Snapshot not found: ${name}`),
   snapshotSourceRequired: def('OSM_ERR_SNAPSHOT_SOURCE', 400, () => 'Either file or url is required'),
+  snapshotWorkspaceExists: def('OSM_ERR_SNAPSHOT_WORKSPACE_EXISTS', 409, (name: string, hint: string) => `Failed to import snapshot: workspace already exists: ${name} (use ${hint} to overwrite)`),
   snapshotImport: def('OSM_ERR_SNAPSHOT_IMPORT', 500, (detail: string) => `Failed to import snapshot: ${detail}`),
   scheduleNotFound: def('OSM_ERR_SCHEDULE_NOT_FOUND', 404, () => 'Schedule not found'),
   pathTraversal: def('OSM_ERR_PATH_TRAVERSAL', 400, (what: string) => `Invalid ${what}: path traversal is not allowed`),
@@ -139,6 +140,8 @@ export const errors = {
     `another osm daemon (PID ${pid}) is already serving the base folder ${base} (lock file ${lockFile}); stop it first, or give this one another base folder (-b). --force does not replace a running daemon`),
   daemonLockUnknown: def('OSM_ERR_DAEMON_LOCK', 409, (lockFile: string, owner: string) =>
     `the base folder is locked by ${owner} (lock file ${lockFile}); if no daemon is serving it, start with --force to take the lock over`),
+  unknownImportTool: def('OSM_ERR_IMPORT_TOOL', 400, (tool: string, supported: string) => `unknown tool '${tool}': supported tools are ${supported}`),
+  reportFormat: def('OSM_ERR_REPORT_FORMAT', 400, (format: string) => `unknown report format '${format}': use html, md or json`),
   // distributed mode (src/distributed/, src/server/routes/distributed.ts)
   redisNotConfigured: def('OSM_ERR_REDIS_NOT_CONFIGURED', 400, () => 'redis not configured. Add redis section to osm-settings.yaml or use --redis-url'),
   invalidRedisUrl: def('OSM_ERR_INVALID_REDIS_URL', 400, (detail: string) => `invalid Redis URL: ${detail}`),

@@ -63,7 +63,8 @@ export async function executeFlowBody(flow: Workflow, scope: Scope, results: Ste
         ok = false;
       }
       if (!ok) {
-        exec.printer.info(`Module ${ref.name} skipped (condition is false)`);
+        // Naming the condition tells a user which tool to install (`command_exists('nuclei')`).
+        exec.printer.info(`Module ${ref.name} skipped (condition is false: ${ref.condition.trim()})`);
         modules.push({ name: ref.name, status: 'skipped', durationMs: 0, error: 'condition is false' });
         continue;
       }

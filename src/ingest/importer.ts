@@ -106,6 +106,12 @@ export class RecordImporter<T> {
     this.add(index, record, JSON.stringify(record));
   }
 
+  /** One row mapped by the caller (tool importers expand one tool record into several rows). */
+  mapped(line: number, mapped: Mapped<T>): void {
+    this.stats.total++;
+    this.take(line, mapped);
+  }
+
   /** A record rejected before mapping (e.g. not an object). */
   fail(line: number, message: string): void {
     this.stats.errors++;
@@ -136,7 +142,10 @@ export class RecordImporter<T> {
   }
 
   private add(line: number, record: Record<string, unknown>, raw: string): void {
-    const mapped = this.kind.map(record, raw);
+    this.take(line, this.kind.map(record, raw));
+  }
+
+  private take(line: number, mapped: Mapped<T>): void {
     if (!mapped.ok) {
       if (mapped.skip) this.stats.skipped++;
       else this.fail(line, mapped.message);

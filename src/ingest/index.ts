@@ -6,3 +6,5 @@ export { nucleiToVuln, vulnRecordToInput, isNucleiRecord } from './nuclei.js';
 export { customToAsset } from './custom.js';
 export { classifyAsset } from './classify.js';
 export { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff } from './diff.js';
+export { importToolFile, importToolFileSync, type ToolImporter, type ToolImportStats, type ToolImportOptions } from './tool-import.js';
+export { TOOL_IMPORTERS, toolImporter, toolNames } from './tools.js';

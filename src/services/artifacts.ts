@@ -11,7 +11,7 @@
  */
 import { constants as fsc } from 'node:fs';
 import { open, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
-import { basename, extname, isAbsolute, join, normalize, resolve } from 'node:path';
+import { basename, extname, isAbsolute, join, normalize, relative, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { OsmError } from '../errors.js';
 import type { ArtifactRecord } from '../store/index.js';
@@ -108,6 +108,22 @@ function fsError(err: unknown): OsmError {
   return artifactErrors.readFailed(code || 'unreadable file');
 }
 
+/**
+ * An absolute `artifact_path` as `GET /runs/{id}/artifacts` hands it out, made relative to the
+ * workspace folder when it lies inside it (under the folder's recorded or resolved spelling);
+ * anything else is returned unchanged for checkArtifactPath to judge (absolute → refused).
+ */
+async function relativeToWorkspace(app: AppContext, name: string, base: string, raw: string): Promise<string> {
+  if (!isAbsolute(raw) || raw.includes('\0')) return raw;
+  const local = app.store.workspaces.get(name)?.local_path ?? '';
+  const spellings = [base, local && isAbsolute(local) ? resolve(local) : '', resolve(app.settings().paths.workspaces, name)].filter(Boolean);
+  const full = resolve(raw);
+  for (const root of spellings) {
+    if (full !== root && isInside(root, full)) return relative(root, full);
+  }
+  return raw;
+}
+
 /** The folder a workspace's files live in: its row's local_path when set, else <workspaces>/<name>. */
 async function workspaceBase(app: AppContext, name: string): Promise<string> {
   const row = app.store.workspaces.get(name);
@@ -157,8 +173,8 @@ export interface ArtifactDownload {
 export async function openArtifact(app: AppContext, workspaceName: string, artifactPath: string | undefined): Promise<ArtifactDownload> {
   checkWorkspaceName(workspaceName);
   if (artifactPath === undefined || artifactPath === '') throw artifactErrors.pathRequired();
-  const rel = checkArtifactPath(artifactPath);
   const base = await workspaceBase(app, workspaceName);
+  const rel = checkArtifactPath(await relativeToWorkspace(app, workspaceName, base, artifactPath));
   const full = join(base, rel);
   if (!isInside(base, full)) throw artifactErrors.invalidPath();
   let real: string;

@@ -147,7 +147,9 @@ export function listRuns(app: AppContext, filter: RunListQuery, page: Page): { d
 /** GET /runs/{id} with optional steps and artifacts. */
 export function getRun(app: AppContext, idOrUuid: string, include: { steps?: boolean; artifacts?: boolean } = {}) {
   const run = findRun(app, idOrUuid);
-  const out: RunApi & { steps?: unknown[]; artifacts?: unknown[] } = runToApi(run);
+  const running = run.status === 'running' ? app.store.steps.runningNames(run.id) : [];
+  // Which step is running now (the spec's fields already say how many are done).
+  const out: RunApi & { current_step: string; running_steps: string[]; steps?: unknown[]; artifacts?: unknown[] } = { ...runToApi(run), current_step: running[0] ?? '', running_steps: running };
   if (include.steps) {
     const secrets = secretsOf(app, run);
     out.steps = app.store.steps.listByRun(run.id).map((s) => stepToApi(s, 'run', secrets));
@@ -247,7 +249,16 @@ export function jobProgress(app: AppContext, jobId: string) {
     pending: counts.pending + counts.queued,
     cancelled: counts.cancelled,
     status: jobStatusOf(counts, runs.length),
-    runs: runs.map((r) => ({ run_uuid: r.run_uuid, target: r.target, status: r.status, id: r.id, error_message: r.error_message ?? '' })),
+    runs: runs.map((r) => ({
+      run_uuid: r.run_uuid,
+      target: r.target,
+      status: r.status,
+      id: r.id,
+      error_message: r.error_message ?? '',
+      completed_steps: r.completed_steps,
+      total_steps: r.total_steps,
+      current_step: r.status === 'running' ? (app.store.steps.runningNames(r.id)[0] ?? '') : '',
+    })),
   };
 }
 

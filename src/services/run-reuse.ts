@@ -59,7 +59,17 @@ export function duplicateRun(app: AppContext, idOrUuid: string) {
     run_mode: run.run_mode,
     options: { ...options, workflow_path: workflow.file_path },
   });
-  return { message: 'Run duplicated', original_run_id: run.id, new_run_uuid: copy.run_uuid, status: 'pending' as const };
+  // The reference's fields (its web UI reads run_uuid) next to the spec's.
+  return {
+    message: 'Run duplicated',
+    original_run_id: run.id,
+    original_run_uuid: run.run_uuid,
+    new_run_uuid: copy.run_uuid,
+    run_uuid: copy.run_uuid,
+    workflow: copy.workflow_name,
+    target: copy.target,
+    status: 'pending' as const,
+  };
 }
 
 export interface ResumeOptions {

@@ -65,7 +65,8 @@ export async function importSnapshotZip(store: Store, req: SnapshotImportRequest
   const folderExists = pathExists(target);
   const rowExists = !req.skipDb && store.workspaces.get(name) !== undefined;
   if ((folderExists || rowExists) && !req.force) {
-    throw errors.snapshotImport(`workspace already exists: ${target} (use ${req.forceHint ?? 'force=true'} to overwrite)`);
+    // 409 without the server's path (the API answered 500 with it before).
+    throw errors.snapshotWorkspaceExists(name, req.forceHint ?? 'force=true');
   }
   const active = store.runs.list({ workspace: name, status: 'running' }, { offset: 0, limit: 1 }).total;
   if (active > 0 && req.force) throw errors.workspaceBusy(name, active);

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { bit, likeContains, listPage, nowIso, Where, type Db, type Row, type StatementCache } from './sql.js';
 import type { ListResult, Page } from './types.js';
+import { inWorkspacesOf, type OrgFilter } from './org-constants.js';
 
 export interface ArtifactRecord {
   id: string;
@@ -22,6 +23,8 @@ export type ArtifactInput = Omit<ArtifactRecord, 'id' | 'created_at'> & { id?: s
 
 export interface ArtifactListFilter {
   workspace?: string;
+  /** Only artifacts of workspaces of these orgs. */
+  org_uuid?: OrgFilter;
   /** Substring of id, run id, workspace, name, path, type, content type or description. */
   search?: string;
 }
@@ -86,6 +89,7 @@ export function createArtifactsRepo(db: Db, q: StatementCache): ArtifactsRepo {
 
     list(filter, page) {
       const where = new Where().eq('workspace', filter.workspace);
+      if (filter.org_uuid !== undefined) inWorkspacesOf(where, 'workspace', filter.org_uuid);
       if (filter.search) {
         const p = likeContains(filter.search);
         where.add(

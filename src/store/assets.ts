@@ -22,6 +22,7 @@ import {
 import type { ListResult, Page, UpsertResult } from './types.js';
 import { diffWindowQueries, recordChanges, sameValue, type FieldChange, type HistoryRecord } from './field-history.js';
 import { orgCondition, orgOfWorkspaceSql } from './org-constants.js';
+import type { OrgFilter } from './org-constants.js';
 
 export interface AssetRecord {
   id: number;
@@ -50,6 +51,10 @@ export interface AssetRecord {
   is_cloud: boolean;
   is_waf: boolean;
   raw_json_data: string;
+  /** Open ports as `port/proto` (migration 013). */
+  open_ports: string[];
+  /** Service details of a port-scan record, JSON text (migration 013). */
+  port_json_data: string;
   created_at: string;
   updated_at: string;
   last_seen_at: string;
@@ -69,7 +74,7 @@ export interface AssetListFilter {
   /** Substring of asset_value, url, title or host_ip. */
   search?: string;
   /** Only rows of this org (uuid). */
-  org_uuid?: string;
+  org_uuid?: OrgFilter;
 }
 
 export interface AssetUpsertOptions {
@@ -112,9 +117,9 @@ export interface AssetsRepo {
   history(workspace: string, from: string, to: string, limit?: number): HistoryRecord[];
 }
 
-const STRING_FIELDS = ['input', 'scheme', 'method', 'path', 'content_type', 'title', 'host_ip', 'tls', 'asset_type', 'remarks', 'source'] as const;
+const STRING_FIELDS = ['input', 'scheme', 'method', 'path', 'content_type', 'title', 'host_ip', 'tls', 'asset_type', 'remarks', 'source', 'port_json_data'] as const;
 const NUMBER_FIELDS = ['status_code', 'content_length', 'words', 'lines'] as const;
-const ARRAY_FIELDS = ['a', 'tech'] as const;
+const ARRAY_FIELDS = ['a', 'tech', 'open_ports'] as const;
 const BOOL_FIELDS = ['is_cdn', 'is_cloud', 'is_waf'] as const;
 /** Refreshed on every import but not a "change": response time and raw JSON differ on every scan. */
 const VOLATILE_FIELDS = ['time', 'raw_json_data'] as const;
@@ -130,6 +135,7 @@ export function mapAsset(row: Row): AssetRecord {
     ...(row as unknown as AssetRecord),
     a: parseStringArray(row.a),
     tech: parseStringArray(row.tech),
+    open_ports: parseStringArray(row.open_ports),
     is_cdn: row.is_cdn === 1,
     is_cloud: row.is_cloud === 1,
     is_waf: row.is_waf === 1,
@@ -144,6 +150,7 @@ function normalize(workspace: string, input: AssetInput): AssetValues {
   for (const k of [...STRING_FIELDS, ...VOLATILE_FIELDS]) dst[k] = toText(src[k]);
   for (const k of NUMBER_FIELDS) dst[k] = toInt(src[k]);
   for (const k of ARRAY_FIELDS) dst[k] = toStringArray(src[k]);
+  dst.open_ports = portUnion([], dst.open_ports as string[]);
   for (const k of BOOL_FIELDS) dst[k] = src[k] === true || src[k] === 1 || src[k] === 'true';
   return out;
 }
@@ -170,6 +177,7 @@ function merge(existing: AssetRecord, incoming: AssetValues): { merged: AssetVal
   }
   for (const k of ARRAY_FIELDS) {
     merged[k] = (inc[k] as string[]).length > 0 ? inc[k] : old[k];
+    if (k === 'open_ports') merged[k] = portUnion(old[k] as string[], inc[k] as string[]);
     note(k);
   }
   for (const k of BOOL_FIELDS) {
@@ -177,6 +185,16 @@ function merge(existing: AssetRecord, incoming: AssetValues): { merged: AssetVal
     note(k);
   }
   return { merged: merged as unknown as AssetValues, changes, volatileChanged };
+}
+
+/**
+ * Open ports accumulate: scanners report one port per record (masscan, naabu) or a subset of ports
+ * per run, so a later record must not drop the ports an earlier one found. The per-port assets
+ * (asset_type `port`) carry last_seen_at, which is what tells a port that closed.
+ */
+function portUnion(old: string[], incoming: string[]): string[] {
+  const all = [...new Set([...old, ...incoming])];
+  return all.sort((a, b) => parseInt(a, 10) - parseInt(b, 10) || a.localeCompare(b));
 }
 
 /** Column values as bound parameters (JSON arrays, 0/1 booleans). */
@@ -228,7 +246,7 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
     const hasStatus = f.status_code !== undefined && f.status_code !== null;
     const hasType = f.asset_type !== undefined && f.asset_type !== null;
     if (hasStatus && hasType) return undefined;
-    const where = new Where().eq('w.org_uuid', f.org_uuid).eq('w.name', f.workspace);
+    const where = new Where().oneOf('w.org_uuid', f.org_uuid).eq('w.name', f.workspace);
     if (hasStatus) {
       where.eq('c.status_code', f.status_code);
       return () => one(`SELECT SUM(c.n) AS n FROM asset_status_counts c JOIN workspaces w ON w.name = c.workspace ${where}`, ...where.params);

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { bit, listPage, nowIso, Where, type Db, type Row, type StatementCache } from './sql.js';
 import type { ListResult, Page } from './types.js';
+import { inWorkspacesOf, type OrgFilter } from './org-constants.js';
 
 export interface EventRecord {
   id: number;
@@ -64,6 +65,8 @@ export interface EventListFilter {
   /** created_at bounds (ISO timestamps, inclusive). */
   from?: string;
   to?: string;
+  /** Only events of workspaces of these orgs (events without a workspace are left out). */
+  org_uuid?: OrgFilter;
 }
 
 export interface EventsRepo {
@@ -136,6 +139,7 @@ export function createEventsRepo(db: Db, q: StatementCache): EventsRepo {
       if (filter.processed !== undefined) where.add('processed = ?', bit(filter.processed));
       if (filter.from) where.add('created_at >= ?', filter.from);
       if (filter.to) where.add('created_at <= ?', filter.to);
+      if (filter.org_uuid !== undefined) inWorkspacesOf(where, 'workspace', filter.org_uuid);
       return listPage(db, q, { table: 'event_logs', where, orderBy: 'id DESC', map: mapEvent }, page);
     },
 

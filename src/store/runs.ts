@@ -18,6 +18,7 @@ import {
 } from './sql.js';
 import { orgOfWorkspaceSql } from './org-constants.js';
 import { PRIORITY_RANK, TERMINAL_RUN_STATUSES, type ListResult, type Page, type Priority, type RunStatus } from './types.js';
+import type { OrgFilter } from './org-constants.js';
 
 export interface RunRecord {
   id: number;
@@ -86,7 +87,7 @@ export interface RunListFilter {
   workspace?: string;
   run_group_id?: string;
   /** Only runs of this org (uuid). */
-  org_uuid?: string;
+  org_uuid?: OrgFilter;
 }
 
 export type RunPatch = Partial<{
@@ -249,7 +250,7 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
         .eq('workflow_name', filter.workflow_name)
         .eq('workspace', filter.workspace)
         .eq('run_group_id', filter.run_group_id)
-        .eq('org_uuid', filter.org_uuid);
+        .oneOf('org_uuid', filter.org_uuid);
       if (filter.target) where.add(`target LIKE ? ESCAPE '\\'`, likeContains(filter.target));
       return listPage(db, q, { table: 'runs', where, orderBy: 'created_at DESC, id DESC', map: mapRun }, page);
     },

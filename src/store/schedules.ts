@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { bit, listPage, nowIso, parseJson, Where, type Db, type Row, type StatementCache } from './sql.js';
 import type { ListResult, Page } from './types.js';
+import { DEFAULT_ORG_UUID, type OrgFilter } from './org-constants.js';
 
 export interface ScheduleRecord {
   id: string;
@@ -22,6 +23,8 @@ export interface ScheduleRecord {
   run_count: number;
   created_at: string;
   updated_at: string;
+  /** The org the schedule belongs to (migration 012): its runs are created there. */
+  org_uuid: string;
 }
 
 export interface ScheduleInput {
@@ -39,16 +42,18 @@ export interface ScheduleInput {
   /** Defaults to true. */
   is_enabled?: boolean;
   next_run?: string | null;
+  /** Default: the default org. */
+  org_uuid?: string;
 }
 
-export type SchedulePatch = Partial<Omit<ScheduleInput, 'next_run'>>;
+export type SchedulePatch = Partial<Omit<ScheduleInput, 'next_run' | 'org_uuid'>>;
 
 export interface SchedulesRepo {
   /** Inserts a schedule with a fresh `sch_…` id. */
   create(input: ScheduleInput): ScheduleRecord;
   get(id: string): ScheduleRecord | undefined;
-  /** Page of schedules, newest first. */
-  list(page: Page): ListResult<ScheduleRecord>;
+  /** Page of schedules, newest first (only those of the given orgs when `orgs` is set). */
+  list(page: Page, orgs?: OrgFilter): ListResult<ScheduleRecord>;
   /** Applies the given fields; undefined when the schedule does not exist. */
   update(id: string, patch: SchedulePatch): ScheduleRecord | undefined;
   delete(id: string): boolean;
@@ -89,9 +94,9 @@ export function createSchedulesRepo(db: Db, q: StatementCache): SchedulesRepo {
       const now = nowIso();
       const row = q(
         `INSERT INTO schedules (id, name, workflow_name, workflow_kind, workflow_path, trigger_name, trigger_type, schedule,
-           event_topic, watch_path, input_config, is_enabled, next_run, created_at, updated_at)
+           event_topic, watch_path, input_config, is_enabled, next_run, created_at, updated_at, org_uuid)
          VALUES (@id, @name, @workflow_name, @workflow_kind, @workflow_path, @trigger_name, @trigger_type, @schedule,
-           @event_topic, @watch_path, @input_config, @is_enabled, @next_run, @now, @now)
+           @event_topic, @watch_path, @input_config, @is_enabled, @next_run, @now, @now, @org_uuid)
          RETURNING *`,
       ).get({
         id: newScheduleId(),
@@ -107,6 +112,7 @@ export function createSchedulesRepo(db: Db, q: StatementCache): SchedulesRepo {
         input_config: JSON.stringify(input.input_config ?? {}),
         is_enabled: bit(input.is_enabled ?? true),
         next_run: input.next_run ?? null,
+        org_uuid: input.org_uuid ?? DEFAULT_ORG_UUID,
         now,
       }) as Row;
       return mapSchedule(row);
@@ -114,8 +120,8 @@ export function createSchedulesRepo(db: Db, q: StatementCache): SchedulesRepo {
 
     get,
 
-    list(page) {
-      return listPage(db, q, { table: 'schedules', where: new Where(), orderBy: 'created_at DESC, rowid DESC', map: mapSchedule }, page);
+    list(page, orgs) {
+      return listPage(db, q, { table: 'schedules', where: new Where().oneOf('org_uuid', orgs), orderBy: 'created_at DESC, rowid DESC', map: mapSchedule }, page);
     },
 
     update(id, patch) {

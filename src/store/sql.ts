@@ -89,6 +89,17 @@ export class Where {
     return this;
   }
 
+  /**
+   * Adds `column = ?` for one value or `column IN (…)` for a list; unlike `in`, an empty list
+   * matches nothing (it is a set of allowed values, not an absent filter). Nothing for undefined.
+   */
+  oneOf(column: string, value: string | readonly string[] | undefined): this {
+    if (value === undefined) return this;
+    if (typeof value === 'string') return this.add(`${column} = ?`, value);
+    if (value.length === 0) return this.add('1 = 0');
+    return value.length === 1 ? this.add(`${column} = ?`, value[0]) : this.add(`${column} IN (${value.map(() => '?').join(', ')})`, ...value);
+  }
+
   /** The `WHERE …` text, or '' when there is no filter. */
   toString(): string {
     return this.clauses.length > 0 ? `WHERE ${this.clauses.join(' AND ')}` : '';

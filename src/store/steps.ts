@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { errors } from '../errors.js';
 import { listPage, nowIso, parseJson, Where, type Db, type Row, type StatementCache } from './sql.js';
 import { TERMINAL_STEP_STATUSES, type ListResult, type Page, type StepStatus } from './types.js';
+import type { OrgFilter } from './org-constants.js';
 
 export interface StepRecord {
   id: number;
@@ -61,6 +62,8 @@ export interface StepListFilter {
   status?: StepStatus;
   step_type?: string;
   run_id?: number;
+  /** Only steps of runs of these orgs. */
+  org_uuid?: OrgFilter;
 }
 
 export interface StepsRepo {
@@ -71,6 +74,8 @@ export interface StepsRepo {
   transition(id: number, to: StepStatus, patch?: StepPatch): StepRecord | undefined;
   /** Steps of one run in creation order. */
   listByRun(runId: number): StepRecord[];
+  /** Names of the run's steps running now, in start order. */
+  runningNames(runId: number): string[];
   /** Filtered page, newest first (id DESC). */
   list(filter: StepListFilter, page: Page): ListResult<StepRecord>;
   /** Marks every pending or running step of a run failed (reconciliation); returns how many. */
@@ -170,6 +175,11 @@ export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
       return row ? mapStep(row) : undefined;
     },
 
+    runningNames(runId) {
+      const rows = q("SELECT step_name FROM step_results WHERE run_id = ? AND status = 'running' ORDER BY id").all(runId) as { step_name: string }[];
+      return rows.map((r) => r.step_name);
+    },
+
     listByRun(runId) {
       return (q('SELECT * FROM step_results WHERE run_id = ? ORDER BY id ASC').all(runId) as Row[]).map(mapStep);
     },
@@ -180,6 +190,11 @@ export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
         .eq('status', filter.status)
         .eq('step_type', filter.step_type)
         .eq('run_id', filter.run_id);
+      if (filter.org_uuid !== undefined) {
+        const list = typeof filter.org_uuid === 'string' ? [filter.org_uuid] : filter.org_uuid;
+        if (list.length === 0) where.add('1 = 0');
+        else where.add(`run_id IN (SELECT id FROM runs WHERE org_uuid IN (${list.map(() => '?').join(', ')}))`, ...list);
+      }
       return listPage(db, q, { table: 'step_results', where, orderBy: 'id DESC', map: mapStep }, page);
     },
 

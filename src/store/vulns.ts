@@ -21,6 +21,7 @@ import {
 import { SEVERITIES, type ListResult, type Page, type Severity, type UpsertResult } from './types.js';
 import { diffWindowQueries, recordChanges, sameValue, type FieldChange, type HistoryRecord } from './field-history.js';
 import { orgCondition, orgOfWorkspaceSql } from './org-constants.js';
+import type { OrgFilter } from './org-constants.js';
 
 export interface VulnRecord {
   id: number;
@@ -60,7 +61,7 @@ export interface VulnListFilter {
   /** Substring of asset_value. */
   asset_value?: string;
   /** Only rows of this org (uuid). */
-  org_uuid?: string;
+  org_uuid?: OrgFilter;
 }
 
 export interface VulnSummary {
@@ -86,7 +87,7 @@ export interface VulnsRepo {
   /** Filtered page, newest first (created_at DESC, id DESC). */
   list(filter: VulnListFilter, page: Page): ListResult<VulnRecord>;
   /** Per-severity counts of one workspace or of all (within one org when `orgUuid` is given), read from the counters. */
-  summary(workspace?: string, orgUuid?: string): VulnSummary;
+  summary(workspace?: string, orgUuid?: OrgFilter): VulnSummary;
   /** Rows of `workspace` created in [from, to] (the columns a diff lists). */
   addedBetween(workspace: string, from: string, to: string, limit?: number): VulnBrief[];
   /** Rows of `workspace` created before `from` whose updated_at lies in [from, to]. */
@@ -186,16 +187,16 @@ export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
     return severities.length === 0 ? row.total_vulns! : known.reduce((n, s) => n + row[`vuln_${s}`]!, 0);
   };
   /** The same within one org: sums of the counters of the org's workspaces (their rows share the org). */
-  const orgSeverityTotal = (org: string, workspace: string | undefined, severities: string[]): number => {
+  const orgSeverityTotal = (org: OrgFilter, workspace: string | undefined, severities: string[]): number => {
     const known = severities.filter((s) => (SEVERITIES as readonly string[]).includes(s));
     if (severities.length > 0 && known.length === 0) return 0;
     const sum = severities.length === 0 ? 'total_vulns' : known.map((s) => `vuln_${s}`).join(' + ');
-    const where = new Where().eq('org_uuid', org).eq('name', workspace);
+    const where = new Where().oneOf('org_uuid', org).eq('name', workspace);
     return Number((q(`SELECT SUM(${sum}) AS n FROM workspaces ${where}`).get(...where.params) as { n: number | null }).n ?? 0);
   };
   /** Per-severity counts of one org (optionally one of its workspaces), from the workspace counters. */
-  const orgSummary = (org: string, workspace?: string): VulnSummary => {
-    const where = new Where().eq('org_uuid', org).eq('name', workspace);
+  const orgSummary = (org: OrgFilter, workspace?: string): VulnSummary => {
+    const where = new Where().oneOf('org_uuid', org).eq('name', workspace);
     const row = q(
       `SELECT SUM(vuln_critical) AS critical, SUM(vuln_high) AS high, SUM(vuln_medium) AS medium, SUM(vuln_low) AS low, SUM(vuln_info) AS info, SUM(total_vulns) AS total FROM workspaces ${where}`,
     ).get(...where.params) as Record<keyof VulnSummary, number | null>;

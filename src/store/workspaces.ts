@@ -7,6 +7,7 @@ import { DIFF_SNAPSHOT_TABLES } from './asset-diffs.js';
 import { likeContains, listPage, nowIso, Where, type Db, type StatementCache } from './sql.js';
 import type { ListResult, Page } from './types.js';
 import { dumpPage, restoreDump, type DumpPage, type DumpSource, type DumpTable, type RestoreCounts, type RestoreOptions } from './workspace-dump.js';
+import type { OrgFilter } from './org-constants.js';
 
 export interface WorkspaceRecord {
   id: number;
@@ -48,6 +49,8 @@ export interface WorkspaceRunInfo {
   state_workflow_file?: string;
   last_run?: string;
   run_workflow?: string;
+  /** The org of a NEW row (the org of the run creating it); an existing row keeps its org. */
+  org_uuid?: string;
 }
 
 export interface WorkspaceListFilter {
@@ -55,7 +58,7 @@ export interface WorkspaceListFilter {
   /** Substring of the name. */
   search?: string;
   /** Only workspaces of this org (uuid). */
-  org_uuid?: string;
+  org_uuid?: OrgFilter;
 }
 
 export interface WorkspaceDeleteCounts {
@@ -123,10 +126,11 @@ export function createWorkspacesRepo(db: Db, q: StatementCache): WorkspacesRepo 
     upsertRunInfo(input) {
       // Only the given optional fields overwrite an existing row, so the SQL depends on which are present.
       const given = OPTIONAL_FIELDS.filter((k) => input[k] !== undefined);
-      const columns = ['name', 'local_path', ...given];
+      const columns = ['name', 'local_path', ...given, ...(input.org_uuid ? ['org_uuid'] : [])];
       const now = nowIso();
       const values: Record<string, unknown> = { name: input.name, local_path: input.local_path, now };
       for (const k of given) values[k] = input[k];
+      if (input.org_uuid) values.org_uuid = input.org_uuid;
       const row = q(
         `INSERT INTO workspaces (${columns.join(', ')}, created_at, updated_at)
          VALUES (${columns.map((c) => `@${c}`).join(', ')}, @now, @now)
@@ -140,7 +144,7 @@ export function createWorkspacesRepo(db: Db, q: StatementCache): WorkspacesRepo 
     get,
 
     list(filter, page) {
-      const where = new Where().eq('data_source', filter.data_source).eq('org_uuid', filter.org_uuid);
+      const where = new Where().eq('data_source', filter.data_source).oneOf('org_uuid', filter.org_uuid);
       if (filter.search) where.add(`name LIKE ? ESCAPE '\\'`, likeContains(filter.search));
       return listPage(db, q, { table: 'workspaces', where, orderBy: 'name ASC', map: (r) => r as unknown as WorkspaceRecord }, page);
     },

@@ -92,9 +92,15 @@ describe('reference run flags', () => {
     expect(report.checks.map((c: { section: string }) => c.section)).toEqual(expect.arrayContaining(['Folders', 'Database', 'Workflows']));
     const text = await runOsm(['-b', join(base, 'health-base'), 'health']);
     expect(text.stdout).toContain('▶ Folders');
-    const missing = await osm(['health', '--json']); // the engine fixtures name a tool nobody has
+    // The engine fixtures name a tool nobody has: a warning naming the workflow, an error with --strict.
+    const missing = await osm(['health', '--json']);
     const bin = JSON.parse(missing.stdout).checks.filter((c: { section: string; ok: boolean }) => c.section === 'Binaries' && !c.ok);
-    expect(missing.code).toBe(bin.length > 0 ? 1 : 0);
+    expect(bin.length).toBeGreaterThan(0);
+    expect(bin[0]).toMatchObject({ optional: true, detail: expect.stringMatching(/^not found, needed by /) });
+    expect(missing.code).toBe(0);
+    const strict = await osm(['health', '--json', '--strict']);
+    expect(strict.code).toBe(1);
+    expect(JSON.parse(strict.stdout).ok).toBe(false);
     const e = await runOsm(['eval', '-t', 'a.com', 'toUpperCase("{{Target}}")']);
     expect(e.stdout.trim()).toBe('A.COM');
   });

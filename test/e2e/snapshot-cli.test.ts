@@ -132,7 +132,7 @@ describe('osm snapshot (built CLI)', () => {
 
     const again = osm('snapshot', 'import', zip);
     expect(again.code).toBe(1);
-    expect(again.stderr).toContain(`Error: Failed to import snapshot: workspace already exists: ${workspaceDir} (use --force to overwrite)`);
+    expect(again.stderr).toContain(`Error: Failed to import snapshot: workspace already exists: ${WS} (use --force to overwrite)`);
     const forced = osm('snapshot', 'import', zip, '--force', '--json');
     expect(forced.code, forced.stderr).toBe(0);
     expect(JSON.parse(forced.stdout)).toMatchObject({ workspace: WS, data_source: 'imported', files_count: 2 });

@@ -44,7 +44,7 @@ describe('GET /osm/api/jobs/{job_id}', () => {
     expect(body).toMatchObject({ job_id: 'job00001', total_runs: 6, completed: 1, running: 1, failed: 1, pending: 2, cancelled: 1, status: 'running' });
     expect(Object.keys(body).sort()).toEqual(['cancelled', 'completed', 'failed', 'job_id', 'pending', 'running', 'runs', 'status', 'total_runs']);
     expect(body.runs.map((r: { id: number }) => r.id)).toEqual(ids);
-    expect(body.runs[1]).toEqual({ run_uuid: expect.any(String), target: 't1.com', status: 'failed', id: ids[1], error_message: 'boom' });
+    expect(body.runs[1]).toEqual({ run_uuid: expect.any(String), target: 't1.com', status: 'failed', id: ids[1], error_message: 'boom', completed_steps: 0, total_steps: expect.any(Number), current_step: '' });
   });
 
   it('a job created by POST /runs is found through its poll_url', async () => {

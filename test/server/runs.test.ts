@@ -238,8 +238,10 @@ describe('GET /osm/api/runs and /runs/{id}', () => {
     const first = (await get(idle, '/osm/api/runs?limit=1')).json().data[0];
     const byId = await get(idle, `/osm/api/runs/${first.id}`);
     expect(byId.statusCode).toBe(200);
-    expect(byId.json()).toEqual({ data: first });
-    expect((await get(idle, `/osm/api/runs/${first.run_uuid}`)).json()).toEqual({ data: first });
+    // The detail adds the running step(s) to the list's fields.
+    const detail = { ...first, current_step: '', running_steps: [] };
+    expect(byId.json()).toEqual({ data: detail });
+    expect((await get(idle, `/osm/api/runs/${first.run_uuid}`)).json()).toEqual({ data: detail });
     for (const id of ['999999', '00000000-0000-4000-8000-000000000000']) {
       const res = await get(idle, `/osm/api/runs/${id}`);
       expect(res.statusCode).toBe(404);
@@ -394,7 +396,7 @@ describe('duplicate and start', () => {
     const res = await post(idle, `/osm/api/runs/${orig.id}/duplicate`);
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(body).toEqual({ message: 'Run duplicated', original_run_id: orig.id, new_run_uuid: expect.any(String), status: 'pending' });
+    expect(body).toEqual({ message: 'Run duplicated', original_run_id: orig.id, original_run_uuid: orig.run_uuid, new_run_uuid: expect.any(String), run_uuid: body.new_run_uuid, workflow: 'quick', target: 'dup.com', status: 'pending' });
     const copy = idle.app.store.runs.getByUuid(body.new_run_uuid)!;
     expect(copy).toMatchObject({
       status: 'pending', workflow_name: 'quick', target: 'dup.com', params: { a: 'b' }, priority: 'critical', trigger_type: 'api', run_group_id: '', options: orig.options,

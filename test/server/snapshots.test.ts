@@ -186,10 +186,11 @@ describe('POST /osm/api/snapshots/import', () => {
     expect(t.app.store.workspaces.get(WS)).toMatchObject({ data_source: 'imported', total_assets: assetsBefore, total_vulns: 6 });
   });
 
-  it('refuses an existing workspace without force (500) and replaces it with force', async () => {
+  it('refuses an existing workspace without force (409, no server path) and replaces it with force', async () => {
     const r = await upload({}, { name: exported.name, data: exported.data });
-    expect(r.statusCode).toBe(500);
-    expect(r.json()).toEqual({ error: true, message: `Failed to import snapshot: workspace already exists: ${path.join(workspaces, WS)} (use force=true to overwrite)` });
+    expect(r.statusCode).toBe(409);
+    expect(r.json()).toEqual({ error: true, message: `Failed to import snapshot: workspace already exists: ${WS} (use force=true to overwrite)` });
+    expect(r.body).not.toContain(workspaces);
     const forced = await upload({ force: 'true' }, { name: exported.name, data: exported.data });
     expect(forced.statusCode).toBe(200);
     expect(count('vulnerabilities', WS)).toBe(6); // replaced, not doubled

@@ -12,6 +12,8 @@ interface Check {
   name: string;
   ok: boolean;
   detail: string;
+  /** A failed optional check is a warning: missing tools only disable the workflows that need them. */
+  optional?: boolean;
 }
 
 /** Whether a TCP port answers within `ms`. */
@@ -35,7 +37,7 @@ function reachable(host: string, port: number, ms = 2000): Promise<boolean> {
  * in the binaries folder) and Redis when one is configured. Exit 1 when any check fails.
  */
 export async function healthAction(command: Command): Promise<void> {
-  const o = optionsOf<object>(command);
+  const o = optionsOf<{ strict?: boolean }>(command);
   const app = openApp(o);
   const checks: Check[] = [];
   try {
@@ -61,17 +63,18 @@ export async function healthAction(command: Command): Promise<void> {
     }
     const files = existsSync(p.workflows) ? listWorkflowFiles(p.workflows) : [];
     const broken: string[] = [];
-    const commands = new Set<string>();
+    const commands = new Map<string, string[]>();
     for (const f of files) {
       const c = app.loader.check(f);
       if (!c.workflow) broken.push(f);
-      else for (const cmd of c.workflow.dependencies.commands) if (cmd) commands.add(cmd);
+      else for (const cmd of c.workflow.dependencies.commands) if (cmd) commands.set(cmd, [...(commands.get(cmd) ?? []), c.workflow.name]);
     }
     checks.push({ section: 'Workflows', name: 'load', ok: broken.length === 0, detail: `${files.length - broken.length} of ${files.length} load${broken.length ? `; failing: ${broken.join(', ')}` : ''}` });
     const pathEnv = buildBaseEnv(p.binaries).PATH ?? '';
-    for (const cmd of [...commands].sort()) {
+    for (const [cmd, users] of [...commands].sort(([a], [b]) => a.localeCompare(b))) {
       const ok = commandExists(cmd, pathEnv);
-      checks.push({ section: 'Binaries', name: cmd, ok, detail: ok ? 'found' : "not found (install it, or 'osm install binary')" });
+      const needed = `needed by ${[...new Set(users)].sort().join(', ')}`;
+      checks.push({ section: 'Binaries', name: cmd, ok, optional: !o.strict, detail: ok ? 'found' : `not found, ${needed} (install it, or 'osm install binary')` });
     }
     const redis = app.settings().settings.redis;
     if (redis.host) {
@@ -81,7 +84,8 @@ export async function healthAction(command: Command): Promise<void> {
   } finally {
     app.close();
   }
-  const failed = checks.filter((c) => !c.ok);
+  const failed = checks.filter((c) => !c.ok && !c.optional);
+  const warned = checks.filter((c) => !c.ok && c.optional);
   if (o.json) {
     process.stdout.write(`${JSON.stringify({ ok: failed.length === 0, checks }, null, 2)}\n`);
   } else {
@@ -92,8 +96,9 @@ export async function healthAction(command: Command): Promise<void> {
         section = c.section;
         lines.push(`▶ ${section}`);
       }
-      lines.push(`  ${c.ok ? '✔' : '⏹'} ${c.name}: ${c.detail}`);
+      lines.push(`  ${c.ok ? '✔' : c.optional ? '⚠' : '⏹'} ${c.name}: ${c.detail}`);
     }
+    if (warned.length) lines.push(`⚠ ${warned.length} tool(s) missing: the workflows that need them fail, and flows skip those modules (--strict makes this an error)`);
     lines.push(failed.length ? `⚠ ${failed.length} check(s) failed` : '✔ All checks passed');
     process.stdout.write(`${lines.join('\n')}\n`);
   }

@@ -16,6 +16,7 @@ import { createRuns, normaliseTargets, executeStoredRun, type RunOptions } from 
 import { chunkTargets, moduleSource, positiveInt, reshapeTargets, stdinTargets, type RunFlags } from './run-input.js';
 import { abortRun, activeRuns, buildBaseEnv, type RunOutcome } from '../../engine/executor.js';
 import { checkStaticDependencies } from '../../engine/deps-check.js';
+import { missingToolLines } from './dry-run-tools.js';
 import type { Preferences } from '../../workflow/types.js';
 import { mapLimit } from '../../engine/pool.js';
 import { planRun } from '../../services/plan.js';
@@ -106,6 +107,7 @@ export async function runAction(command: Command): Promise<void> {
       for (const wf of workflows) {
         const loaded = app.loader.load(wf);
         for (const t of targets) checkStaticDependencies(loaded, t, pathEnv, { skipValidation: o.skipValidation, emptyTarget: o.emptyTarget });
+        if (loaded.kind === 'flow') for (const line of missingToolLines(app.loader, loaded, pathEnv)) process.stdout.write(`${line}\n`);
       }
       for (const wf of workflows) for (const t of targets) process.stdout.write(`${planRun(app, wf, t, params, options)}\n`);
       return;

@@ -24,3 +24,5 @@ import { registerWebhook } from './webhook.js'; COMMAND_MODULES.push(registerWeb
 import { registerOrg } from './org.js'; COMMAND_MODULES.push(registerOrg);
 import { registerQuery } from './query.js'; COMMAND_MODULES.push(registerQuery);
 import { registerTeam } from './team.js'; COMMAND_MODULES.push(registerTeam);
+import { registerImport } from './import.js'; COMMAND_MODULES.push(registerImport);
+import { registerReport } from './report.js'; COMMAND_MODULES.push(registerReport);

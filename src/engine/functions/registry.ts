@@ -27,6 +27,8 @@ import { environmentFunctions } from './environment.js';
 import { diffFunctions } from './diff.js';
 import { dataQueryFunctions } from './data-query.js';
 import { databaseFunctions } from './database.js';
+import { toolImportFunctions } from './tool-imports.js';
+import { reportFunctions } from './report.js';
 import { reconFormatFunctions } from './recon-formats.js';
 
 /** One utility function: the evaluation's context first, then the script's arguments as passed. */
@@ -71,7 +73,7 @@ function ensureLoaded(): void {
     environment: environmentFunctions,
     diff: diffFunctions,
     data_query: dataQueryFunctions,
-    database: databaseFunctions,
+    database: { ...databaseFunctions, ...toolImportFunctions, ...reportFunctions },
     event_generation: eventFunctions,
     notification: { ...notificationFunctions, ...telegramFunctions },
   };

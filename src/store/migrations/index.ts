@@ -9,6 +9,8 @@ import { sql as vulnDiffs } from './008-vuln-diffs.js';
 import { sql as diffWindowIndexes } from './009-diff-window-indexes.js';
 import { sql as webhookKeyHash, run as hashWebhookKeys } from './010-webhook-key-hash.js';
 import { sql as teamAccess } from './011-team-access.js';
+import { sql as scheduleOrgs } from './012-schedule-orgs.js';
+import { sql as assetPorts } from './013-asset-ports.js';
 import type { Db } from '../sql.js';
 
 /** One schema step: applied once, in its own transaction, recorded in `schema_migrations`. */
@@ -35,4 +37,6 @@ export const migrations: readonly Migration[] = [
   { version: 9, name: 'diff-window-indexes', sql: diffWindowIndexes },
   { version: 10, name: 'webhook-key-hash', sql: webhookKeyHash, run: hashWebhookKeys, scrub: true },
   { version: 11, name: 'team-access', sql: teamAccess },
+  { version: 12, name: 'schedule-orgs', sql: scheduleOrgs },
+  { version: 13, name: 'asset-ports', sql: assetPorts },
 ];

@@ -163,13 +163,13 @@ describe('well-formed archives', () => {
     expect(tree(path.join(workspaces, 'legacy.io'))).toMatchObject({ 'a.txt': expect.any(String), sub: 'dir', 'sub/b.txt': expect.any(String) });
   });
 
-  it('refuses an existing workspace without force, naming its path', async () => {
+  it('refuses an existing workspace without force, naming it (409, no path)', async () => {
     const { root, workspaces, before } = setup();
     const zip = writeZip(path.join(tmp(), 'x.zip'), [ok('existing.com/new.txt')]);
     const err = await importSnapshotZip(store(), { file: zip, workspacesDir: workspaces, force: false, skipDb: false }).catch((e: unknown) => e);
     expect(err).toMatchObject({
-      status: 500,
-      message: `Failed to import snapshot: workspace already exists: ${path.join(workspaces, 'existing.com')} (use force=true to overwrite)`,
+      status: 409,
+      message: 'Failed to import snapshot: workspace already exists: existing.com (use force=true to overwrite)',
     });
     expect(tree(root)).toEqual(before);
   });

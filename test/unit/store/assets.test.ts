@@ -30,6 +30,18 @@ describe('assets.upsertMany', () => {
     expect(store.assets.get(id!)).toMatchObject({ title: 'New', tech: ['caddy'], status_code: 200, is_cdn: true, is_waf: true, created_at: T0, updated_at: T2, last_seen_at: T2 });
   });
 
+  it('open_ports (migration 013) accumulate in port order and are a recorded change; port_json_data is stored', () => {
+    const store = memStore();
+    const [id] = store.assets.upsertMany('ws', [{ asset_value: '192.0.2.1', open_ports: ['443/tcp', '22/tcp'], port_json_data: '{"22":{"service":"ssh"}}' }], T0).ids;
+    expect(store.assets.get(id!)).toMatchObject({ open_ports: ['22/tcp', '443/tcp'], port_json_data: '{"22":{"service":"ssh"}}' });
+    // A scan of other ports adds to the list instead of replacing it.
+    expect(store.assets.upsertMany('ws', [{ asset_value: '192.0.2.1', open_ports: ['80/tcp'] }], T1)).toMatchObject({ updated: 1 });
+    expect(store.assets.get(id!)).toMatchObject({ open_ports: ['22/tcp', '80/tcp', '443/tcp'], updated_at: T1 });
+    expect(store.assets.history('ws', T0, T2).map((h) => [h.field, h.new_value])).toEqual([['open_ports', ['22/tcp', '80/tcp', '443/tcp']]]);
+    // Ports already known: no change.
+    expect(store.assets.upsertMany('ws', [{ asset_value: '192.0.2.1', open_ports: ['80/tcp', '22/tcp'] }], T2)).toMatchObject({ updated: 0, unchanged: 1 });
+  });
+
   it('treats response time and raw JSON as volatile: stored, but not a change', () => {
     const store = memStore();
     const [id] = store.assets.upsertMany('ws', [{ asset_value: 'a.com', time: '10ms', raw_json_data: '{"t":1}' }], T0).ids;

@@ -49,8 +49,9 @@ describe('migration 007 (orgs)', () => {
       expect(orgs, table).toEqual([{ org_uuid: DEFAULT_ORG_UUID, n: expect.any(Number) }]);
     }
     expect(store.workspaces.get('a.com')).toMatchObject({ org_uuid: DEFAULT_ORG_UUID, total_assets: 2, total_vulns: 1 });
+    // (migration 012 adds the schedules' org index)
     const indexes = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'idx_%org%'`).all() as { name: string }[]).map((r) => r.name).sort();
-    expect(indexes).toEqual(['idx_assets_org_created', 'idx_runs_org_created', 'idx_vulns_org_created', 'idx_workspaces_org']);
+    expect(indexes).toEqual(['idx_assets_org_created', 'idx_runs_org_created', 'idx_schedules_org', 'idx_vulns_org_created', 'idx_workspaces_org']);
     // The stores see it: stats of the default org count everything.
     const stats = store.orgs.stats(store.orgs.get(DEFAULT_ORG_UUID)!);
     expect(stats).toMatchObject({ total_workspaces: 2, total_assets: 3, total_vulns: 1, total_runs: 1, workspaces: ['a.com', 'b.com'] });

@@ -1,0 +1,35 @@
+/** `osm import <tool> <file>`: one tool's output file into a workspace, through the tool importer table. */
+import { resolve } from 'node:path';
+import { errors } from '../errors.js';
+import { importToolFile, toolImporter, toolNames, type ToolImportStats } from '../ingest/index.js';
+import type { ProgressHandler } from '../ingest/readers.js';
+import type { AppContext } from './context.js';
+
+export interface ToolImportRequest {
+  tool: string;
+  file: string;
+  workspace: string;
+  /** Discovery source stored on assets (default: the tool's name). */
+  source?: string;
+  /** Base URL for gobuster output without -e. */
+  baseUrl?: string;
+  onProgress?: ProgressHandler;
+}
+
+/** Imports the file; unknown tools and workspaces that are not plain names are refused before reading. */
+export async function importTool(app: AppContext, req: ToolImportRequest): Promise<ToolImportStats & { workspace: string }> {
+  const tool = toolImporter(req.tool);
+  if (!tool) throw errors.unknownImportTool(req.tool, toolNames().join(', '));
+  const workspace = (req.workspace ?? '').trim();
+  if (!workspace) throw errors.workspaceRequired();
+  // Workspace names become folder names elsewhere (snapshots, Output): keep them plain.
+  if (/[/\\\0]/.test(workspace) || workspace === '.' || workspace === '..' || workspace.length > 255) throw errors.invalidWorkspaceName();
+  if (req.baseUrl !== undefined && !/^https?:\/\/[^\s]+$/i.test(req.baseUrl)) throw errors.validation(`--base-url must be an http(s) URL, got ${JSON.stringify(req.baseUrl)}`);
+  const stats = await importToolFile(app.store, workspace, tool, resolve(req.file), {
+    source: req.source,
+    baseUrl: req.baseUrl,
+    eventSource: 'cli',
+    onProgress: req.onProgress,
+  });
+  return { workspace, ...stats };
+}
