@@ -212,6 +212,37 @@ describe.skipIf(!chromium)('the dashboard in Chromium', () => {
     await page.context().close();
   }, 90_000);
 
+  it('reads the live log stream as the API documents it (SSE lines, step changes, end), resuming with Last-Event-ID', async () => {
+    const r = await api(d, 'POST', '/osm/api/runs', { module: 'browser-slow', target: 'sse.browser.test' });
+    await until(async () => (await api(d, 'GET', `/osm/api/runs/${r.json.run_uuid}`)).json.data.status === 'completed', 'the run to complete');
+    const { page, problems } = await watchedPage(browser, { allowed: expected });
+    const asked: (string | undefined)[] = [];
+    // The stream of GET /runs/{id}/logs, answered here in two connections: the first drops after
+    // two lines, the second must resume after the last id it saw.
+    await page.route(/\/osm\/api\/runs\/[^/]+\/logs$/, async (route) => {
+      const last = route.request().headers()['last-event-id'];
+      asked.push(last);
+      const sse = (id: number, event: string, data: object) => `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+      const body =
+        last === undefined
+          ? sse(1, 'line', { step: 'first', stream: 'stdout', line: 'streamed-line-1', ts: new Date().toISOString() }) + sse(2, 'line', { step: 'first', stream: 'stderr', line: `streamed-err ${XSS_LINE}` })
+          : sse(3, 'step', { step: 'first', status: 'completed', exit_code: 0, duration_ms: 5 }) + sse(4, 'line', { step: 'second', stream: 'stdout', line: 'streamed-line-3' }) + sse(5, 'end', { status: 'completed' });
+      await route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }, body });
+    });
+    await logIn(page, d);
+    await page.goto(`${d.url}/runs/${r.json.run_uuid}`);
+    const log = page.getByTestId('log-lines');
+    await log.getByText('streamed-line-3').waitFor();
+    expect(asked).toEqual([undefined, '2']);
+    expect(await log.locator('.log-line').allTextContents()).toEqual(['firststreamed-line-1', `firststreamed-err ${XSS_LINE}`, 'secondstreamed-line-3']);
+    expect(await log.locator('.log-line.err').count()).toBe(1);
+    expect(await page.evaluate<number | undefined>('window.__xss')).toBeUndefined();
+    await page.getByRole('combobox', { name: /^Step/ }).selectOption('second');
+    expect(await log.locator('.log-line').allTextContents()).toEqual(['streamed-line-3']);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
   it('cancels a long run after the confirmation dialog', async () => {
     const r = await api(d, 'POST', '/osm/api/runs', { module: 'browser-long', target: 'cancel.browser.test' });
     expect(r.status, r.text).toBe(202);

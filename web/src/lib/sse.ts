@@ -4,12 +4,9 @@
  * connection, and `Last-Event-ID` resumes after a reconnect.
  */
 import { signalUnauthorized } from './api.js';
+import { sseParser, type SseMessage } from './sse-parse.js';
 
-export interface SseMessage {
-  event: string;
-  data: string;
-  id?: string;
-}
+export type { SseMessage };
 
 export interface SseHandle {
   close: () => void;
@@ -25,35 +22,6 @@ export interface SseOptions {
   onDrop?: () => void;
   /** The server ended the stream on purpose (an `end` event was seen): no reconnect. */
   endEvent?: string;
-}
-
-/** Splits an SSE byte stream into messages (spec: fields per line, a blank line ends a message). */
-export function sseParser(onMessage: (m: SseMessage) => void): (chunk: string) => void {
-  let buf = '';
-  let event = '';
-  let data: string[] = [];
-  let id: string | undefined;
-  return (chunk: string) => {
-    buf += chunk;
-    let nl: number;
-    while ((nl = buf.search(/\r\n|\r|\n/)) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + (buf[nl] === '\r' && buf[nl + 1] === '\n' ? 2 : 1));
-      if (line === '') {
-        if (data.length) onMessage({ event: event || 'message', data: data.join('\n'), id });
-        event = '';
-        data = [];
-        continue;
-      }
-      if (line.startsWith(':')) continue;
-      const c = line.indexOf(':');
-      const field = c < 0 ? line : line.slice(0, c);
-      const value = c < 0 ? '' : line.slice(c + 1).replace(/^ /, '');
-      if (field === 'event') event = value;
-      else if (field === 'data') data.push(value);
-      else if (field === 'id') id = value;
-    }
-  };
 }
 
 /** Opens a stream and keeps it open (reconnecting with backoff) until closed or ended. */
