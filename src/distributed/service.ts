@@ -7,6 +7,7 @@ import type { AppContext } from '../services/context.js';
 import { submitDistributedApiRuns, type ApiRunRequest, type DistributedRunResponse } from '../services/runs.js';
 import { masterOf } from './attach.js';
 import type { DistributedMaster } from './master.js';
+import { UNRESTRICTED, type Scope } from '../auth/scope.js';
 
 /** The daemon's master; 400 `Distributed mode requires … --master flag` without one. */
 export function requireMaster(app: AppContext): DistributedMaster {
@@ -16,9 +17,9 @@ export function requireMaster(app: AppContext): DistributedMaster {
 }
 
 /** `POST /runs` with `run_mode: distributed`. */
-export function submitDistributedRuns(app: AppContext, req: ApiRunRequest): Promise<DistributedRunResponse> {
+export function submitDistributedRuns(app: AppContext, req: ApiRunRequest, scope: Scope = UNRESTRICTED): Promise<DistributedRunResponse> {
   const master = masterOf(app);
-  return submitDistributedApiRuns(app, req, master ? (runs) => master.submit(runs) : undefined);
+  return submitDistributedApiRuns(app, req, master ? (runs) => master.submit(runs) : undefined, scope);
 }
 
 export interface TaskRequest {

@@ -1,7 +1,6 @@
 import type { Action } from '../workflow/types.js';
 import { render } from '../workflow/template.js';
-import { evaluateCondition } from './js-runtime.js';
-import { fnContext, runScript } from './scripts.js';
+import { DEFAULT_SCRIPT_TIMEOUT_MS, conditionAsync, runScriptAsync } from './scripts.js';
 import { runLine } from './steps/bash.js';
 import { renderShell } from './safe-render.js';
 import type { Scope } from './types.js';
@@ -22,7 +21,7 @@ export async function runActions(actions: Action[] | undefined, scope: Scope, lo
     if (a.condition) {
       let ok = false;
       try {
-        ok = evaluateCondition(a.condition, scope.vars, { ctx: fnContext(scope), lazyBind: true });
+        ok = await conditionAsync(a.condition, scope.vars, scope);
       } catch {
         ok = false;
       }
@@ -51,7 +50,7 @@ export async function runActions(actions: Action[] | undefined, scope: Scope, lo
       case 'run':
         try {
           if ((a.type ?? 'bash') === 'function') {
-            for (const fn of a.functions ?? []) runScript(fn, scope);
+            for (const fn of a.functions ?? []) await runScriptAsync(fn, scope, { timeoutMs: DEFAULT_SCRIPT_TIMEOUT_MS, quick: true });
           } else if (a.command) {
             await runLine(renderShell(a.command, scope.vars, scope.tainted), scope, { logFile });
           }

@@ -1,8 +1,8 @@
 import type { Decision, Step } from '../workflow/types.js';
-import { UnevaluableCondition, routeDecision, staticConditionProblem, type ConditionEvaluator } from '../workflow/decision-route.js';
+import { UnevaluableCondition, conditionVars, preprocessCondition, routeDecision, staticConditionProblem, type ConditionEvaluator } from '../workflow/decision-route.js';
 import { functionNames } from './functions/registry.js';
 import { evaluateCondition } from './js-runtime.js';
-import { fnContext } from './scripts.js';
+import { conditionAsync } from './scripts.js';
 import type { Scope } from './types.js';
 
 export { preprocessCondition } from '../workflow/decision-route.js';
@@ -15,11 +15,26 @@ export interface DecisionResult {
 
 /**
  * Evaluates a decision after a successful step (sequential mode only). The routing rules live in
- * src/workflow/decision-route.ts (shared with the dry-run plan); conditions run in the JS runtime
- * with the run's function context, errors counting as false.
+ * src/workflow/decision-route.ts (shared with the dry-run plan); conditions run in a script
+ * evaluator process with the run's function context, errors counting as false. They are evaluated
+ * first, in order, and their outcomes handed to the (synchronous) router in the same order.
  */
-export function evaluateDecision(decision: Decision | undefined, scope: Scope): DecisionResult {
-  const route = routeDecision(decision, scope.vars, (expr, vars) => evaluateCondition(expr, vars, { ctx: fnContext(scope), lazyBind: true }));
+export async function evaluateDecision(decision: Decision | undefined, scope: Scope): Promise<DecisionResult> {
+  const outcomes: ({ ok: true; truthy: boolean } | { ok: false; error: unknown })[] = [];
+  for (const cond of decision?.conditions ?? []) {
+    try {
+      outcomes.push({ ok: true, truthy: await conditionAsync(preprocessCondition(cond.if, scope.vars), conditionVars(scope.vars), scope) });
+    } catch (error) {
+      outcomes.push({ ok: false, error });
+    }
+  }
+  let next = 0;
+  const route = routeDecision(decision, scope.vars, () => {
+    const o = outcomes[next++];
+    if (!o) throw new Error('decision condition was not evaluated');
+    if (!o.ok) throw o.error;
+    return o.truthy;
+  });
   const result: DecisionResult = { inline: route.inline };
   if (route.goto !== undefined) result.goto = route.goto;
   return result;

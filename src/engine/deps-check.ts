@@ -4,7 +4,7 @@ import type { Workflow } from '../workflow/types.js';
 import { render } from '../workflow/template.js';
 import { matchesTargetType, analyzeTarget } from '../workflow/heuristics.js';
 import { OsmError } from '../errors.js';
-import { runCondition } from './scripts.js';
+import { runConditionAsync } from './scripts.js';
 import type { Scope } from './types.js';
 
 /** A failed dependency check; `block` holds the multi-line explanation printed on stderr. */
@@ -34,7 +34,7 @@ function isExecutable(p: string): boolean {
  * the binaries folder, target types, the `Target` variable type, and functions_conditions. Listed
  * `files` that are missing are reported as warnings (the reference does not check them at all).
  */
-export function checkDependencies(wf: Workflow, scope: Scope, opts: { skipValidation?: boolean; emptyTarget?: boolean }): string[] {
+export async function checkDependencies(wf: Workflow, scope: Scope, opts: { skipValidation?: boolean; emptyTarget?: boolean }): Promise<string[]> {
   const warnings: string[] = [];
   const deps = wf.dependencies;
   checkStaticDependencies(wf, String(scope.vars.Target ?? ''), scope.exec.baseEnv.PATH ?? '', opts);
@@ -51,7 +51,7 @@ export function checkDependencies(wf: Workflow, scope: Scope, opts: { skipValida
     let ok = false;
     let detail = '';
     try {
-      ok = runCondition(cond, scope);
+      ok = await runConditionAsync(cond, scope);
     } catch (err) {
       detail = `: ${(err as Error).message}`;
     }

@@ -217,6 +217,8 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
       state_workflow_file: join(output, STATE_FILES.workflow),
       last_run: new Date().toISOString(),
       run_workflow: wf.name,
+      // A workspace this run creates belongs to the run's org (an existing one keeps its own).
+      ...(run0.org_uuid ? { org_uuid: run0.org_uuid } : {}),
     });
   }
   mkdirSync(exec.logDir, { recursive: true });
@@ -248,7 +250,7 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
     return finish('failed', messageOf(err));
   }
   try {
-    for (const w of checkDependencies(wf, scope, { skipValidation: input.skipValidation, emptyTarget: input.emptyTarget })) printer.warn(w);
+    for (const w of await checkDependencies(wf, scope, { skipValidation: input.skipValidation, emptyTarget: input.emptyTarget })) printer.warn(w);
   } catch (err) {
     if (err instanceof DependencyError && err.block) printer.error(err.block);
     return finish('failed', messageOf(err), scope.vars);

@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { ModuleRef, Workflow } from '../workflow/types.js';
 import { render, valueToString } from '../workflow/template.js';
-import { evaluateCondition } from './js-runtime.js';
-import { fnContext } from './scripts.js';
+import { conditionAsync } from './scripts.js';
 import { runActions } from './actions.js';
 import { checkDependencies, DependencyError } from './deps-check.js';
 import { executeModuleBody, manualRunAllowed, prepareScope, runHooks, PER_MODULE_KEYS, SCHEDULER_TRIGGERS, type ModuleResult } from './module-exec.js';
@@ -58,7 +57,7 @@ export async function executeFlowBody(flow: Workflow, scope: Scope, results: Ste
     if (ref.condition && ref.condition.trim()) {
       let ok = false;
       try {
-        ok = evaluateCondition(ref.condition, scope.vars, { ctx: fnContext(scope), lazyBind: true });
+        ok = await conditionAsync(ref.condition, scope.vars, scope);
       } catch {
         ok = false;
       }
@@ -121,7 +120,7 @@ async function runModule(flow: Workflow, ref: ModuleRef, flowScope: Scope, resul
     });
     if (ref.runner) scope.runner = { type: ref.runner, config: ref.runner_config ?? {} };
     try {
-      for (const w of checkDependencies(wf, scope, { skipValidation: exec.input.skipValidation, emptyTarget: exec.input.emptyTarget })) exec.printer.warn(w);
+      for (const w of await checkDependencies(wf, scope, { skipValidation: exec.input.skipValidation, emptyTarget: exec.input.emptyTarget })) exec.printer.warn(w);
     } catch (err) {
       if (err instanceof DependencyError && err.block) exec.printer.error(err.block);
       return { status: 'failed', error: messageOf(err), exports: {}, tainted: [] };

@@ -23,6 +23,7 @@ import vm from 'node:vm';
 import { functionNames, getFunction } from './functions/registry.js';
 import { CALL_STATE, makeEmitter, setNestedEvaluator, type CallState } from './functions/helpers.js';
 import { ScriptError, SkipSignal, scriptError } from './functions/signals.js';
+import type { OutboundPolicy } from '../util/outbound.js';
 
 export { ScriptError, SkipSignal };
 
@@ -45,6 +46,11 @@ export interface FnContext {
   signal?: AbortSignal;
   /** Working directory of commands started by functions. */
   cwd?: string;
+  /**
+   * Set for evaluations made for an API client: the http functions may then only reach what
+   * the policy allows (src/util/outbound.ts). Workflow scripts run without one.
+   */
+  outbound?: OutboundPolicy;
 }
 
 export interface EvalOptions {

@@ -3,7 +3,8 @@ import { valueToString } from '../workflow/template.js';
 import { renderJs } from './safe-render.js';
 import { ModuleSkip, StepFailure, type Scope } from './types.js';
 import { messageOf } from '../errors.js';
-import { scriptPool, ScriptCallError } from './scripts/pool.js';
+import { quickScriptPool, scriptPool, ScriptCallError } from './scripts/pool.js';
+import type { WorkerFnContext } from './scripts/protocol.js';
 
 /** The function context (workspace, run ids, paths, output sink) of a scope. */
 export function fnContext(scope: Scope): FnContext {
@@ -25,7 +26,7 @@ export function fnContext(scope: Scope): FnContext {
   };
 }
 
-/** Renders (untrusted values escaped) and evaluates one script; skip() becomes ModuleSkip. */
+/** Renders (untrusted values escaped) and evaluates one script inline (the fallback when no evaluator build exists); skip() becomes ModuleSkip. */
 export function runScript(script: string, scope: Scope, extraVars?: Record<string, unknown>): { value: unknown; rendered: string } {
   const vars = extraVars ? { ...scope.vars, ...extraVars } : scope.vars;
   const rendered = renderJs(script, vars, scope.tainted);
@@ -38,55 +39,101 @@ export function runScript(script: string, scope: Scope, extraVars?: Record<strin
   }
 }
 
-/** Renders and evaluates a condition (JS truthiness). Errors propagate as StepFailure. */
-export function runCondition(expr: string, scope: Scope, render = true): boolean {
-  const rendered = render ? renderJs(expr, scope.vars, scope.tainted) : expr;
-  try {
-    return evaluateCondition(rendered, scope.vars, { ctx: fnContext(scope), lazyBind: true });
-  } catch (err) {
-    if (err instanceof SkipSignal) throw new ModuleSkip(err.message);
-    throw new StepFailure(messageOf(err), '', [rendered]);
-  }
-}
-
 /** Default limit of a script run in a worker when its step has no timeout (imports can be long). */
 export const WORKER_SCRIPT_TIMEOUT_MS = 6 * 3600_000;
+/** Limit of conditions (pre_condition, decision, module, action) and other short scripts: the runtime default. */
+export const DEFAULT_SCRIPT_TIMEOUT_MS = 10_000;
+
+/** The parts of a scope's function context that cross to an evaluator process. */
+function workerContext(scope: Scope): WorkerFnContext {
+  const c = fnContext(scope);
+  return {
+    workspace: c.workspace,
+    runUuid: c.runUuid,
+    dbRunId: c.dbRunId,
+    workflowName: c.workflowName,
+    workflowKind: c.workflowKind,
+    target: c.target,
+    output: c.output,
+    stateFile: c.stateFile,
+    dbPath: scope.exec.deps.store.path,
+    settings: scope.exec.settings.settings,
+  };
+}
+
+/** A pool failure as the engine reports script failures: skip() → ModuleSkip, else StepFailure. */
+function scriptFailure(err: unknown, rendered: string): Error {
+  if (err instanceof ScriptCallError && err.kind === 'skip') return new ModuleSkip(err.message);
+  if (err instanceof SkipSignal) return new ModuleSkip(err.message);
+  return new StepFailure(messageOf(err), '', [rendered]);
+}
 
 /**
- * Like runScript, but in a script worker thread when one is available (see scripts/pool.ts), so
- * long synchronous functions never block the engine's event loop; inline otherwise. Lines the
- * script prints are shown as they are printed.
+ * Like runScript, but in a script evaluator process when one is available (see scripts/pool.ts),
+ * so long synchronous functions never block the engine's event loop; inline otherwise. Lines the
+ * script prints are shown as they are printed. `quick` scripts (short limits) use their own pool
+ * so they never wait behind hour-long ones.
  */
-export async function runScriptAsync(script: string, scope: Scope, opts: { timeoutMs?: number } = {}): Promise<{ value: unknown; rendered: string }> {
-  const pool = scriptPool();
+export async function runScriptAsync(script: string, scope: Scope, opts: { timeoutMs?: number; quick?: boolean } = {}): Promise<{ value: unknown; rendered: string }> {
+  const pool = opts.quick ? quickScriptPool() : scriptPool();
   if (!pool) return runScript(script, scope);
   const rendered = renderJs(script, scope.vars, scope.tainted);
-  const c = fnContext(scope);
   try {
     const value = await pool.run({
       script: rendered,
       vars: scope.vars,
-      ctx: {
-        workspace: c.workspace,
-        runUuid: c.runUuid,
-        dbRunId: c.dbRunId,
-        workflowName: c.workflowName,
-        workflowKind: c.workflowKind,
-        target: c.target,
-        output: c.output,
-        stateFile: c.stateFile,
-        dbPath: scope.exec.deps.store.path,
-        settings: scope.exec.settings.settings,
-      },
+      ctx: workerContext(scope),
       timeoutMs: opts.timeoutMs ?? WORKER_SCRIPT_TIMEOUT_MS,
-      onLog: c.log,
+      onLog: (line) => scope.exec.printer.functionLog(line),
       signal: scope.exec.signal,
     });
     return { value, rendered };
   } catch (err) {
-    if (err instanceof ScriptCallError && err.kind === 'skip') throw new ModuleSkip(err.message);
-    throw new StepFailure(messageOf(err), '', [rendered]);
+    throw scriptFailure(err, rendered);
   }
+}
+
+/**
+ * Evaluates a condition that is already in its final form (JS truthiness) in an evaluator process
+ * when one is available, inline otherwise. skip() → ModuleSkip; other errors → StepFailure.
+ */
+export async function conditionAsync(expr: string, vars: Record<string, unknown>, scope: Scope): Promise<boolean> {
+  const pool = quickScriptPool();
+  try {
+    if (!pool) return evaluateCondition(expr, vars, { ctx: fnContext(scope), lazyBind: true, timeoutMs: DEFAULT_SCRIPT_TIMEOUT_MS });
+    const truthy = await pool.run({
+      script: expr,
+      vars,
+      ctx: workerContext(scope),
+      timeoutMs: DEFAULT_SCRIPT_TIMEOUT_MS,
+      mode: 'condition',
+      onLog: (line) => scope.exec.printer.functionLog(line),
+      signal: scope.exec.signal,
+    });
+    return truthy === true;
+  } catch (err) {
+    throw scriptFailure(err, expr);
+  }
+}
+
+/** Renders (untrusted values escaped) and evaluates a condition off the event loop (see conditionAsync). */
+export async function runConditionAsync(expr: string, scope: Scope, render = true): Promise<boolean> {
+  const rendered = render ? renderJs(expr, scope.vars, scope.tainted) : expr;
+  return conditionAsync(rendered, scope.vars, scope);
+}
+
+/**
+ * Evaluates a script that belongs to no run (event-trigger filters and inputs) in an evaluator
+ * process when one exists, inline otherwise: the value, or the truthiness in 'condition' mode.
+ * Errors (including time-outs) propagate.
+ */
+export async function evaluateDetached(script: string, vars: Record<string, unknown>, opts: { timeoutMs: number; mode: 'value' | 'condition' }): Promise<unknown> {
+  const pool = quickScriptPool();
+  if (!pool) {
+    const inline = { timeoutMs: opts.timeoutMs, ctx: { log: () => undefined } };
+    return opts.mode === 'condition' ? evaluateCondition(script, vars, inline) : evaluate(script, vars, inline).value;
+  }
+  return pool.run({ script, vars, ctx: {}, timeoutMs: opts.timeoutMs, mode: opts.mode });
 }
 
 /** String form of a script result as step output. */

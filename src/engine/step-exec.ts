@@ -7,7 +7,7 @@ import { messageOf } from '../errors.js';
 import { livePid, renderCommands } from './steps/bash.js';
 import { parseThreads } from './steps/foreach.js';
 import { renderJs } from './safe-render.js';
-import { runCondition } from './scripts.js';
+import { runConditionAsync } from './scripts.js';
 import { dispatch } from './dispatch.js';
 import { evaluateExports } from './exports.js';
 import { runActions } from './actions.js';
@@ -125,7 +125,7 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
   if (step.pre_condition && step.pre_condition.trim() !== '') {
     let ok: boolean;
     try {
-      ok = runCondition(step.pre_condition, scope);
+      ok = await runConditionAsync(step.pre_condition, scope);
     } catch (err) {
       if (err instanceof ModuleSkip) {
         if (opts.record) recorder.stepSkipped({ ...base, command: '' }, err.message, opts.countKey);
@@ -210,7 +210,7 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
   const act = await runActions(step.on_success, scope, logFile);
   const outcome: StepOutcome = { status: 'completed', continueOnError: false, abort: act.abort };
   if (opts.decisions && step.decision) {
-    const d = evaluateDecision(step.decision, scope);
+    const d = await evaluateDecision(step.decision, scope);
     for (const inline of d.inline) await runInline(inline, scope, opts);
     if (d.goto) outcome.goto = d.goto;
   }
@@ -253,7 +253,7 @@ async function runInline(step: Step, scope: Scope, opts: StepRunOptions): Promis
 }
 
 /** Records a step reused from the run being resumed and restores its exports. */
-function reuseStep(step: Step, scope: Scope, opts: StepRunOptions, done: { exports: Record<string, unknown>; output: string }, source: string): StepOutcome {
+async function reuseStep(step: Step, scope: Scope, opts: StepRunOptions, done: { exports: Record<string, unknown>; output: string }, source: string): Promise<StepOutcome> {
   const exec = scope.exec;
   const note = `reused from run ${source}`;
   const id = exec.recorder.stepStarted({ moduleName: scope.moduleName, stepName: step.name, stepType: step.type, stepIndex: opts.index, command: `(${note})`, logFile: '' });
@@ -264,7 +264,7 @@ function reuseStep(step: Step, scope: Scope, opts: StepRunOptions, done: { expor
   opts.results.push({ module: scope.moduleName, name: step.name, type: step.type, status: 'completed', durationMs: 0 });
   const outcome: StepOutcome = { status: 'completed', continueOnError: false, abort: false };
   if (opts.decisions && step.decision) {
-    const d = evaluateDecision(step.decision, scope);
+    const d = await evaluateDecision(step.decision, scope);
     if (d.goto) outcome.goto = d.goto;
   }
   return outcome;

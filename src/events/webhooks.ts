@@ -6,12 +6,19 @@
  * Every attempt is recorded as a `webhook.delivery` event so a notification that silently never
  * arrives (field-notes #10) shows up in the event log. URLs often embed a secret (Slack, Discord)
  * and headers carry tokens, so records and errors only ever name the host.
+ *
+ * Targets come from settings API clients can write (`PUT /settings/yaml`), so every delivery
+ * follows the outbound policy (src/util/outbound.ts, `server.outbound_allowlist`, read per
+ * delivery): a loopback, private or metadata host is refused before connecting, a name is judged
+ * by the addresses it resolves to inside the socket's lookup, and redirects are never followed.
+ * A refusal is recorded as a failed delivery with its reason and is not retried.
  */
 import { Agent, request, type Dispatcher } from 'undici';
 import { messageOf } from '../errors.js';
 import type { ArtifactRecord, RunRecord } from '../store/index.js';
 import type { WebhookSettings } from '../settings/index.js';
 import type { AppContext } from '../services/context.js';
+import { outboundGuard, outboundPolicyOf } from '../util/outbound.js';
 
 export type WebhookEvent = 'workflow_completed' | 'workflow_failed' | 'workflow_cancelled';
 
@@ -99,7 +106,7 @@ function cleanError(err: unknown, url: string): string {
   return msg.slice(0, 500);
 }
 
-async function attempt(hook: WebhookSettings, body: string, dispatcher: Dispatcher | undefined): Promise<{ status: number; error: string }> {
+async function attempt(hook: WebhookSettings, body: string, dispatcher: Dispatcher, refused: { why: string }): Promise<{ status: number; error: string }> {
   const timeoutMs = Math.max(1, Number(hook.timeout ?? 30)) * 1000;
   try {
     const res = await request(hook.url, {
@@ -109,7 +116,7 @@ async function attempt(hook: WebhookSettings, body: string, dispatcher: Dispatch
       signal: AbortSignal.timeout(timeoutMs),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
-      ...(dispatcher ? { dispatcher } : {}),
+      dispatcher,
     });
     // Drain a bounded amount so the connection can be reused, then drop the rest.
     let read = 0;
@@ -123,6 +130,7 @@ async function attempt(hook: WebhookSettings, body: string, dispatcher: Dispatch
     const ok = res.statusCode >= 200 && res.statusCode < 300;
     return { status: res.statusCode, error: ok ? '' : `HTTP ${res.statusCode}` };
   } catch (err) {
+    if (refused.why) return { status: 0, error: refused.why };
     const name = (err as Error)?.name;
     if (name === 'TimeoutError' || name === 'AbortError' || /timeout/i.test(messageOf(err))) return { status: 0, error: `timed out after ${timeoutMs / 1000}s` };
     return { status: 0, error: messageOf(err) };
@@ -134,36 +142,54 @@ export async function deliverWebhook(app: Pick<AppContext, 'store' | 'settings'>
   const host = urlHost(hook.url);
   const attempts = Math.max(1, Math.trunc(Number(hook.retry_count ?? 3)) || 1);
   const body = JSON.stringify(payload);
-  const dispatcher = hook.skip_tls_verify ? new Agent({ connect: { rejectUnauthorized: false } }) : undefined;
   const backoff = opts.backoffMs ?? 1000;
+  const record = (i: number, outcome: { status: number; error: string }) => {
+    try {
+      app.store.events.insert({
+        topic: 'webhook.delivery',
+        name: payload.event,
+        source: 'notifier',
+        source_type: 'webhook',
+        data_type: 'webhook',
+        data: { url_host: host, status: outcome.status, attempt: i, attempts, delivered: outcome.error === '', error: outcome.error, event: payload.event },
+        workspace: run?.workspace ?? '',
+        run_id: run?.run_uuid ?? '',
+        workflow_name: run?.workflow_name ?? '',
+        processed: true,
+        error: outcome.error,
+      });
+    } catch {
+      // The delivery outcome matters more than its record; a closed store must not hide it.
+    }
+  };
+  const guard = outboundGuard(outboundPolicyOf(app.settings().settings));
+  let early: string | null;
+  try {
+    early = guard.checkUrl(new URL(hook.url));
+  } catch {
+    early = 'invalid webhook URL';
+  }
+  if (early) {
+    record(1, { status: 0, error: early });
+    return { url_host: host, delivered: false, attempts: 1, status: 0, error: early };
+  }
+  const refused = { why: '' };
+  const dispatcher = new Agent({
+    connect: { lookup: guard.lookup((why) => (refused.why = why)), ...(hook.skip_tls_verify ? { rejectUnauthorized: false } : {}) },
+  });
   let last = { status: 0, error: '' };
   try {
     for (let i = 1; i <= attempts; i++) {
-      last = await attempt(hook, body, dispatcher);
+      last = await attempt(hook, body, dispatcher, refused);
       last.error = last.error ? cleanError(last.error, hook.url) : '';
-      const delivered = last.error === '';
-      try {
-        app.store.events.insert({
-          topic: 'webhook.delivery',
-          name: payload.event,
-          source: 'notifier',
-          source_type: 'webhook',
-          data_type: 'webhook',
-          data: { url_host: host, status: last.status, attempt: i, attempts, delivered, error: last.error, event: payload.event },
-          workspace: run?.workspace ?? '',
-          run_id: run?.run_uuid ?? '',
-          workflow_name: run?.workflow_name ?? '',
-          processed: true,
-          error: last.error,
-        });
-      } catch {
-        // The delivery outcome matters more than its record; a closed store must not hide it.
-      }
-      if (delivered) return { url_host: host, delivered: true, attempts: i, status: last.status, error: '' };
+      record(i, last);
+      if (last.error === '') return { url_host: host, delivered: true, attempts: i, status: last.status, error: '' };
+      // A refusal will not change on retry.
+      if (refused.why) return { url_host: host, delivered: false, attempts: i, status: 0, error: last.error };
       if (i < attempts) await new Promise((r) => setTimeout(r, backoff * 2 ** (i - 1)));
     }
   } finally {
-    if (dispatcher) await dispatcher.close().catch(() => undefined);
+    await dispatcher.close().catch(() => undefined);
   }
   return { url_host: host, delivered: false, attempts, status: last.status, error: last.error };
 }

@@ -19,7 +19,8 @@ import { parseJsonLine, type Mapped } from './records.js';
  * are smaller and were measurably slower in small batches (0.64 vs 0.81 of raw), so they keep
  * 10,000 (peak 262 MB at 1M lines, the raw loop's own figure).
  */
-const DEFAULT_BATCH = { asset: 2_500, vuln: 10_000 } as const;
+/** Rows per committed transaction by default, per kind (an interrupted import keeps whole batches only). */
+export const DEFAULT_BATCH = { asset: 2_500, vuln: 10_000 } as const;
 /** Individual asset events: at most `eventsPerBatch` per this many rows (see assetEvents). */
 const EVENT_BUDGET_ROWS = 10_000;
 

@@ -12,7 +12,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Agent, request } from 'undici';
-import { isPrivateAddress } from './address.js';
+import { isPrivateAddress } from '../util/outbound.js';
 
 export interface FetchOptions {
   maxBytes: number;

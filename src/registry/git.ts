@@ -7,7 +7,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { isPrivateAddress } from './address.js';
+import { isPrivateAddress } from '../util/outbound.js';
 import { failureText, runProgram } from './exec.js';
 import { envGithubToken } from './fetch.js';
 

@@ -8,7 +8,7 @@
  */
 import type { EventRecord } from '../store/index.js';
 import type { TriggerEvent } from '../workflow/types.js';
-import { evaluateCondition } from '../engine/js-runtime.js';
+import { evaluateDetached } from '../engine/scripts.js';
 import { valueToString } from '../workflow/template.js';
 
 /** What filters, dedupe keys and input mappings see as `event` (and what `_event_envelope` carries). */
@@ -130,15 +130,16 @@ export function eventVars(env: EventEnvelope): Record<string, unknown> {
 
 /**
  * True when every filter and filter function is truthy for the event. A JavaScript error or a
- * time-out counts as "no match" (reference behaviour), reported through `onError`.
+ * time-out counts as "no match" (reference behaviour), reported through `onError`. Filters are
+ * workflow code: they run in a script evaluator process, never on the daemon's event loop.
  */
-export function filtersPass(cfg: TriggerEvent | undefined, env: EventEnvelope, opts: { timeoutMs?: number; onError?: (expr: string, err: unknown) => void } = {}): boolean {
+export async function filtersPass(cfg: TriggerEvent | undefined, env: EventEnvelope, opts: { timeoutMs?: number; onError?: (expr: string, err: unknown) => void } = {}): Promise<boolean> {
   const exprs = [...(cfg?.filters ?? []), ...(cfg?.filter_functions ?? [])];
   for (const expr of exprs) {
     if (typeof expr !== 'string' || expr.trim() === '') continue;
     try {
       const prepared = prepareEventCode(expr, env);
-      if (!evaluateCondition(prepared.code, prepared.vars, { timeoutMs: opts.timeoutMs ?? 1000, ctx: { log: () => undefined } })) return false;
+      if ((await evaluateDetached(prepared.code, prepared.vars, { timeoutMs: opts.timeoutMs ?? 1000, mode: 'condition' })) !== true) return false;
     } catch (err) {
       opts.onError?.(expr, err);
       return false;

@@ -13,6 +13,7 @@ import { createRuns } from '../services/runs.js';
 import { envelopeParam } from './input-map.js';
 import type { EventEnvelope } from './event-match.js';
 import type { TriggerSpec, TriggerType } from './triggers.js';
+import { DEFAULT_ORG_UUID } from '../store/org-constants.js';
 
 export interface FireContext {
   triggerType: TriggerType;
@@ -61,6 +62,8 @@ export function fireTrigger(app: AppContext, spec: TriggerSpec, ctx: FireContext
       triggerName: spec.triggerName,
       scheduleId: spec.scheduleId,
       options: { ...spec.options, ...(target ? {} : { emptyTarget: true }) },
+      // A schedule of an org fires only into that org's workspaces (and creates new ones there).
+      ...(spec.orgUuid && spec.orgUuid !== DEFAULT_ORG_UUID ? { scope: { orgs: [spec.orgUuid] }, orgUuid: spec.orgUuid } : {}),
     });
     const run = runs[0]!;
     const now = new Date().toISOString();

@@ -10,7 +10,8 @@
  * Everything resolved from an event is untrusted: the target must pass `validateTarget` and params
  * `validateParamValue` (shell metacharacters, control characters), or the fire fails.
  */
-import { evaluate, looksLikeFunctionCall } from '../engine/js-runtime.js';
+import { looksLikeFunctionCall } from '../engine/js-runtime.js';
+import { evaluateDetached } from '../engine/scripts.js';
 import { valueToString } from '../workflow/template.js';
 import { validateParamValue, validateTarget } from '../workflow/target.js';
 import { lookupEventPath, prepareEventCode, type EventEnvelope } from './event-match.js';
@@ -29,14 +30,14 @@ export function isLegacyInput(input: Record<string, unknown>): boolean {
   return typeof input.type === 'string' && LEGACY_TYPES.has(input.type) && Object.keys(input).every((k) => LEGACY_KEYS.has(k));
 }
 
-/** Runs a function-call expression with the event bound (placeholders never spliced as code). */
-function evalExpression(expr: string, env: EventEnvelope | undefined, timeoutMs: number): unknown {
+/** Runs a function-call expression with the event bound (placeholders never spliced as code), off the event loop. */
+async function evalExpression(expr: string, env: EventEnvelope | undefined, timeoutMs: number): Promise<unknown> {
   const prepared = env ? prepareEventCode(expr, env) : { code: expr, vars: {} };
-  return evaluate(prepared.code, prepared.vars, { timeoutMs, ctx: { log: () => undefined } }).value;
+  return evaluateDetached(prepared.code, prepared.vars, { timeoutMs, mode: 'value' });
 }
 
 /** One value of the map syntax. */
-function resolveExpression(value: unknown, env: EventEnvelope | undefined, timeoutMs: number): unknown {
+async function resolveExpression(value: unknown, env: EventEnvelope | undefined, timeoutMs: number): Promise<unknown> {
   if (typeof value !== 'string') return value;
   const text = value.trim();
   const dataPath = /^event_data((?:\.[A-Za-z0-9_-]+)*)$/.exec(text);
@@ -48,7 +49,7 @@ function resolveExpression(value: unknown, env: EventEnvelope | undefined, timeo
 }
 
 /** The single value of the legacy syntax. */
-function resolveLegacy(input: Record<string, unknown>, env: EventEnvelope | undefined, timeoutMs: number): unknown {
+async function resolveLegacy(input: Record<string, unknown>, env: EventEnvelope | undefined, timeoutMs: number): Promise<unknown> {
   switch (input.type) {
     case 'event_data': {
       const field = String(input.field ?? '');
@@ -79,16 +80,16 @@ function assign(out: ResolvedInput, key: string, value: unknown): void {
  * only literals and function calls then give values). Throws `invalidTarget` for a target or
  * param that is not safe to hand to a workflow; function errors propagate.
  */
-export function resolveInput(input: Record<string, unknown> | undefined, env: EventEnvelope | undefined, opts: { timeoutMs?: number } = {}): ResolvedInput {
+export async function resolveInput(input: Record<string, unknown> | undefined, env: EventEnvelope | undefined, opts: { timeoutMs?: number } = {}): Promise<ResolvedInput> {
   const out: ResolvedInput = { params: {} };
   if (!input || typeof input !== 'object') return out;
   const timeoutMs = opts.timeoutMs ?? 2000;
   if (isLegacyInput(input)) {
-    const value = resolveLegacy(input, env, timeoutMs);
+    const value = await resolveLegacy(input, env, timeoutMs);
     const name = typeof input.name === 'string' ? input.name.trim() : '';
     assign(out, name || 'target', value);
   } else {
-    for (const [key, expr] of Object.entries(input)) assign(out, key, resolveExpression(expr, env, timeoutMs));
+    for (const [key, expr] of Object.entries(input)) assign(out, key, await resolveExpression(expr, env, timeoutMs));
   }
   if (out.target !== undefined) validateTarget(out.target, env ? 'event input target' : 'trigger input target');
   for (const [k, v] of Object.entries(out.params)) validateParamValue(k, v);

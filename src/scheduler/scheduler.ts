@@ -4,7 +4,8 @@
  * changes made through the API re-register at once, changes made by other processes (the CLI) are
  * picked up by a periodic resync. Every fire creates a queued run row. Events are read from the
  * event log (id > last seen, every second) so API-emitted events and the engine's own run/step/
- * asset events can both trigger workflows.
+ * asset events can both trigger workflows. Filters and input functions are workflow code: they run
+ * in script evaluator processes, one event at a time and in order (src/engine/scripts/pool.ts).
  */
 import cron from 'node-cron';
 import { messageOf } from '../errors.js';
@@ -54,6 +55,9 @@ export class Scheduler implements LiveScheduler {
   private resyncTicks = 0;
   private running = false;
   private pokeQueued = false;
+  /** Event handling in order: each look at the log waits for the previous one. */
+  private polling: Promise<void> = Promise.resolve();
+  private pollWaiting?: Promise<void>;
   private readonly pendingWatches = new Set<Promise<unknown>>();
   readonly problems: string[] = [];
 
@@ -86,10 +90,10 @@ export class Scheduler implements LiveScheduler {
       // Tail the log from here; older unprocessed rows (emitted while no scheduler ran) are replayed once.
       const startMax = this.app.store.events.maxId();
       for (const rec of this.app.store.events.listUnprocessed(this.opts.replayLimit ?? 100)) {
-        if (rec.id <= startMax) this.handleEventSafe(rec);
+        if (rec.id <= startMax) await this.handleEventSafe(rec);
       }
       this.lastEventId = startMax;
-      this.pollTimer = setInterval(() => this.pollEvents(), this.opts.pollMs ?? 1000);
+      this.pollTimer = setInterval(() => void this.pollEvents(), this.opts.pollMs ?? 1000);
       this.pollTimer.unref();
     }
     this.resyncTimer = setInterval(() => {
@@ -107,6 +111,7 @@ export class Scheduler implements LiveScheduler {
     if (this.resyncTimer) clearInterval(this.resyncTimer);
     this.pollTimer = undefined;
     this.resyncTimer = undefined;
+    await this.polling;
     await this.settled();
     for (const key of [...this.triggers.keys()]) this.unregister(key);
     await this.settled();
@@ -140,13 +145,13 @@ export class Scheduler implements LiveScheduler {
     try {
       if (spec.type === 'cron') {
         const expr = normaliseCron(spec.schedule ?? '');
-        reg.task = cron.createTask(expr, () => this.fireCron(spec.key), { name: spec.key, logger: this.cronLogger });
+        reg.task = cron.createTask(expr, () => void this.fireCron(spec.key), { name: spec.key, logger: this.cronLogger });
         void reg.task.start();
         reg.nextRun = reg.task.getNextRun()?.toISOString() ?? null;
       } else if (spec.type === 'watch') {
         const path = checkWatchPath(this.app, spec.watchPath ?? '');
         this.track(
-          watchFile(path, spec.debounceMs ?? this.opts.watchDebounceMs ?? 500, () => this.fireWatch(spec.key), (err) => this.log('scheduler: watch error', { trigger: spec.key, error: messageOf(err) })).then((w) => {
+          watchFile(path, spec.debounceMs ?? this.opts.watchDebounceMs ?? 500, () => void this.fireWatch(spec.key), (err) => this.log('scheduler: watch error', { trigger: spec.key, error: messageOf(err) })).then((w) => {
             if (this.triggers.get(spec.key) === reg) reg.watch = w;
             else return w.close();
           }),
@@ -251,27 +256,29 @@ export class Scheduler implements LiveScheduler {
     }
   }
 
-  /** Cron tick of one trigger. */
-  fireCron(key: string): void {
-    this.fireStatic(key, 'cron');
+  /** Cron tick of one trigger (never rejects). */
+  fireCron(key: string): Promise<void> {
+    return this.fireStatic(key, 'cron');
   }
 
-  /** Debounced change of a watched file. */
-  fireWatch(key: string): void {
-    this.fireStatic(key, 'watch');
+  /** Debounced change of a watched file (never rejects). */
+  fireWatch(key: string): Promise<void> {
+    return this.fireStatic(key, 'watch');
   }
 
   /** A fire without an event: the input can only hold literals and function calls. */
-  private fireStatic(key: string, type: 'cron' | 'watch'): void {
+  private async fireStatic(key: string, type: 'cron' | 'watch'): Promise<void> {
     const reg = this.currentSpec(key);
     if (!reg || !this.running) return;
     let extra: { target?: string; params?: Record<string, string> };
     try {
-      extra = resolveInput(reg.spec.input, undefined, { timeoutMs: this.opts.exprTimeoutMs });
+      extra = await resolveInput(reg.spec.input, undefined, { timeoutMs: this.opts.exprTimeoutMs });
     } catch (err) {
       this.fail(reg, type, err);
       return;
     }
+    // Stopped, or the trigger changed, while its input was evaluated.
+    if (!this.running || this.triggers.get(key) !== reg) return;
     this.fire(reg, type, extra);
   }
 
@@ -293,16 +300,33 @@ export class Scheduler implements LiveScheduler {
     this.pokeQueued = true;
     setImmediate(() => {
       this.pokeQueued = false;
-      this.pollEvents();
+      void this.pollEvents();
     });
   }
 
-  /** Handles every event recorded since the last look (synchronously). */
-  processPending(): void {
-    this.pollEvents();
+  /** Handles every event recorded since the last look; resolves once they are handled. */
+  processPending(): Promise<void> {
+    return this.pollEvents();
   }
 
-  private pollEvents(): void {
+  /**
+   * Queues one look at the event log behind the one in progress (never rejects). A look that has
+   * not started yet covers every event recorded so far, so callers share it.
+   */
+  private pollEvents(): Promise<void> {
+    if (this.pollWaiting) return this.pollWaiting;
+    const next = this.polling
+      .then(() => {
+        this.pollWaiting = undefined;
+        return this.pollOnce();
+      })
+      .catch((err: unknown) => this.log('scheduler: event polling failed', { error: messageOf(err) }));
+    this.pollWaiting = next;
+    this.polling = next;
+    return next;
+  }
+
+  private async pollOnce(): Promise<void> {
     if (!this.running || this.opts.eventReceiver === false) return;
     for (let round = 0; round < 50; round++) {
       let batch: EventRecord[];
@@ -314,15 +338,15 @@ export class Scheduler implements LiveScheduler {
       }
       for (const rec of batch) {
         this.lastEventId = rec.id;
-        this.handleEventSafe(rec);
+        await this.handleEventSafe(rec);
       }
       if (batch.length < BATCH) return;
     }
   }
 
-  private handleEventSafe(rec: EventRecord): void {
+  private async handleEventSafe(rec: EventRecord): Promise<void> {
     try {
-      this.handleEvent(rec);
+      await this.handleEvent(rec);
     } catch (err) {
       this.log('scheduler: event handling failed', { event_id: rec.event_id, error: messageOf(err) });
     }
@@ -339,7 +363,7 @@ export class Scheduler implements LiveScheduler {
    * Matches one event against every registered event trigger and fires the matches. The row is
    * marked processed (with the fire errors, if any) when it was not already.
    */
-  handleEvent(rec: EventRecord): { matched: string[]; errors: string[] } {
+  async handleEvent(rec: EventRecord): Promise<{ matched: string[]; errors: string[] }> {
     const matched: string[] = [];
     const problems: string[] = [];
     // The scheduler's own records never trigger anything (a trigger on every topic would loop).
@@ -348,7 +372,7 @@ export class Scheduler implements LiveScheduler {
       for (const reg of [...this.triggers.values()]) {
         const spec = reg.spec;
         if (spec.type !== 'event' || !topicMatches(spec.event?.topic, env.topic)) continue;
-        if (!filtersPass(spec.event, env, { timeoutMs: this.opts.exprTimeoutMs })) continue;
+        if (!(await filtersPass(spec.event, env, { timeoutMs: this.opts.exprTimeoutMs }))) continue;
         if (this.causedBy(rec, spec)) continue;
         if (spec.event?.dedupe_key) {
           let windowMs: number | undefined;
@@ -364,7 +388,7 @@ export class Scheduler implements LiveScheduler {
         matched.push(spec.key);
         let input: { target?: string; params?: Record<string, string> };
         try {
-          input = resolveInput(current.spec.input, env, { timeoutMs: this.opts.exprTimeoutMs });
+          input = await resolveInput(current.spec.input, env, { timeoutMs: this.opts.exprTimeoutMs });
         } catch (err) {
           problems.push(`${spec.key}: ${this.fail(current, 'event', err)}`);
           continue;

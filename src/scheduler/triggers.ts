@@ -34,6 +34,8 @@ export interface TriggerSpec {
   params: Record<string, string>;
   options: RunOptions;
   enabled: boolean;
+  /** The org of a schedule: runs it creates go into that org's workspaces (the default org: unrestricted). */
+  orgUuid?: string;
 }
 
 /** What a schedule stores in `input_config`. */
@@ -81,6 +83,7 @@ export function specFromSchedule(row: ScheduleRecord): TriggerSpec {
     params: stringParams(cfg.params),
     options,
     enabled: row.is_enabled,
+    orgUuid: row.org_uuid,
   };
 }
 

@@ -205,6 +205,28 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /osm/api/*': 'viewer',
 };
 
+/**
+ * Routes that act on the whole server rather than on one org's data: credentials bound to orgs may
+ * not call them (whatever their role), besides every admin route — code execution, settings,
+ * installs, users and orgs cannot be confined to an org. Lists of one org's data are filtered
+ * instead (src/auth/scope.ts).
+ */
+const SERVER_WIDE: ReadonlySet<string> = new Set([
+  'GET /metrics',
+  'GET /osm/api/tasks',
+  'GET /osm/api/tasks/:id',
+  'POST /osm/api/tasks',
+  'POST /osm/api/events/emit',
+  'GET /osm/api/webhook-runs/list',
+  'DELETE /osm/api/webhook-runs/:uuid',
+]);
+
+/** True when only an unbound credential may call the route (every admin route, and SERVER_WIDE). */
+export function serverWide(method: string, url: string | undefined): boolean {
+  if (url === undefined) return false;
+  return accessOf(method, url) === 'admin' || SERVER_WIDE.has(`${method === 'HEAD' ? 'GET' : method} ${url}`);
+}
+
 /** The access rule of a matched route; `undefined` url = no route matched (404 after authentication). */
 export function accessOf(method: string, url: string | undefined): Access {
   if (url === undefined) return 'viewer';

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { errors } from '../errors.js';
 import type { AppContext } from '../services/context.js';
+import { scopeOf, type Scope } from '../auth/scope.js';
 
 export type SideEffects = 'none' | 'writes' | 'executes';
 
@@ -12,6 +13,8 @@ export interface HandlerContext<Q, B, P> {
   body: B;
   params: P;
   app: AppContext;
+  /** What the caller may see: its bound orgs, or everything (src/auth/scope.ts). */
+  scope: Scope;
 }
 
 export interface RouteSpec<Q = unknown, B = unknown, P = unknown> {
@@ -84,7 +87,7 @@ export function defineRoute<Q, B, P>(server: FastifyInstance, app: AppContext, s
         }
         body = parseWith(spec.body, req.body, 'request body', spec.bodyError);
       }
-      const result = await spec.handler({ req, reply, query, body, params, app });
+      const result = await spec.handler({ req, reply, query, body, params, app, scope: scopeOf(req.principal) });
       if (reply.sent) return reply;
       return result;
     },

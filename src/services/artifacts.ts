@@ -19,6 +19,7 @@ import { isInside } from '../util/fs-safe.js';
 import type { AppContext } from './context.js';
 import { artifactToApi } from './run-control.js';
 import { checkWorkspaceName } from './workspaces.js';
+import { UNRESTRICTED, workspaceInScope, type Scope } from '../auth/scope.js';
 
 /** Errors of the download, word for word from the reference (§1.8). */
 export const artifactErrors = {
@@ -54,8 +55,8 @@ async function diskEntry(path: string): Promise<{ dir: boolean } | undefined> {
  * GET /artifacts: newest first. With `verify_exist`, rows whose path is missing are dropped and the
  * rest gain `path_exists` and `path_is_dir`; the total still counts every matching row (reference).
  */
-export async function listArtifacts(app: AppContext, q: ArtifactListQuery): Promise<{ data: ApiArtifact[]; total: number }> {
-  const res = app.store.artifacts.list({ workspace: q.workspace || undefined, search: q.search || undefined }, { offset: q.offset, limit: q.limit });
+export async function listArtifacts(app: AppContext, q: ArtifactListQuery, scope: Scope = UNRESTRICTED): Promise<{ data: ApiArtifact[]; total: number }> {
+  const res = app.store.artifacts.list({ workspace: q.workspace || undefined, search: q.search || undefined, org_uuid: scope.orgs ?? undefined }, { offset: q.offset, limit: q.limit });
   const rows: ApiArtifact[] = res.data.map((a: ArtifactRecord) => artifactToApi(a));
   if (!q.verify_exist) return { data: rows, total: res.total };
   const entries = await Promise.all(rows.map((a) => diskEntry(a.artifact_path)));
@@ -170,8 +171,9 @@ export interface ArtifactDownload {
 }
 
 /** GET /artifacts/{workspace_name}?artifact_path=: one regular file of the workspace folder, opened for streaming. */
-export async function openArtifact(app: AppContext, workspaceName: string, artifactPath: string | undefined): Promise<ArtifactDownload> {
+export async function openArtifact(app: AppContext, workspaceName: string, artifactPath: string | undefined, scope: Scope = UNRESTRICTED): Promise<ArtifactDownload> {
   checkWorkspaceName(workspaceName);
+  if (!workspaceInScope(app.store, scope, workspaceName)) throw artifactErrors.notFound();
   if (artifactPath === undefined || artifactPath === '') throw artifactErrors.pathRequired();
   const base = await workspaceBase(app, workspaceName);
   const rel = checkArtifactPath(await relativeToWorkspace(app, workspaceName, base, artifactPath));

@@ -1,6 +1,7 @@
 /** Assets use cases shared by GET /assets* and `osm assets`. */
 import { errors } from '../errors.js';
 import type { AssetListFilter, AssetRecord, ListResult, Page, Store } from '../store/index.js';
+import { inScope, UNRESTRICTED, type Scope } from '../auth/scope.js';
 
 /** A list item: the asset without its heavy raw JSON (GET /assets/{id} has it). */
 export type AssetListItem = Omit<AssetRecord, 'raw_json_data'>;
@@ -26,9 +27,9 @@ export function listAssets(app: { store: Store }, filter: AssetListFilter, page:
 }
 
 /** One asset by id (from the path); 400 Invalid asset ID, 404 Asset not found. */
-export function getAsset(app: { store: Store }, idText: string): AssetRecord {
+export function getAsset(app: { store: Store }, idText: string, scope: Scope = UNRESTRICTED): AssetRecord {
   const id = parseNumericId(idText, errors.invalidAssetId);
   const asset = app.store.assets.get(id);
-  if (!asset) throw errors.assetNotFound();
+  if (!asset || !inScope(scope, asset.org_uuid)) throw errors.assetNotFound();
   return asset;
 }

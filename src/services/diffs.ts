@@ -6,6 +6,7 @@
 import { errors } from '../errors.js';
 import { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff } from '../ingest/diff.js';
 import type { DiffSnapshotInput, DiffSnapshotRecord, Store } from '../store/index.js';
+import { requireWorkspaceInScope, UNRESTRICTED, type Scope } from '../auth/scope.js';
 
 export { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff };
 
@@ -62,20 +63,22 @@ export function diffWindow(q: DiffQuery, now = new Date()): { workspace: string;
 }
 
 /** GET /assets/diff. */
-export function assetDiff(app: { store: Store }, q: DiffQuery): AssetDiff {
+export function assetDiff(app: { store: Store }, q: DiffQuery, scope: Scope = UNRESTRICTED): AssetDiff {
   const w = diffWindow(q);
+  requireWorkspaceInScope(app.store, scope, w.workspace);
   return computeAssetDiff(app.store, w.workspace, w.from, w.to);
 }
 
 /** GET /vulnerabilities/diff. */
-export function vulnDiff(app: { store: Store }, q: DiffQuery): VulnDiff {
+export function vulnDiff(app: { store: Store }, q: DiffQuery, scope: Scope = UNRESTRICTED): VulnDiff {
   const w = diffWindow(q);
+  requireWorkspaceInScope(app.store, scope, w.workspace);
   return computeVulnDiff(app.store, w.workspace, w.from, w.to);
 }
 
 /** GET /assets/diffs: stored diff snapshots, newest first. */
-export function listAssetDiffs(app: { store: Store }, filter: { workspace?: string }, page: { offset: number; limit: number }) {
-  return app.store.assetDiffs.list({ workspace: filter.workspace || undefined }, page);
+export function listAssetDiffs(app: { store: Store }, filter: { workspace?: string }, page: { offset: number; limit: number }, scope: Scope = UNRESTRICTED) {
+  return app.store.assetDiffs.list({ workspace: filter.workspace || undefined, org_uuid: scope.orgs ?? undefined }, page);
 }
 
 /** The stored form of a computed diff; `truncated` is kept when the lists were cut (the totals stay exact). */

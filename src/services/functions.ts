@@ -2,11 +2,18 @@
  * Utility-function use cases: evaluate a script (`/functions/eval`, `/functions/execute`) and
  * list the catalogue. Evaluating executes code, so every call is recorded as a `function.eval`
  * event (script head and param names only; values may be secrets). The target and params are
- * untrusted: they are validated before being rendered into the script text, and the script runs
- * in the sandboxed runtime with a time limit.
+ * untrusted: they are validated before being rendered into the script text.
+ *
+ * Scripts never run on the daemon's event loop: each evaluation runs in a fresh evaluator process
+ * (src/engine/scripts/pool.ts) whose whole process group — commands started by `exec_cmd`
+ * included — is killed at the time limit. At most `server.max_concurrent_evals` evaluations run
+ * at once (read per request); further calls are refused with 429. The http functions follow the
+ * outbound policy (`server.outbound_allowlist`, src/util/outbound.ts): loopback, private and
+ * metadata addresses are refused unless allowlisted.
  */
 import { errors, isOsmError, messageOf } from '../errors.js';
 import { evaluate } from '../engine/js-runtime.js';
+import { apiScriptPool, ScriptCallError } from '../engine/scripts/pool.js';
 import { catalogByCategory, CATEGORY_TITLES, FUNCTION_CATALOG } from '../engine/functions/catalog.js';
 import { referencedVariables, render, TemplateError } from '../workflow/template.js';
 import { validateParamValue, validateTarget } from '../workflow/target.js';
@@ -14,10 +21,19 @@ import type { AppContext } from './context.js';
 import { randomUUID } from 'node:crypto';
 import { builtinVariables } from '../workflow/builtin-vars.js';
 import { builtinPathsOf } from '../engine/module-exec.js';
+import { outboundPolicyOf } from '../util/outbound.js';
 
-/** Time limit of one API evaluation. */
+/** Default time limit of one API evaluation. */
 export const EVAL_TIMEOUT_MS = 10_000;
 const SCRIPT_HEAD = 500;
+/** Seconds a client told 429 should wait before trying again. */
+export const EVAL_RETRY_AFTER_S = 1;
+
+/** The time limit of one API evaluation: 10 s, or `OSM_EVAL_TIMEOUT_MS` (tests, operators; at most 10 min). */
+export function evalTimeoutMs(): number {
+  const n = Number(process.env.OSM_EVAL_TIMEOUT_MS);
+  return Number.isInteger(n) && n > 0 ? Math.min(n, 600_000) : EVAL_TIMEOUT_MS;
+}
 
 export interface EvalInput {
   script?: string;
@@ -42,8 +58,38 @@ function record(app: AppContext, kind: 'eval' | 'execute', script: string, data:
   }
 }
 
-function fnContext(app: AppContext) {
-  return { store: app.store, settings: app.settings().settings, log: () => undefined };
+const inFlight = new WeakMap<AppContext, number>();
+
+/** Takes one of the app's evaluation slots (429 when all are taken); returns its release. */
+function takeSlot(app: AppContext): () => void {
+  const configured = Math.trunc(Number((app.settings().settings.server as { max_concurrent_evals?: unknown }).max_concurrent_evals));
+  const limit = Number.isFinite(configured) && configured >= 1 ? configured : 3;
+  const busy = inFlight.get(app) ?? 0;
+  if (busy >= limit) throw errors.tooManyEvals(limit);
+  inFlight.set(app, busy + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    inFlight.set(app, Math.max(0, (inFlight.get(app) ?? 1) - 1));
+  };
+}
+
+/** Evaluates in an evaluator process (inline only when no build of it exists, i.e. from sources). */
+async function evaluateIsolated(app: AppContext, script: string, vars: Record<string, unknown>): Promise<unknown> {
+  const all = app.settings().settings;
+  const outbound = outboundPolicyOf(all);
+  // Only what the library reads (notification targets, the allowlist): keys and secrets stay here.
+  const settings = { notification: all.notification, server: { outbound_allowlist: outbound.allowlist } };
+  const timeoutMs = evalTimeoutMs();
+  const pool = apiScriptPool();
+  if (!pool) return evaluate(script, vars, { timeoutMs, ctx: { store: app.store, settings, outbound, log: () => undefined } }).value;
+  try {
+    return await pool.run({ script, vars, ctx: { dbPath: app.store.path, settings, outbound }, timeoutMs });
+  } catch (err) {
+    if (err instanceof ScriptCallError && err.kind === 'unavailable') throw errors.evaluatorUnavailable(err.message);
+    throw err;
+  }
 }
 
 function builtinsFor(app: AppContext, target: string): Record<string, unknown> {
@@ -61,7 +107,7 @@ function templateDetail(err: unknown): string {
 }
 
 /** POST /functions/eval: render `{{…}}` with target and params, then evaluate. */
-export function evalScript(app: AppContext, input: EvalInput): { result: unknown; rendered_script: string } {
+export async function evalScript(app: AppContext, input: EvalInput): Promise<{ result: unknown; rendered_script: string }> {
   const script = typeof input.script === 'string' ? input.script : '';
   if (script.trim() === '') throw errors.scriptRequired();
   const target = input.target ?? '';
@@ -80,14 +126,23 @@ export function evalScript(app: AppContext, input: EvalInput): { result: unknown
     record(app, 'eval', script, { ...meta, error: e.message });
     throw e;
   }
+  let release: () => void;
   try {
-    const { value } = evaluate(rendered, vars, { timeoutMs: EVAL_TIMEOUT_MS, ctx: fnContext(app) });
+    release = takeSlot(app);
+  } catch (err) {
+    record(app, 'eval', script, { ...meta, error: messageOf(err) });
+    throw err;
+  }
+  try {
+    const value = await evaluateIsolated(app, rendered, vars);
     record(app, 'eval', script, meta);
     return { result: value, rendered_script: rendered };
   } catch (err) {
-    const e = errors.executionFailed(isOsmError(err) ? err.message : messageOf(err));
+    const e = isOsmError(err) && err.status >= 500 ? err : errors.executionFailed(messageOf(err));
     record(app, 'eval', script, { ...meta, error: e.message });
     throw e;
+  } finally {
+    release();
   }
 }
 
@@ -96,7 +151,7 @@ export function evalScript(app: AppContext, input: EvalInput): { result: unknown
  * code). Templates in the expression are rendered from the context too; the context values it
  * references must then pass the same checks as params.
  */
-export function executeExpression(app: AppContext, input: { expression?: string; context?: Record<string, unknown> }): { data: { result: unknown } } {
+export async function executeExpression(app: AppContext, input: { expression?: string; context?: Record<string, unknown> }): Promise<{ data: { result: unknown } }> {
   const expression = typeof input.expression === 'string' ? input.expression : '';
   if (expression.trim() === '') throw errors.expressionRequired();
   const context = input.context ?? {};
@@ -115,14 +170,23 @@ export function executeExpression(app: AppContext, input: { expression?: string;
       throw e;
     }
   }
+  let release: () => void;
   try {
-    const { value } = evaluate(code, context, { timeoutMs: EVAL_TIMEOUT_MS, ctx: fnContext(app) });
+    release = takeSlot(app);
+  } catch (err) {
+    record(app, 'execute', expression, { ...meta, error: messageOf(err) });
+    throw err;
+  }
+  try {
+    const value = await evaluateIsolated(app, code, context);
     record(app, 'execute', expression, meta);
     return { data: { result: value } };
   } catch (err) {
-    const e = errors.executionFailed(messageOf(err));
+    const e = isOsmError(err) && err.status >= 500 ? err : errors.executionFailed(messageOf(err));
     record(app, 'execute', expression, { ...meta, error: e.message });
     throw e;
+  } finally {
+    release();
   }
 }
 

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { errors } from '../errors.js';
 import { DEFAULT_ORG_UUID, type OrgRecord, type OrgRowCounts, type OrgStats, type Store } from '../store/index.js';
+import type { Scope } from '../auth/scope.js';
 
 type Ctx = { store: Store };
 
@@ -96,8 +97,8 @@ function isUniqueViolation(err: unknown): boolean {
 export type OrgWithStats = OrgRecord & { stats: OrgStats };
 
 /** GET /orgs: every org with its stats, the default org first, then by name. */
-export function listOrgs(app: Ctx): { data: OrgWithStats[]; total: number } {
-  const orgs = app.store.orgs.list();
+export function listOrgs(app: Ctx, scope?: Scope): { data: OrgWithStats[]; total: number } {
+  const orgs = app.store.orgs.list().filter((o) => !scope?.orgs || scope.orgs.includes(o.uuid));
   const stats = app.store.orgs.statsAll(orgs);
   const data = orgs.map((o) => ({ ...o, stats: stats.get(o.uuid)! }));
   return { data, total: data.length };
@@ -127,13 +128,16 @@ export function createOrg(app: Ctx, body: unknown): OrgRecord {
 }
 
 /** GET /orgs/{ref}. */
-export function getOrg(app: Ctx, ref: string): OrgRecord {
-  return requireOrg(app, ref);
+export function getOrg(app: Ctx, ref: string, scope?: Scope): OrgRecord {
+  const org = requireOrg(app, ref);
+  // Another org than the caller's answers like an unknown one.
+  if (scope?.orgs && !scope.orgs.includes(org.uuid)) throw errors.orgNotFound(ref);
+  return org;
 }
 
 /** GET /orgs/{ref}/stats. */
-export function getOrgStats(app: Ctx, ref: string): OrgStats {
-  return app.store.orgs.stats(requireOrg(app, ref));
+export function getOrgStats(app: Ctx, ref: string, scope?: Scope): OrgStats {
+  return app.store.orgs.stats(getOrg(app, ref, scope));
 }
 
 export interface OrgUpdateResult {

@@ -5,18 +5,20 @@
 import { assetFacets, type AssetFacets } from '../store/asset-stats.js';
 import type { DiffSnapshotRecord, ListResult } from '../store/index.js';
 import type { AppContext } from './context.js';
+import { UNRESTRICTED, workspaceInScope, type Scope } from '../auth/scope.js';
 
 /** GET /workspace-names: every workspace row's name, ascending ([] when there is none). */
-export function workspaceNames(app: AppContext): string[] {
-  return app.store.workspaces.names();
+export function workspaceNames(app: AppContext, scope: Scope = UNRESTRICTED): string[] {
+  const names = app.store.workspaces.names();
+  return scope.orgs === null ? names : names.filter((n) => workspaceInScope(app.store, scope, n));
 }
 
 /** GET /asset-stats: distinct technologies, sources, remarks and asset types (one workspace or all). */
-export function assetStats(app: AppContext, workspace?: string): AssetFacets {
-  return assetFacets(app.store.db, workspace || undefined);
+export function assetStats(app: AppContext, workspace?: string, scope: Scope = UNRESTRICTED): AssetFacets {
+  return assetFacets(app.store.db, workspace || undefined, scope.orgs ?? undefined);
 }
 
 /** GET /vulnerabilities/diffs: stored snapshots, newest first. */
-export function listStoredVulnDiffs(app: AppContext, filter: { workspace?: string }, page: { offset: number; limit: number }): ListResult<DiffSnapshotRecord> {
-  return app.store.vulnDiffs.list({ workspace: filter.workspace || undefined }, page);
+export function listStoredVulnDiffs(app: AppContext, filter: { workspace?: string }, page: { offset: number; limit: number }, scope: Scope = UNRESTRICTED): ListResult<DiffSnapshotRecord> {
+  return app.store.vulnDiffs.list({ workspace: filter.workspace || undefined, org_uuid: scope.orgs ?? undefined }, page);
 }

@@ -11,6 +11,8 @@ import { abortRun } from '../engine/executor.js';
 import { isAlive, killGroupAndWait, sameProcess } from '../engine/process-registry.js';
 import { isSecretKey, maskSecrets, REDACTED, redactVariables, secretValues } from '../workflow/tpl-redact.js';
 import { settingsSecretValues } from '../settings/redact.js';
+import { inScope, UNRESTRICTED, type Scope } from '../auth/scope.js';
+import type { OrgFilter } from '../store/org-constants.js';
 import type { AppContext } from './context.js';
 
 /** A run as the API shows it (spec "Run"): exactly these fields. */
@@ -122,10 +124,10 @@ export function artifactToApi(a: ArtifactRecord) {
   };
 }
 
-/** A run by numeric id or run_uuid; 404 `Run not found` otherwise. */
-export function findRun(app: AppContext, idOrUuid: string | number): RunRecord {
+/** A run by numeric id or run_uuid; 404 `Run not found` otherwise, also when it is outside the caller's orgs. */
+export function findRun(app: AppContext, idOrUuid: string | number, scope: Scope = UNRESTRICTED): RunRecord {
   const run = app.store.runs.find(idOrUuid);
-  if (!run) throw errors.runNotFound();
+  if (!run || !inScope(scope, run.org_uuid)) throw errors.runNotFound();
   return run;
 }
 
@@ -134,8 +136,8 @@ export interface RunListQuery {
   workflow_name?: string;
   target?: string;
   workspace?: string;
-  /** Only runs of this org (uuid). */
-  org_uuid?: string;
+  /** Only runs of this org (uuid) or these orgs. */
+  org_uuid?: OrgFilter;
 }
 
 /** GET /runs: newest first. */
@@ -145,8 +147,8 @@ export function listRuns(app: AppContext, filter: RunListQuery, page: Page): { d
 }
 
 /** GET /runs/{id} with optional steps and artifacts. */
-export function getRun(app: AppContext, idOrUuid: string, include: { steps?: boolean; artifacts?: boolean } = {}) {
-  const run = findRun(app, idOrUuid);
+export function getRun(app: AppContext, idOrUuid: string, include: { steps?: boolean; artifacts?: boolean } = {}, scope: Scope = UNRESTRICTED) {
+  const run = findRun(app, idOrUuid, scope);
   const running = run.status === 'running' ? app.store.steps.runningNames(run.id) : [];
   // Which step is running now (the spec's fields already say how many are done).
   const out: RunApi & { current_step: string; running_steps: string[]; steps?: unknown[]; artifacts?: unknown[] } = { ...runToApi(run), current_step: running[0] ?? '', running_steps: running };
@@ -159,15 +161,15 @@ export function getRun(app: AppContext, idOrUuid: string, include: { steps?: boo
 }
 
 /** GET /runs/{id}/steps, in execution order. */
-export function runSteps(app: AppContext, idOrUuid: string) {
-  const run = findRun(app, idOrUuid);
+export function runSteps(app: AppContext, idOrUuid: string, scope: Scope = UNRESTRICTED) {
+  const run = findRun(app, idOrUuid, scope);
   const secrets = secretsOf(app, run);
   return app.store.steps.listByRun(run.id).map((s) => stepToApi(s, 'run', secrets));
 }
 
 /** GET /runs/{id}/artifacts, newest first. */
-export function runArtifacts(app: AppContext, idOrUuid: string) {
-  return app.store.artifacts.listByRun(findRun(app, idOrUuid).id).map(artifactToApi);
+export function runArtifacts(app: AppContext, idOrUuid: string, scope: Scope = UNRESTRICTED) {
+  return app.store.artifacts.listByRun(findRun(app, idOrUuid, scope).id).map(artifactToApi);
 }
 
 const CANCELLABLE: readonly RunStatus[] = ['pending', 'queued', 'running'];
@@ -181,8 +183,8 @@ export type CancelResult =
  * killed — through this process's registry when the run executes here, else through the PID the
  * database records — and the call waits (bounded) until those process groups are gone.
  */
-export async function cancelRun(app: AppContext, idOrUuid: string): Promise<CancelResult> {
-  const run = findRun(app, idOrUuid);
+export async function cancelRun(app: AppContext, idOrUuid: string, scope: Scope = UNRESTRICTED): Promise<CancelResult> {
+  const run = findRun(app, idOrUuid, scope);
   if (!CANCELLABLE.includes(run.status)) throw errors.cannotCancelRun(run.status);
   const cancelled = app.store.tx(() => {
     const next = app.store.runs.transition(run.id, 'cancelled', { error_message: 'Cancelled by user' });
@@ -235,8 +237,8 @@ export function jobStatusOf(counts: Record<RunStatus, number>, total: number): J
 }
 
 /** GET /jobs/{job_id}: progress of the runs created by one request. */
-export function jobProgress(app: AppContext, jobId: string) {
-  const runs = jobId ? app.store.runs.byGroup(jobId) : [];
+export function jobProgress(app: AppContext, jobId: string, scope: Scope = UNRESTRICTED) {
+  const runs = (jobId ? app.store.runs.byGroup(jobId) : []).filter((r) => inScope(scope, r.org_uuid));
   if (runs.length === 0) throw errors.jobNotFound();
   const counts: Record<RunStatus, number> = { pending: 0, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
   for (const r of runs) counts[r.status] = (counts[r.status] ?? 0) + 1;
@@ -271,14 +273,14 @@ export interface StepResultsQuery {
 }
 
 /** GET /step-results: newest first; an unknown run gives an empty page. */
-export function listStepResults(app: AppContext, q: StepResultsQuery, page: Page) {
+export function listStepResults(app: AppContext, q: StepResultsQuery, page: Page, scope: Scope = UNRESTRICTED) {
   let runId: number | undefined;
   if (q.run_id !== undefined && q.run_id !== '') {
     const run = app.store.runs.find(q.run_id);
-    if (!run) return { data: [], total: 0 };
+    if (!run || !inScope(scope, run.org_uuid)) return { data: [], total: 0 };
     runId = run.id;
   }
-  const r = app.store.steps.list({ workspace: q.workspace, status: q.status, step_type: q.step_type, run_id: runId }, page);
+  const r = app.store.steps.list({ workspace: q.workspace, status: q.status, step_type: q.step_type, run_id: runId, org_uuid: scope.orgs ?? undefined }, page);
   const secretsByRun = new Map<number, string[]>();
   const data = r.data.map((s) => {
     let secrets = secretsByRun.get(s.run_id);
@@ -322,10 +324,10 @@ export function eventToApi(e: { id: number; topic: string; event_id: string; nam
 }
 
 /** GET /event-logs: newest first. */
-export function listEventLogs(app: AppContext, q: EventLogQuery, page: Page) {
+export function listEventLogs(app: AppContext, q: EventLogQuery, page: Page, scope: Scope = UNRESTRICTED) {
   let runId = q.run_id || undefined;
   if (runId && /^\d+$/.test(runId)) runId = app.store.runs.find(runId)?.run_uuid ?? runId;
-  const r = app.store.events.list({ ...q, run_id: runId }, page);
+  const r = app.store.events.list({ ...q, run_id: runId, org_uuid: scope.orgs ?? undefined }, page);
   const secrets = secretsOf(app);
   return { data: r.data.map((e) => eventToApi(e, secrets)), total: r.total };
 }

@@ -14,6 +14,7 @@ import { findRun } from './run-control.js';
 import { validateRunInputs } from './runs.js';
 import { installedWorkflow, storedRunWorkflow } from './installed-workflow.js';
 import { requestOptionsOf, type RunOptions } from './run-options.js';
+import { UNRESTRICTED, type Scope } from '../auth/scope.js';
 
 /** What a copy of `run` gets: its options (allowlisted), its workflow by name, checked inputs. */
 function copyBasis(app: AppContext, run: RunRecord, opts: { operator: boolean; workflow?: Workflow }): { options: RunOptions; workflow: Workflow } {
@@ -42,8 +43,8 @@ function copyFields(app: AppContext, workflow: Workflow, options: RunOptions) {
  * POST /runs/{id}/duplicate: a pending copy (same workflow, target, params, options, priority),
  * never executed by itself. Options only the operator's command line sets (-W, -T) are not copied.
  */
-export function duplicateRun(app: AppContext, idOrUuid: string) {
-  const run = findRun(app, idOrUuid);
+export function duplicateRun(app: AppContext, idOrUuid: string, scope: Scope = UNRESTRICTED) {
+  const run = findRun(app, idOrUuid, scope);
   const { options, workflow } = copyBasis(app, run, { operator: false });
   const copy = app.store.runs.create({
     ...copyFields(app, workflow, options),
@@ -87,8 +88,8 @@ export interface ResumeOptions {
  * their exports up to the first step that did not complete. Returns the new run and the names of
  * the steps that will be reused.
  */
-export function resumeRun(app: AppContext, idOrUuid: string, opts: ResumeOptions) {
-  const run = findRun(app, idOrUuid);
+export function resumeRun(app: AppContext, idOrUuid: string, opts: ResumeOptions, scope: Scope = UNRESTRICTED) {
+  const run = findRun(app, idOrUuid, scope);
   if (run.status !== 'failed' && run.status !== 'cancelled') {
     throw errors.runState(`Cannot resume run with status '${run.status}'. Only failed or cancelled runs can be resumed.`);
   }
@@ -117,8 +118,8 @@ export function resumeRun(app: AppContext, idOrUuid: string, opts: ResumeOptions
  * checked first like a new run (target, params, installed workflow), so a bad row is a 400/404
  * here rather than a failed run later.
  */
-export function startRun(app: AppContext, idOrUuid: string, queue?: RunQueue) {
-  const run = findRun(app, idOrUuid);
+export function startRun(app: AppContext, idOrUuid: string, queue?: RunQueue, scope: Scope = UNRESTRICTED) {
+  const run = findRun(app, idOrUuid, scope);
   if (run.status !== 'pending') throw errors.cannotStartRun(run.status);
   if (run.owner_pid && run.owner_pid !== process.pid && isAlive(run.owner_pid)) {
     throw errors.runState(`Run is managed by another osm process (pid ${run.owner_pid}); start it there`);

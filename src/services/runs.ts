@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { errors, messageOf } from '../errors.js';
 import type { Priority, RunRecord } from '../store/index.js';
 import type { Workflow } from '../workflow/types.js';
@@ -16,6 +16,8 @@ import { assertWorkflowName, resolveWorkflowFile } from './workflows.js';
 import { installedWorkflow, storedRunWorkflow } from './installed-workflow.js';
 import { checkRunOptions, engineInputOf, MAX_RUN_TIMEOUT_MS, storedRunOptions, type RunOptions } from './run-options.js';
 import { isInside, isSafeName } from '../util/fs-safe.js';
+import { inScope, UNRESTRICTED, type Scope } from '../auth/scope.js';
+import { DEFAULT_ORG_UUID } from '../store/org-constants.js';
 
 export type { RunOptions } from './run-options.js';
 
@@ -38,6 +40,10 @@ export interface CreateRunsInput {
   options?: RunOptions;
   /** `local` (default) or `distributed` (executed by a worker through the master's task queue). */
   runMode?: 'local' | 'distributed';
+  /** The caller's orgs: a run may not write into a workspace outside them. */
+  scope?: Scope;
+  /** The org of workspaces these runs create (default: the caller's first org, else the default org). */
+  orgUuid?: string;
 }
 
 export interface CreatedRuns {
@@ -90,15 +96,17 @@ export function createRuns(app: AppContext, input: CreateRunsInput): CreatedRuns
   const jobId = input.runGroupId ?? newJobId();
   // The file is recorded for the engine, which honours it only inside the workflows folder.
   const options = { ...checked, workflow_path: workflow.file_path };
-  const runs = app.store.tx(() =>
-    targets.map((target) =>
+  const spaceOf = (target: string) => analyzeTarget(target, { level: checked.heuristics ?? 'basic', space: checked.space }).targetSpace;
+  const runs = app.store.tx(() => {
+    if (!checked.emptyTarget) claimWorkspaces(app, [...new Set(targets.map(spaceOf))], input.scope ?? UNRESTRICTED, input.orgUuid);
+    return targets.map((target) =>
       app.store.runs.create({
         workflow_name: workflow.name,
         workflow_kind: workflow.kind,
         target,
         params,
         status: input.status ?? 'queued',
-        workspace: analyzeTarget(target, { level: checked.heuristics ?? 'basic', space: checked.space }).targetSpace,
+        workspace: spaceOf(target),
         trigger_type: input.triggerType ?? 'manual',
         trigger_name: input.triggerName ?? '',
         schedule_id: input.scheduleId ?? '',
@@ -112,9 +120,27 @@ export function createRuns(app: AppContext, input: CreateRunsInput): CreatedRuns
         owner_pid: input.ownerPid ?? 0,
         ...(input.runMode ? { run_mode: input.runMode } : {}),
       }),
-    ),
-  );
+    );
+  });
   return { jobId, workflow, runs };
+}
+
+/**
+ * Checks that runs may write into these workspaces and gives the new ones their org. A workspace
+ * outside the caller's orgs is refused (409). A workspace without a row is created now in `org`
+ * (else the caller's first org) so its rows land in that org from the first run on; with neither
+ * it is left to the engine and belongs to the default org.
+ */
+function claimWorkspaces(app: AppContext, spaces: string[], scope: Scope, org: string | undefined): void {
+  const newOrg = org ?? scope.orgs?.[0];
+  for (const name of spaces) {
+    const row = app.store.workspaces.get(name);
+    if (row) {
+      if (!inScope(scope, row.org_uuid)) throw errors.workspaceNotAvailable(name);
+    } else if (newOrg && newOrg !== DEFAULT_ORG_UUID) {
+      app.store.workspaces.upsertRunInfo({ name, local_path: join(app.settings().paths.workspaces, name), org_uuid: newOrg });
+    }
+  }
 }
 
 /** The engine input of a stored run: only the allowlisted keys of its options column become flags. */
@@ -322,10 +348,11 @@ function apiRunAnswer(created: ReturnType<typeof createRuns>, c: CheckedApiRun, 
   };
 }
 
-export function submitApiRuns(app: AppContext, req: ApiRunRequest, kick?: () => void): ApiRunResponse {
+export function submitApiRuns(app: AppContext, req: ApiRunRequest, kick?: () => void, scope: Scope = UNRESTRICTED): ApiRunResponse {
   const c = checkApiRun(app, req);
   const concurrency = req.concurrency ?? 1;
   const created = createRuns(app, {
+    scope,
     workflow: c.workflow,
     targets: c.targets,
     params: c.params,
@@ -352,10 +379,11 @@ export interface DistributedRunResponse extends Omit<ApiRunResponse, 'concurrenc
  * queued run per target (run_mode distributed, never claimed by the local queue) and one task
  * per run. Without a master (`enqueue` absent) nothing is created.
  */
-export async function submitDistributedApiRuns(app: AppContext, req: ApiRunRequest, enqueue: EnqueueRuns | undefined): Promise<DistributedRunResponse> {
+export async function submitDistributedApiRuns(app: AppContext, req: ApiRunRequest, enqueue: EnqueueRuns | undefined, scope: Scope = UNRESTRICTED): Promise<DistributedRunResponse> {
   const c = checkApiRun(app, req);
   if (!enqueue) throw errors.distributedRequiresMaster();
   const created = createRuns(app, {
+    scope,
     workflow: c.workflow,
     targets: c.targets,
     params: c.params,

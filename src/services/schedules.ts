@@ -19,6 +19,7 @@ import { liveScheduler } from '../scheduler/live.js';
 import { specFromSchedule, TRIGGER_TYPES, type ScheduleInputConfig, type TriggerType } from '../scheduler/triggers.js';
 import { checkWatchPath } from '../scheduler/watch.js';
 import type { AppContext } from './context.js';
+import { inScope, UNRESTRICTED, type Scope } from '../auth/scope.js';
 
 const paramsShape = z.record(z.string(), z.string({ error: 'must be a string' }));
 const runnerShape = z.enum(['host', 'docker', 'ssh']);
@@ -123,9 +124,11 @@ export function parseScheduleFields(value: unknown): ScheduleFields {
 }
 
 /** Creates a schedule (enabled unless told otherwise) and registers it with the live scheduler. */
-export function createSchedule(app: AppContext, fields: ScheduleFields): ScheduleRecord {
+export function createSchedule(app: AppContext, fields: ScheduleFields, scope: Scope = UNRESTRICTED): ScheduleRecord {
   const d = resolveDefinition(app, fields);
   const row = app.store.schedules.create({
+    // A bound credential's schedule belongs to its (first) org; its runs are created there.
+    ...(scope.orgs ? { org_uuid: scope.orgs[0] } : {}),
     name: d.name,
     workflow_name: d.workflow.name,
     workflow_kind: d.workflow.kind,
@@ -144,20 +147,20 @@ export function createSchedule(app: AppContext, fields: ScheduleFields): Schedul
 }
 
 /** A page of schedules, newest first. */
-export function listSchedules(app: AppContext, page: Page): ListResult<ScheduleRecord> {
-  return app.store.schedules.list(page);
+export function listSchedules(app: AppContext, page: Page, scope: Scope = UNRESTRICTED): ListResult<ScheduleRecord> {
+  return app.store.schedules.list(page, scope.orgs ?? undefined);
 }
 
-/** One schedule; 404 `Schedule not found`. */
-export function getSchedule(app: AppContext, id: string): ScheduleRecord {
+/** One schedule; 404 `Schedule not found` (also outside the caller's orgs). */
+export function getSchedule(app: AppContext, id: string, scope: Scope = UNRESTRICTED): ScheduleRecord {
   const row = app.store.schedules.get(id);
-  if (!row) throw errors.scheduleNotFound();
+  if (!row || !inScope(scope, row.org_uuid)) throw errors.scheduleNotFound();
   return row;
 }
 
 /** Applies a partial change (validated as a whole) and re-registers the schedule. */
-export function updateSchedule(app: AppContext, id: string, fields: ScheduleFields): ScheduleRecord {
-  const base = getSchedule(app, id);
+export function updateSchedule(app: AppContext, id: string, fields: ScheduleFields, scope: Scope = UNRESTRICTED): ScheduleRecord {
+  const base = getSchedule(app, id, scope);
   const d = resolveDefinition(app, fields, base);
   const row = app.store.schedules.update(id, {
     name: d.name,
@@ -179,14 +182,15 @@ export function updateSchedule(app: AppContext, id: string, fields: ScheduleFiel
 }
 
 /** Deletes a schedule and drops its live trigger. */
-export function deleteSchedule(app: AppContext, id: string): void {
+export function deleteSchedule(app: AppContext, id: string, scope: Scope = UNRESTRICTED): void {
+  getSchedule(app, id, scope);
   if (!app.store.schedules.delete(id)) throw errors.scheduleNotFound();
   liveScheduler(app)?.syncSchedule(id);
 }
 
 /** Enables or disables a schedule (next_run recomputed or cleared) and re-registers it. */
-export function setScheduleEnabled(app: AppContext, id: string, enabled: boolean): ScheduleRecord {
-  const row = getSchedule(app, id);
+export function setScheduleEnabled(app: AppContext, id: string, enabled: boolean, scope: Scope = UNRESTRICTED): ScheduleRecord {
+  const row = getSchedule(app, id, scope);
   if (enabled && row.trigger_type === 'cron') {
     // A row written by an older version or by hand must still be valid to be switched on.
     normaliseCron(row.schedule);
@@ -198,8 +202,8 @@ export function setScheduleEnabled(app: AppContext, id: string, enabled: boolean
 }
 
 /** Fires a schedule now (trigger_type manual), whatever its type or enabled state. */
-export function triggerSchedule(app: AppContext, id: string, queue?: RunQueue): { schedule: ScheduleRecord; run: RunRecord } {
-  const row = getSchedule(app, id);
+export function triggerSchedule(app: AppContext, id: string, queue?: RunQueue, scope: Scope = UNRESTRICTED): { schedule: ScheduleRecord; run: RunRecord } {
+  const row = getSchedule(app, id, scope);
   const run = fireTrigger(app, specFromSchedule(row), { triggerType: 'manual', queue });
   return { schedule: row, run };
 }

@@ -5,6 +5,7 @@
  * next to it; run `pending` includes queued runs and `cancelled` is added.
  */
 import type { AppContext } from './context.js';
+import { UNRESTRICTED, type Scope } from '../auth/scope.js';
 
 export interface SystemStats {
   workflows: { total: number; flows: number; modules: number };
@@ -16,8 +17,9 @@ export interface SystemStats {
 }
 
 /** One consistent snapshot of every counter shown by GET /stats. */
-export function systemStats(app: AppContext): SystemStats {
-  const snap = app.store.stats.snapshot();
+export function systemStats(app: AppContext, scope: Scope = UNRESTRICTED): SystemStats {
+  // A credential bound to orgs counts only its orgs' rows (workflows are shared by everyone).
+  const snap = app.store.stats.snapshot(scope.orgs ?? undefined);
   const wf = app.store.workflows.countByKind();
   const v = snap.vulnerabilities;
   return {

@@ -6,6 +6,8 @@ import { RecordImporter, type ImportKind } from '../ingest/importer.js';
 import { isNucleiRecord, nucleiToVuln, vulnRecordToInput } from '../ingest/nuclei.js';
 import { asObject } from '../ingest/records.js';
 import { parseNumericId } from './assets.js';
+import { inScope, UNRESTRICTED, workspaceInScope, type Scope } from '../auth/scope.js';
+import type { OrgFilter } from '../store/org-constants.js';
 
 /** The most records one POST /vulnerabilities/import may carry. */
 export const MAX_IMPORT_RECORDS = 10_000;
@@ -27,22 +29,23 @@ export function listVulns(app: { store: Store }, filter: VulnListFilter, page: P
 }
 
 /** Counts by severity (all five always present) of one workspace, or of all when none is given (within one org when given). */
-export function vulnSummary(app: { store: Store }, workspace?: string, orgUuid?: string) {
+export function vulnSummary(app: { store: Store }, workspace?: string, orgUuid?: OrgFilter) {
   const ws = workspace?.trim() ?? '';
   const s = app.store.vulns.summary(ws === '' ? undefined : ws, orgUuid || undefined);
   return { by_severity: { critical: s.critical, high: s.high, medium: s.medium, low: s.low, info: s.info }, total: s.total, workspace: ws };
 }
 
 /** One vulnerability; 400 Invalid vulnerability ID, 404 Vulnerability not found. */
-export function getVuln(app: { store: Store }, idText: string): VulnRecord {
+export function getVuln(app: { store: Store }, idText: string, scope: Scope = UNRESTRICTED): VulnRecord {
   const v = app.store.vulns.get(parseNumericId(idText, errors.invalidVulnId));
-  if (!v) throw errors.vulnNotFound();
+  if (!v || !inScope(scope, v.org_uuid)) throw errors.vulnNotFound();
   return v;
 }
 
 /** Deletes one vulnerability; same errors as getVuln. */
-export function deleteVuln(app: { store: Store }, idText: string): void {
-  if (!app.store.vulns.delete(parseNumericId(idText, errors.invalidVulnId))) throw errors.vulnNotFound();
+export function deleteVuln(app: { store: Store }, idText: string, scope: Scope = UNRESTRICTED): void {
+  const id = getVuln(app, idText, scope).id;
+  if (!app.store.vulns.delete(id)) throw errors.vulnNotFound();
 }
 
 const optText = z.string().nullish().transform((v) => v ?? undefined);
@@ -79,11 +82,21 @@ function requireWorkspace(body: unknown): Record<string, unknown> {
   return obj;
 }
 
+/**
+ * A credential bound to orgs writes findings only into an existing workspace of its orgs (a new
+ * workspace would land in the default org, outside its reach): 404 otherwise.
+ */
+function writableWorkspace(app: { store: Store }, scope: Scope, name: string): void {
+  if (scope.orgs === null) return;
+  if (!app.store.workspaces.get(name) || !workspaceInScope(app.store, scope, name)) throw errors.workspaceNotFound(name);
+}
+
 /** POST /vulnerabilities: plain insert (no dedupe), confidence defaults to Certain. */
-export function createVuln(app: { store: Store }, body: unknown): VulnRecord {
+export function createVuln(app: { store: Store }, body: unknown, scope: Scope = UNRESTRICTED): VulnRecord {
   const r = createVulnSchema.safeParse(requireWorkspace(body));
   if (!r.success) throw errors.invalidBody(r.error.issues.map((i) => `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; '));
   const { workspace, ...fields } = r.data;
+  writableWorkspace(app, scope, workspace.trim());
   return app.store.vulns.create({ ...(fields as VulnInput), workspace: workspace.trim() });
 }
 
@@ -104,8 +117,9 @@ const anyVulnKind: ImportKind<VulnInput> = {
 };
 
 /** POST /vulnerabilities/import: upsert by fingerprint; bad records are listed by index, never fatal. */
-export function importVulns(app: { store: Store }, body: unknown): VulnImportResult {
+export function importVulns(app: { store: Store }, body: unknown, scope: Scope = UNRESTRICTED): VulnImportResult {
   const obj = requireWorkspace(body);
+  writableWorkspace(app, scope, (obj.workspace as string).trim());
   if (!Array.isArray(obj.data)) throw errors.validation('data: expected an array of records');
   if (obj.data.length > MAX_IMPORT_RECORDS) throw errors.importTooManyRecords(MAX_IMPORT_RECORDS);
   const importer = new RecordImporter(app.store, obj.workspace as string, anyVulnKind, { eventSource: 'api', maxErrorLines: MAX_IMPORT_RECORDS });

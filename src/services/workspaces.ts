@@ -13,6 +13,8 @@ import type { WorkspaceDeleteCounts, WorkspaceRecord } from '../store/index.js';
 import { STATE_FILES } from '../engine/state-files.js';
 import { isInside, isSafeName, safeJoin } from '../util/fs-safe.js';
 import type { AppContext } from './context.js';
+import { UNRESTRICTED, workspaceInScope, type Scope } from '../auth/scope.js';
+import { DEFAULT_ORG_UUID, type OrgFilter } from '../store/org-constants.js';
 
 export const STATE_FILE_KINDS = {
   execution_log: STATE_FILES.executionLog,
@@ -91,8 +93,8 @@ export interface WorkspaceListQuery {
   search?: string;
   data_source?: string;
   filesystem?: boolean;
-  /** Only workspaces of this org (uuid); with `filesystem`, folders without a row of the org are left out. */
-  org_uuid?: string;
+  /** Only workspaces of this org (uuid) or these orgs; with `filesystem`, a folder without a row belongs to the default org. */
+  org_uuid?: OrgFilter;
   offset: number;
   limit: number;
 }
@@ -110,7 +112,7 @@ export function listWorkspaces(app: AppContext, q: WorkspaceListQuery): { data: 
   const needle = (q.search ?? '').toLowerCase();
   const all = [...names]
     .filter((n) => !needle || n.toLowerCase().includes(needle))
-    .filter((n) => !q.org_uuid || app.store.workspaces.get(n)?.org_uuid === q.org_uuid)
+    .filter((n) => q.org_uuid === undefined || orgMatches(q.org_uuid, app.store.workspaces.get(n)?.org_uuid))
     .sort()
     .map((name): FilesystemWorkspace => {
       const row = app.store.workspaces.get(name);
@@ -134,8 +136,9 @@ function countRuns(app: AppContext, name: string, status?: 'running' | 'queued' 
 }
 
 /** GET /workspaces/{name}: the row with its run count (a folder without a row is shown as such). */
-export function getWorkspace(app: AppContext, name: string): (WorkspaceRecord | Record<string, unknown>) & { runs_count: number } {
+export function getWorkspace(app: AppContext, name: string, scope: Scope = UNRESTRICTED): (WorkspaceRecord | Record<string, unknown>) & { runs_count: number } {
   checkWorkspaceName(name);
+  if (!workspaceInScope(app.store, scope, name)) throw errors.workspaceNotFound(name);
   const row = app.store.workspaces.get(name);
   if (row) return { ...row, runs_count: countRuns(app, name) };
   const dir = workspaceFolder(app, name);
@@ -200,8 +203,9 @@ export function deleteWorkspace(app: AppContext, name: string, opts: { purgeFile
 }
 
 /** GET /workspaces/{name}/state-file: one run state file of the workspace (capped at 5 MiB). */
-export function readStateFile(app: AppContext, name: string, kind: string | undefined): { workspace: string; state_file: StateFileKind; file_path: string; content: string; size: number; truncated: boolean } {
+export function readStateFile(app: AppContext, name: string, kind: string | undefined, scope: Scope = UNRESTRICTED): { workspace: string; state_file: StateFileKind; file_path: string; content: string; size: number; truncated: boolean } {
   checkWorkspaceName(name);
+  if (!workspaceInScope(app.store, scope, name)) throw errors.workspaceNotFound(name);
   const allowed = Object.keys(STATE_FILE_KINDS);
   if (!kind || !allowed.includes(kind)) throw errors.invalidStateFile(allowed.join(', '));
   const dir = workspaceFolder(app, name);
@@ -234,4 +238,10 @@ export function readStateFile(app: AppContext, name: string, kind: string | unde
     closeSync(fd);
   }
   return { workspace: name, state_file: kind as StateFileKind, file_path: file, content: buf.subarray(0, read).toString('utf8'), size: st.size, truncated: st.size > MAX_STATE_FILE_BYTES };
+}
+
+/** True when `org` (missing = the default org) is one of `filter`. */
+function orgMatches(filter: OrgFilter, org: string | undefined): boolean {
+  const o = org || DEFAULT_ORG_UUID;
+  return typeof filter === 'string' ? filter === o : filter.includes(o);
 }

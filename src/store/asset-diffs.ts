@@ -5,6 +5,7 @@
  */
 import { listPage, nowIso, Where, type Db, type Row, type StatementCache } from './sql.js';
 import type { ListResult, Page } from './types.js';
+import { inWorkspacesOf, type OrgFilter } from './org-constants.js';
 
 /** The diff snapshot tables, which every deletion and maintenance path handles alike. */
 export const DIFF_SNAPSHOT_TABLES = ['asset_diffs', 'vuln_diffs'] as const;
@@ -30,7 +31,7 @@ export interface DiffSnapshotsRepo {
   /** Stores one diff snapshot. */
   insert(input: DiffSnapshotInput): DiffSnapshotRecord;
   /** Filtered page, newest first. */
-  list(filter: { workspace?: string }, page: Page): ListResult<DiffSnapshotRecord>;
+  list(filter: { workspace?: string; org_uuid?: OrgFilter }, page: Page): ListResult<DiffSnapshotRecord>;
 }
 
 /** The asset diff names predate `vuln_diffs`; they are the same types. */
@@ -53,6 +54,7 @@ export function createDiffSnapshotsRepo(db: Db, q: StatementCache, table: DiffSn
 
     list(filter, page) {
       const where = new Where().eq('workspace_name', filter.workspace);
+      if (filter.org_uuid !== undefined) inWorkspacesOf(where, 'workspace_name', filter.org_uuid);
       return listPage(db, q, { table, where, orderBy: 'created_at DESC, id DESC', map: mapSnapshot }, page);
     },
   };

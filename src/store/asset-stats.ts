@@ -43,10 +43,13 @@ export function remarkLabels(value: string): string[] {
 }
 
 /** The facet values of the assets of `workspace` (every workspace when undefined). */
-export function assetFacets(db: Db, workspace?: string): AssetFacets {
+export function assetFacets(db: Db, workspace?: string, orgs?: readonly string[]): AssetFacets {
   const q = cacheOf(db);
   const ws = workspace !== undefined;
-  const args = ws ? [workspace] : [];
+  // Within some orgs (a bound credential): the workspace filter becomes "a workspace of these orgs".
+  const inOrgs = orgs !== undefined ? `IN (SELECT name FROM workspaces WHERE org_uuid IN (${orgs.map(() => '?').join(', ') || 'NULL'}))` : '';
+  const wsTerm = (col: string) => `${ws ? ` AND ${col} = ?` : ''}${orgs !== undefined ? ` AND ${col} ${inOrgs}` : ''}`;
+  const args = [...(ws ? [workspace] : []), ...(orgs ?? [])];
   const col = (rows: unknown[]) => (rows as { v: string }[]).map((r) => r.v);
   // A corrupt or non-array tech column counts as no technologies (CASE evaluates lazily; json_each would fail on it).
   const techSource = `CASE WHEN json_valid(a.tech) THEN CASE WHEN json_type(a.tech) = 'array' THEN a.tech ELSE '[]' END ELSE '[]' END`;
@@ -54,14 +57,14 @@ export function assetFacets(db: Db, workspace?: string): AssetFacets {
     const technologies = col(
       q(
         `SELECT DISTINCT j.value AS v FROM assets a, json_each(${techSource}) j
-         WHERE a.tech <> '[]' AND j.type = 'text' AND j.value <> ''${ws ? ' AND a.workspace = ?' : ''} ORDER BY v`,
+         WHERE a.tech <> '[]' AND j.type = 'text' AND j.value <> ''${wsTerm('a.workspace')} ORDER BY v`,
       ).all(...args),
     );
-    const sources = col(q(`SELECT DISTINCT source AS v FROM assets WHERE source <> ''${ws ? ' AND workspace = ?' : ''} ORDER BY v`).all(...args));
-    const remarkValues = col(q(`SELECT DISTINCT remarks AS v FROM assets WHERE remarks <> ''${ws ? ' AND workspace = ?' : ''}`).all(...args));
+    const sources = col(q(`SELECT DISTINCT source AS v FROM assets WHERE source <> ''${wsTerm('workspace')} ORDER BY v`).all(...args));
+    const remarkValues = col(q(`SELECT DISTINCT remarks AS v FROM assets WHERE remarks <> ''${wsTerm('workspace')}`).all(...args));
     const remarks = [...new Set(remarkValues.flatMap(remarkLabels))].sort(byteOrder);
     const assetTypes = col(
-      q(`SELECT DISTINCT asset_type AS v FROM asset_type_counts WHERE n > 0 AND asset_type <> ''${ws ? ' AND workspace = ?' : ''} ORDER BY v`).all(...args),
+      q(`SELECT DISTINCT asset_type AS v FROM asset_type_counts WHERE n > 0 AND asset_type <> ''${wsTerm('workspace')} ORDER BY v`).all(...args),
     );
     return { technologies, sources, remarks, asset_types: assetTypes };
   })();

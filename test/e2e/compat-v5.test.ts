@@ -102,7 +102,7 @@ describe('public v5 workflow constructs', () => {
       try {
         await scheduler.start();
         app.store.events.insert({ topic: 'compat.asset', source: 'tester', data: { value: 'ev.example.com' } });
-        scheduler.processPending();
+        await scheduler.processPending();
         const queued = app.store.runs.list({}, { offset: 0, limit: 10 }).data;
         expect(queued.map((r) => [r.workflow_name, r.trigger_type, r.status])).toEqual([['event-only', 'event', 'queued']]);
       } finally {

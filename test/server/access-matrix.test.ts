@@ -6,18 +6,45 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
 import { registeredRoutes } from '../../src/server/app.js';
-import { accessOf, ROUTE_ACCESS, type Access } from '../../src/server/access.js';
+import { accessOf, ROUTE_ACCESS, serverWide, type Access } from '../../src/server/access.js';
 import { createToken } from '../../src/services/tokens.js';
 
 let t: TestServer;
-const creds: Record<'viewer' | 'operator' | 'admin', Record<string, string>> = { viewer: {}, operator: {}, admin: {} };
+const creds: Record<'viewer' | 'operator' | 'admin' | 'bound', Record<string, string>> = { viewer: {}, operator: {}, admin: {}, bound: {} };
+/** Concrete values of path parameters naming objects of org "acme" (filled in beforeAll). */
+const objects: Record<string, string> = {};
 
 beforeAll(async () => {
-  t = await makeTestServer();
+  t = await makeTestServer({ withQueue: true });
   for (const role of ['viewer', 'operator', 'admin'] as const) {
     creds[role] = { 'x-osm-api-key': createToken(t.app, { name: `m-${role}`, role }).token };
   }
-});
+  // Objects of org "acme"; the bound caller is an operator of org "globex".
+  const acme = (await t.server.inject({ method: 'POST', url: '/osm/api/orgs', headers: t.auth, payload: { name: 'acme' } })).json().data.uuid as string;
+  await t.server.inject({ method: 'POST', url: '/osm/api/orgs', headers: t.auth, payload: { name: 'globex' } });
+  creds.bound = { 'x-osm-api-key': createToken(t.app, { name: 'm-bound', role: 'operator', orgs: ['globex'] }).token };
+  const ws = 'acmecorp.com';
+  const run = (await t.server.inject({ method: 'POST', url: '/osm/api/runs', headers: t.auth, payload: { module: 'sample-recon', target: ws } })).json();
+  for (let i = 0; i < 400 && !['completed', 'failed'].includes(t.app.store.runs.getByUuid(run.run_uuid)?.status ?? ''); i++) await new Promise((r) => setTimeout(r, 50));
+  await t.server.inject({ method: 'PUT', url: `/osm/api/orgs/${acme}`, headers: t.auth, payload: { workspaces: [ws] } });
+  t.app.store.assets.upsertMany(ws, [{ asset_value: `x.${ws}` } as never]);
+  const vuln = (await t.server.inject({ method: 'POST', url: '/osm/api/vulnerabilities', headers: t.auth, payload: { workspace: ws, vuln_title: 't' } })).json().data.id;
+  const schedule = (await t.server.inject({ method: 'POST', url: '/osm/api/schedules', headers: t.auth, payload: { name: 's', workflow_name: 'sample-recon', target: ws, schedule: '0 3 * * *' } })).json().data.id;
+  t.app.store.db.prepare('UPDATE schedules SET org_uuid = ? WHERE id = ?').run(acme, schedule);
+  const snap = String((await t.server.inject({ method: 'POST', url: '/osm/api/snapshots/export', headers: t.auth, payload: { workspace: ws } })).headers['content-disposition']).split('filename=')[1]!;
+  const assetId = t.app.store.assets.list({ workspace: ws }, { offset: 0, limit: 1 }).data[0]!.id;
+  Object.assign(objects, {
+    'runs:id': run.run_uuid, 'jobs:job_id': run.job_id, 'workspaces:name': ws, 'assets:id': String(assetId), 'vulnerabilities:id': String(vuln),
+    'schedules:id': schedule, 'snapshots:name': snap, 'download:name': snap, 'snapshot-download:workspace': ws, 'orgs:uuid': acme, 'artifacts:workspace_name': ws,
+  });
+}, 60_000);
+
+/**
+ * Path parameters that name something that is not one org's data (workflows, installed tools,
+ * workers, docs assets, webhook templates) or that only unbound credentials reach. Any other
+ * parameter must have an org object above, so a new org-scoped route cannot be forgotten.
+ */
+const NOT_ORG_DATA = new Set(['workflows:name', 'status:binary_name', 'workers:id', 'assets:file', 'webhook-runs:uuid', 'users:username', 'tokens:id', 'tables:table', 'tasks:id']);
 afterAll(async () => {
   await t.close();
 });
@@ -78,6 +105,45 @@ describe('every route × every kind of caller', () => {
           problems.push(where);
         }
       }
+    }
+    expect(problems).toEqual([]);
+  }, 120_000);
+});
+
+describe('a credential bound to another org', () => {
+  it('gets 403 on server-wide routes and 404 for every route naming an object of another org', async () => {
+    const problems: string[] = [];
+    for (const r of routes()) {
+      const need = accessOf(r.method, r.url);
+      if (need === 'public') continue;
+      const url = concrete(r.url);
+      const payload = r.method === 'GET' || r.method === 'OPTIONS' ? undefined : {};
+      const res = await t.server.inject({ method: r.method as 'GET', url, headers: creds.bound, ...(payload ? { payload } : {}) });
+      const where = `${r.method} ${url} → ${res.statusCode} ${res.body.slice(0, 120)}`;
+      if (serverWide(r.method, r.url)) {
+        if (res.statusCode !== 403) problems.push(`${where} (server-wide: expected 403)`);
+        continue;
+      }
+      if (RANK[need] > RANK.operator) continue;
+      // Each path parameter naming org data gets an object of org "acme": the answer is 404.
+      const names = [...r.url.matchAll(/([^/]+)\/:([A-Za-z_]+)/g)].map((m) => `${m[1]}:${m[2]}`);
+      if (names.length === 0 || names.every((n) => NOT_ORG_DATA.has(n))) {
+        if (res.statusCode === 401 || res.statusCode === 403 || res.statusCode >= 500) problems.push(where);
+        continue;
+      }
+      let objectUrl = r.url;
+      for (const n of names) {
+        const value = objects[n];
+        if (value === undefined) {
+          problems.push(`${r.method} ${r.url}: parameter ${n} names no org object in this test (add it, or to NOT_ORG_DATA)`);
+          continue;
+        }
+        objectUrl = objectUrl.replace(`:${n.split(':')[1]}`, encodeURIComponent(value));
+      }
+      const obj = await t.server.inject({ method: r.method as 'GET', url: objectUrl, headers: creds.bound, ...(payload ? { payload } : {}) });
+      if (obj.statusCode !== 404) problems.push(`${r.method} ${objectUrl} → ${obj.statusCode} ${obj.body.slice(0, 120)} (another org's object: expected 404)`);
+      const own = await t.server.inject({ method: 'GET', url: objectUrl, headers: t.auth });
+      if (r.method === 'GET' && own.statusCode === 404) problems.push(`${objectUrl}: the object does not exist for the admin either (the test proves nothing)`);
     }
     expect(problems).toEqual([]);
   }, 120_000);

@@ -56,7 +56,7 @@ describe('POST /events/emit', () => {
     const sched = createSchedule(t.app, { name: 'on-assets', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'assets.*', target: 'example.com' });
     const res = await emit({ topic: 'assets.new', data: { url: 'x' } });
     expect(res.json().receiver_running).toBe(true);
-    scheduler.processPending();
+    await scheduler.processPending();
     const row = eventRow(res.json().event_id);
     expect(row.processed).toBe(true);
     expect(row.error).toBe('');
@@ -67,7 +67,7 @@ describe('POST /events/emit', () => {
     expect(envelope).toMatchObject({ topic: 'assets.new', id: res.json().event_id, data: { url: 'x' } });
     // Non-matching topic: processed, no run.
     const other = await emit({ topic: 'other' });
-    scheduler.processPending();
+    await scheduler.processPending();
     expect(eventRow(other.json().event_id).processed).toBe(true);
     expect(t.app.store.runs.list({}, { offset: 0, limit: 10 }).total).toBe(1);
   });
@@ -88,7 +88,7 @@ describe('serve --no-event-receiver', () => {
     const before = t.app.store.runs.list({}, { offset: 0, limit: 1 }).total;
     const res = await emit({ topic: 'y' });
     expect(res.json()).toMatchObject({ success: true, receiver_running: false });
-    scheduler.processPending();
+    await scheduler.processPending();
     expect(eventRow(res.json().event_id).processed).toBe(false);
     expect(t.app.store.runs.list({}, { offset: 0, limit: 1 }).total).toBe(before);
   });

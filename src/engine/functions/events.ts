@@ -19,11 +19,17 @@
  *   `telegram_channel_map` name → chat id, `api_url`); true when Telegram answered ok.
  *
  * Like every function, they never throw: failures answer false / 0 and print a warning.
+ *
+ * Webhook and Telegram targets come from settings that API clients can write (`PUT
+ * /settings/yaml`), so every delivery follows the outbound policy (src/util/outbound.ts): a
+ * loopback, private or metadata destination is refused, with a warning, unless it is listed in
+ * `server.outbound_allowlist` — also when a workflow's function step sends it.
  */
 import type { FnImpl } from './registry.js';
 import type { FnContext } from '../js-runtime.js';
 import { argStr, asText, forEachLine, isMissing } from './helpers.js';
-import { runNetChild } from './http-child.js';
+import { refuseUrl, runNetChild } from './http-child.js';
+import { ALLOWLIST_SETTING, outboundPolicyOf, type OutboundPolicy } from '../../util/outbound.js';
 import type { Store } from '../../store/index.js';
 
 interface HookSettings {
@@ -63,6 +69,11 @@ function warn(ctx: FnContext, msg: string): void {
   (ctx.log ?? ((l: string) => process.stdout.write(`${l}\n`)))(`[WARN] ${msg}`);
 }
 
+/** The policy notification deliveries follow: the evaluation's, else the settings' allowlist. */
+function deliveryPolicy(ctx: FnContext): OutboundPolicy {
+  return ctx.outbound ?? outboundPolicyOf(ctx.settings);
+}
+
 /** Posts one JSON payload to every enabled hook accepting `eventName` ('' = structured events). */
 function postToHooks(ctx: FnContext, eventName: string, payload: unknown): { sent: number; delivered: number } {
   const n = notificationOf(ctx);
@@ -75,11 +86,18 @@ function postToHooks(ctx: FnContext, eventName: string, payload: unknown): { sen
     const filter = hook.events ?? [];
     if (filter.length > 0 && (!eventName || !filter.includes(eventName))) continue;
     sent++;
+    const policy = deliveryPolicy(ctx);
+    const refused = refuseUrl(policy, hook.url);
+    if (refused) {
+      warn(ctx, `webhook delivery refused: ${refused}`);
+      continue;
+    }
     const timeoutMs = Math.max(1, Number(hook.timeout ?? 30)) * 1000;
     const res = runNetChild<{ status?: number; error?: string }>(
       ctx,
       { kind: 'request', url: hook.url, method: 'POST', headers: { ...(hook.headers ?? {}), 'content-type': 'application/json' }, body, timeoutMs },
       timeoutMs * 3 + 5000,
+      policy,
     );
     if (res?.status && res.status >= 200 && res.status < 300) delivered++;
     else warn(ctx, `webhook delivery failed: ${res?.error ?? (res?.status ? `HTTP ${res.status}` : 'no answer')}`);
@@ -193,6 +211,17 @@ function telegramChat(ctx: FnContext, channel?: string): { tg: TelegramSettings;
   return { tg, chat: String(tg.chat_id) };
 }
 
+/** The Bot API call under the delivery policy; a refusal is warned about (host only: the URL holds the token). */
+function telegramCall(ctx: FnContext, request: Record<string, unknown>, capMs: number): { status?: number; body?: string; error?: string } | null | 'refused' {
+  const policy = deliveryPolicy(ctx);
+  const refused = refuseUrl(policy, String(request.url));
+  if (refused) {
+    warn(ctx, `telegram: ${refused}`);
+    return 'refused';
+  }
+  return runNetChild<{ status?: number; body?: string; error?: string }>(ctx, request, capMs, policy);
+}
+
 function telegramUrl(tg: TelegramSettings, method: string): string {
   return `${(tg.api_url || 'https://api.telegram.org').replace(/\/+$/, '')}/bot${tg.bot_token}/${method}`;
 }
@@ -206,7 +235,9 @@ function telegramOk(ctx: FnContext, res: { status?: number; body?: string; error
     }
   }
   // Never echo the URL: it holds the bot token.
-  warn(ctx, `telegram: ${res?.error ? 'request failed' : `HTTP ${res?.status ?? 'no answer'}`}${res?.body ? `: ${res.body.slice(0, 200)}` : ''}`);
+  // A refusal names only the host; other errors may quote the URL.
+  const failure = res?.error ? (res.error.includes(ALLOWLIST_SETTING) ? res.error : 'request failed') : `HTTP ${res?.status ?? 'no answer'}`;
+  warn(ctx, `telegram: ${failure}${res?.body ? `: ${res.body.slice(0, 200)}` : ''}`);
   return false;
 }
 
@@ -215,12 +246,12 @@ function sendTelegramText(ctx: FnContext, message: unknown, channel?: string): b
   if (!target) return false;
   const text = (isMissing(message) ? '' : asText(message)).slice(0, TELEGRAM_TEXT_MAX);
   if (!text) return false;
-  const res = runNetChild<{ status?: number; body?: string; error?: string }>(
+  const res = telegramCall(
     ctx,
     { kind: 'request', url: telegramUrl(target.tg, 'sendMessage'), method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ chat_id: target.chat, text }), timeoutMs: TELEGRAM_TIMEOUT_MS },
     TELEGRAM_TIMEOUT_MS * 3 + 5000,
   );
-  return telegramOk(ctx, res);
+  return res !== 'refused' && telegramOk(ctx, res);
 }
 
 function sendTelegramFile(ctx: FnContext, path: unknown, caption: unknown, channel?: string): boolean {
@@ -230,12 +261,12 @@ function sendTelegramFile(ctx: FnContext, path: unknown, caption: unknown, chann
   if (!target) return false;
   const fields: Record<string, string> = { chat_id: target.chat };
   if (!isMissing(caption) && asText(caption)) fields.caption = asText(caption).slice(0, 1024);
-  const res = runNetChild<{ status?: number; body?: string; error?: string }>(
+  const res = telegramCall(
     ctx,
     { kind: 'upload', url: telegramUrl(target.tg, 'sendDocument'), fields, file, fileField: 'document', timeoutMs: TELEGRAM_TIMEOUT_MS * 4 },
     TELEGRAM_TIMEOUT_MS * 4 + 5000,
   );
-  return telegramOk(ctx, res);
+  return res !== 'refused' && telegramOk(ctx, res);
 }
 
 export const telegramFunctions: Record<string, FnImpl> = {

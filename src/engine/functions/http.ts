@@ -1,11 +1,13 @@
 /**
  * HTTP and network functions (reference §10.2 "http"): 30 s per attempt, up to 3 attempts with
  * exponential backoff on network errors or status ≥ 500, TLS verification off for these calls.
+ * In an evaluation made for an API client (`ctx.outbound` set) every request follows the outbound
+ * policy: a refused host answers like a failed request, with the refusal as its error.
  */
 import type { FnImpl } from './registry.js';
 import type { FnContext } from '../js-runtime.js';
 import { argStr, asText, isMissing } from './helpers.js';
-import { runNetChild } from './http-child.js';
+import { refuseUrl, runNetChild } from './http-child.js';
 import { REFERENCE_VERSION } from '../../version.js';
 
 /** The reference's default User-Agent, kept so targets see the same client. */
@@ -62,7 +64,7 @@ function urlError(url: string): string | null {
 
 /** One request through the child process. */
 export function fetchSync(ctx: FnContext | undefined, url: string, method: string, headers: Record<string, string>, body?: string): ChildResponse {
-  const bad = urlError(url);
+  const bad = urlError(url) ?? refuseUrl(ctx?.outbound, url);
   if (bad) return { error: bad, ms: 0 };
   const hasUa = Object.keys(headers).some((k) => k.toLowerCase() === 'user-agent');
   const req = {
@@ -73,7 +75,7 @@ export function fetchSync(ctx: FnContext | undefined, url: string, method: strin
     body: method.toUpperCase() === 'GET' || method.toUpperCase() === 'HEAD' ? undefined : body,
     timeoutMs: ATTEMPT_MS,
   };
-  return runNetChild<ChildResponse>(ctx, req, CALL_CAP_MS) ?? { error: 'request did not complete (time budget exhausted or client failure)', ms: 0 };
+  return runNetChild<ChildResponse>(ctx, req, CALL_CAP_MS, ctx?.outbound) ?? { error: 'request did not complete (time budget exhausted or client failure)', ms: 0 };
 }
 
 /** The structured response of http_get / http_post. */

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import type { FnImpl } from './registry.js';
 import type { FnContext } from '../js-runtime.js';
 import { argStr, isDirectory, isRegularFile, linesText, ok, pathArg, readText, runProgram, splitLines, tryRegex, writeText } from './helpers.js';
-import { runNetChild } from './http-child.js';
+import { refuseUrl, runNetChild } from './http-child.js';
 import { DEFAULT_USER_AGENT } from './http.js';
 import { safeJoin } from '../../util/fs-safe.js';
 
@@ -132,7 +132,12 @@ export const unixCommandFunctions: Record<string, FnImpl> = {
     } catch {
       return false;
     }
-    const r = runNetChild<{ ok: boolean }>(ctx, { kind: 'download', url, output, ua: DEFAULT_USER_AGENT, timeoutMs: 30 * 60_000 }, 60 * 60_000);
+    const refused = refuseUrl(ctx.outbound, url);
+    if (refused) {
+      (ctx.log ?? ((l: string) => process.stdout.write(`${l}\n`)))(`[WARN] wget: ${refused}`);
+      return false;
+    }
+    const r = runNetChild<{ ok: boolean }>(ctx, { kind: 'download', url, output, ua: DEFAULT_USER_AGENT, timeoutMs: 30 * 60_000 }, 60 * 60_000, ctx.outbound);
     return r?.ok === true;
   },
   git_clone: (ctx, r, d) => {

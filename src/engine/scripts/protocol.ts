@@ -1,6 +1,7 @@
-/** Messages between the engine and its script worker threads. */
+/** Messages between the engine (or the API) and its script evaluator processes. */
+import type { OutboundPolicy } from '../../util/outbound.js';
 
-/** The parts of a function context that cross the thread boundary (the store is reopened by path). */
+/** The parts of a function context that cross the process boundary (the store is reopened by path). */
 export interface WorkerFnContext {
   workspace?: string;
   runUuid?: string;
@@ -11,10 +12,12 @@ export interface WorkerFnContext {
   output?: string;
   stateFile?: string;
   cwd?: string;
-  /** The database file the worker opens for database functions. */
+  /** The database file the evaluator opens for database functions. */
   dbPath?: string;
   /** Plain settings (notification webhooks for notify_* / generate_event). */
   settings?: unknown;
+  /** When set, the http functions may only reach what this policy allows (API evaluations). */
+  outbound?: OutboundPolicy;
 }
 
 export interface ScriptRequest {
@@ -23,9 +26,12 @@ export interface ScriptRequest {
   vars: Record<string, unknown>;
   ctx: WorkerFnContext;
   timeoutMs: number;
+  /** 'value': the script's value; 'condition': its JS truthiness (variables bound lazily). */
+  mode: 'value' | 'condition';
 }
 
 export type ScriptReply =
+  | { t: 'ready' }
   | { id: number; t: 'log'; line: string }
   | { id: number; t: 'done'; ok: true; value: unknown }
-  | { id: number; t: 'done'; ok: false; skip: boolean; message: string; code?: string };
+  | { id: number; t: 'done'; ok: false; skip: boolean; message: string; code?: string; timedOut: boolean };

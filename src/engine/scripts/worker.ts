@@ -1,11 +1,13 @@
 /**
- * A script worker thread: evaluates function-step scripts (and export calls) off the engine's
- * event loop, so a long synchronous function — a 1-million-line import, `exec_cmd`, `sleep` —
- * never stalls the daemon. It opens its own connection to the run's database (WAL lets the
- * engine keep writing) and rolls back any transaction a timed-out or failing script left open.
+ * A script evaluator process: evaluates scripts (function steps, exports, conditions, API
+ * evaluations) off the daemon's event loop, so a long synchronous function — a 1-million-line
+ * import, `exec_cmd`, `sleep`, `while (true) {}` — never stalls it. The pool starts it as the
+ * leader of its own process group: killing the group at the time limit also ends every command
+ * the script started. It opens its own connection to the database (WAL lets the daemon keep
+ * writing) and rolls back any transaction a timed-out or failing script left open.
  */
-import { parentPort } from 'node:worker_threads';
-import { evaluate, SkipSignal } from '../js-runtime.js';
+import { Worker } from 'node:worker_threads';
+import { evaluate, evaluateCondition, SkipSignal } from '../js-runtime.js';
 import { openStore, type Store } from '../../store/index.js';
 import type { ScriptRequest, ScriptReply } from './protocol.js';
 
@@ -23,18 +25,20 @@ function storeFor(path: string | undefined): Store | undefined {
 }
 
 function reply(msg: ScriptReply): void {
-  parentPort!.postMessage(msg);
+  process.send?.(msg);
 }
 
-parentPort!.on('message', (req: ScriptRequest) => {
+function handle(req: ScriptRequest): void {
+  const started = Date.now();
   let db: Store | undefined;
   try {
     db = storeFor(req.ctx.dbPath);
-    const res = evaluate(req.script, req.vars, {
+    const opts = {
       timeoutMs: req.timeoutMs,
       ctx: { ...req.ctx, store: db, log: (line: string) => reply({ id: req.id, t: 'log', line }) },
-    });
-    reply({ id: req.id, t: 'done', ok: true, value: res.value });
+    };
+    const value = req.mode === 'condition' ? evaluateCondition(req.script, req.vars, { ...opts, lazyBind: true }) : evaluate(req.script, req.vars, opts).value;
+    reply({ id: req.id, t: 'done', ok: true, value });
   } catch (err) {
     // A script cut off by its time limit may leave the import it was running mid-transaction.
     if (db?.db.inTransaction) {
@@ -45,6 +49,29 @@ parentPort!.on('message', (req: ScriptRequest) => {
       }
     }
     const e = err as { message?: string; code?: string };
-    reply({ id: req.id, t: 'done', ok: false, skip: err instanceof SkipSignal, message: String(e?.message ?? err), code: e?.code });
+    const message = String(e?.message ?? err);
+    // A time-out may leave commands behind (exec_cmd's shell is killed, not its children): the
+    // pool then kills this whole process group.
+    const timedOut = Date.now() - started >= req.timeoutMs || /\bscript timed out\b/.test(message);
+    reply({ id: req.id, t: 'done', ok: false, skip: err instanceof SkipSignal, message, code: e?.code, timedOut });
   }
-});
+}
+
+/**
+ * The daemon may die (kill -9) while this process is deep in synchronous work, where no event
+ * handler runs: a thread of its own watches the parent and, once this process is orphaned, kills
+ * its whole group, so no script keeps writing for a daemon that is gone.
+ */
+const LIFELINE = `
+const { workerData } = require('node:worker_threads');
+setInterval(() => {
+  if (process.ppid === workerData.ppid) return;
+  try { process.kill(-workerData.pid, 'SIGKILL'); } catch { process.kill(workerData.pid, 'SIGKILL'); }
+}, 250);
+`;
+new Worker(LIFELINE, { eval: true, workerData: { ppid: process.ppid, pid: process.pid } }).unref();
+
+process.on('message', (req: ScriptRequest) => handle(req));
+// The daemon closed the channel: nothing will ever ask again.
+process.on('disconnect', () => process.exit(0));
+reply({ t: 'ready' });

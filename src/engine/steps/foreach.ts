@@ -5,7 +5,7 @@ import type { Step } from '../../workflow/types.js';
 import { render, valueToString } from '../../workflow/template.js';
 import { pathSafe } from '../../workflow/heuristics.js';
 import { StepFailure, ModuleSkip, type DispatchResult, type Scope, type StepContext } from '../types.js';
-import { runScript } from '../scripts.js';
+import { DEFAULT_SCRIPT_TIMEOUT_MS, runScriptAsync } from '../scripts.js';
 import { dispatch } from '../dispatch.js';
 import { OrderedOutput } from './ordered-output.js';
 import { LANES_AVAILABLE, LanePool } from './lanes.js';
@@ -121,7 +121,7 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
       if (step.variable_pre_process) {
         try {
           const script = step.variable_pre_process.replace(/\[\[\s*[A-Za-z_][A-Za-z0-9_]*\s*\]\]/g, `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`);
-          value = valueToString(runScript(script, scope).value);
+          value = valueToString((await runScriptAsync(script, scope, { timeoutMs: DEFAULT_SCRIPT_TIMEOUT_MS, quick: true })).value);
         } catch (err) {
           scope.exec.printer.warn(`variable_pre_process failed for ${JSON.stringify(got.item)}: ${(err as Error).message}`);
         }

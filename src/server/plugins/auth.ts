@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../../errors.js';
 import type { AppContext } from '../../services/context.js';
-import { accessOf } from '../access.js';
+import { accessOf, serverWide } from '../access.js';
 import { roleAtLeast } from '../../auth/roles.js';
 import { isSettingsApiKey, NO_AUTH_PRINCIPAL, principalOfJwt, principalOfToken, type Principal } from '../../auth/principal.js';
 import { looksLikeApiToken } from '../../auth/api-tokens.js';
@@ -124,5 +124,6 @@ export function registerAuth(server: FastifyInstance, app: AppContext, opts: { n
     const principal = await authenticate(app, req);
     req.principal = principal;
     if (!roleAtLeast(principal.role, access)) throw errors.forbidden(access, principal.role);
+    if (principal.orgs.length > 0 && serverWide(req.method, req.routeOptions?.url)) throw errors.boundForbidden();
   });
 }

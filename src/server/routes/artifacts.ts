@@ -21,8 +21,8 @@ export const registerArtifactRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/artifacts', summary: 'List artifacts (newest first); verify_exist=true drops rows whose file is gone', tags: ['artifacts'], sideEffects: 'none',
     query: listQuery,
     responses: { 200: { description: '{ data: [Artifact (+ path_exists, path_is_dir with verify_exist)], pagination }' } },
-    handler: async ({ query }) => {
-      const r = await listArtifacts(app, query);
+    handler: async ({ query, scope }) => {
+      const r = await listArtifacts(app, query, scope);
       return listEnvelope(r.data, r.total, query.offset, query.limit);
     },
   });
@@ -37,8 +37,8 @@ export const registerArtifactRoutes: RegisterRoutes = (server, deps) => {
       403: { description: 'Path traversal attempt detected' },
       404: { description: 'Artifact not found' },
     },
-    handler: async ({ params, query, reply }) => {
-      const f = await openArtifact(app, params.workspace_name, query.artifact_path);
+    handler: async ({ params, query, reply, scope }) => {
+      const f = await openArtifact(app, params.workspace_name, query.artifact_path, scope);
       // Workspace files hold scanned (hostile) content: never sniffed, never run as a page of this origin.
       reply
         .header('Content-Type', f.contentType)

@@ -3,7 +3,7 @@ import { defineRoute, intParam, listEnvelope, paginationShape } from '../route.j
 import type { RegisterRoutes } from '../app.js';
 import { getAsset, listAssets } from '../../services/assets.js';
 import { assetDiff, listAssetDiffs } from '../../services/diffs.js';
-import { orgFilter } from '../../services/orgs.js';
+import { orgFilterFor, requireWorkspaceInScope } from '../../auth/scope.js';
 
 const listQuery = z.object({
   workspace: z.string().optional(),
@@ -21,8 +21,8 @@ export const registerAssetRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/assets', summary: 'List assets (newest first; raw_json_data omitted)', tags: ['assets'], sideEffects: 'none',
     query: listQuery,
-    handler: ({ query }) => {
-      const r = listAssets(app, { workspace: query.workspace, asset_type: query.asset_type, status_code: query.status_code, search: query.search, org_uuid: orgFilter(app, query.org) }, query);
+    handler: ({ query, scope }) => {
+      const r = listAssets(app, { workspace: query.workspace, asset_type: query.asset_type, status_code: query.status_code, search: query.search, org_uuid: orgFilterFor(app, scope, query.org) }, query);
       return listEnvelope(r.data, r.total, query.offset, query.limit);
     },
   });
@@ -30,14 +30,15 @@ export const registerAssetRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/assets/diff', summary: 'Assets added, removed and changed (field by field) in a time window', tags: ['assets'], sideEffects: 'none',
     query: z.object({ workspace: z.string().optional(), from: z.string().optional(), to: z.string().optional() }),
-    handler: ({ query }) => ({ data: assetDiff(app, query) }),
+    handler: ({ query, scope }) => ({ data: assetDiff(app, query, scope) }),
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/assets/diffs', summary: 'Stored asset diff snapshots (one per completed run)', tags: ['assets'], sideEffects: 'none',
     query: z.object({ workspace: z.string().optional(), ...paginationShape(20) }),
-    handler: ({ query }) => {
-      const r = listAssetDiffs(app, { workspace: query.workspace }, query);
+    handler: ({ query, scope }) => {
+      requireWorkspaceInScope(app.store, scope, query.workspace);
+      const r = listAssetDiffs(app, { workspace: query.workspace }, query, scope);
       return listEnvelope(r.data, r.total, query.offset, query.limit);
     },
   });
@@ -45,6 +46,6 @@ export const registerAssetRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/assets/:id', summary: 'One asset with its raw JSON', tags: ['assets'], sideEffects: 'none',
     params: z.object({ id: z.string() }),
-    handler: ({ params }) => ({ data: getAsset(app, params.id) }),
+    handler: ({ params, scope }) => ({ data: getAsset(app, params.id, scope) }),
   });
 };

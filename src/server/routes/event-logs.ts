@@ -21,7 +21,7 @@ export const registerEventLogRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, deps.app, {
     method: 'GET', url: '/osm/api/event-logs', summary: 'List event log records', tags: ['events'], sideEffects: 'none',
     query,
-    handler: ({ query: q }) => {
+    handler: ({ query: q, scope }) => {
       const blank = (v: string | undefined) => (v === '' ? undefined : v);
       const r = listEventLogs(
         deps.app,
@@ -30,6 +30,7 @@ export const registerEventLogRoutes: RegisterRoutes = (server, deps) => {
           run_id: blank(q.run_id), workflow_name: blank(q.workflow_name), processed: q.processed,
         },
         { offset: q.offset, limit: q.limit },
+        scope,
       );
       return listEnvelope(r.data, r.total, q.offset, q.limit);
     },
@@ -46,7 +47,7 @@ export const registerEventLogRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, deps.app, {
     method: 'GET', url: '/osm/api/events', summary: 'List events by topic, run and time window', tags: ['events'], sideEffects: 'none',
     query: eventsQuery,
-    handler: ({ query: q }) => {
+    handler: ({ query: q, scope }) => {
       const when = (v: string | undefined, which: 'from' | 'to') => {
         if (v === undefined || v.trim() === '') return undefined;
         const t = parseDiffTime(v);
@@ -57,6 +58,7 @@ export const registerEventLogRoutes: RegisterRoutes = (server, deps) => {
         deps.app,
         { topic: q.topic || undefined, run_id: q.run_id || undefined, from: when(q.from, 'from'), to: when(q.to, 'to') },
         { offset: q.offset, limit: q.limit },
+        scope,
       );
       return listEnvelope(r.data, r.total, q.offset, q.limit);
     },

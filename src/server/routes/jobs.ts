@@ -9,6 +9,6 @@ export const registerJobRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/jobs/:job_id', summary: 'Progress of a job (the runs of one request)', tags: ['runs'], sideEffects: 'none',
     params: z.object({ job_id: z.string().min(1).max(200) }),
     responses: { 200: { description: 'Job progress' }, 404: { description: 'Job not found' } },
-    handler: ({ params }) => jobProgress(deps.app, params.job_id),
+    handler: ({ params, scope }) => jobProgress(deps.app, params.job_id, scope),
   });
 };

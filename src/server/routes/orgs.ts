@@ -13,7 +13,7 @@ export const registerOrgRoutes: RegisterRoutes = (server, deps) => {
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/orgs', summary: 'Every org with its stats (default org first, then by name)', tags: ['orgs'], sideEffects: 'none',
-    handler: () => listOrgs(app),
+    handler: ({ scope }) => listOrgs(app, scope),
   });
 
   defineRoute(server, app, {
@@ -31,14 +31,14 @@ export const registerOrgRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/orgs/:uuid', summary: 'One org by uuid or name (case-insensitive)', tags: ['orgs'], sideEffects: 'none',
     params: refParams,
     responses: { 200: { description: '{ data: Org }' }, 404: { description: 'org not found: <ref>' } },
-    handler: ({ params }) => ({ data: getOrg(app, params.uuid) }),
+    handler: ({ params, scope }) => ({ data: getOrg(app, params.uuid, scope) }),
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/orgs/:uuid/stats', summary: 'Workspaces, assets, vulnerabilities and runs of an org', tags: ['orgs'], sideEffects: 'none',
     params: refParams,
     responses: { 200: { description: '{ data: OrgStats }' }, 404: { description: 'org not found: <ref>' } },
-    handler: ({ params }) => ({ data: getOrgStats(app, params.uuid) }),
+    handler: ({ params, scope }) => ({ data: getOrgStats(app, params.uuid, scope) }),
   });
 
   defineRoute(server, app, {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineRoute, listEnvelope, paginationShape } from '../route.js';
 import type { RegisterRoutes } from '../app.js';
 import { assetStats, listStoredVulnDiffs, workspaceNames } from '../../services/reference-reads.js';
+import { requireWorkspaceInScope } from '../../auth/scope.js';
 
 /**
  * GET /workspace-names, GET /asset-stats and GET /vulnerabilities/diffs. The last is a static
@@ -13,21 +14,25 @@ export const registerReferenceReadRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/workspace-names', summary: 'Names of the workspace rows, ascending (a bare JSON array)', tags: ['workspaces'], sideEffects: 'none',
     responses: { 200: { description: 'string[]', schema: z.array(z.string()) } },
-    handler: () => workspaceNames(app),
+    handler: ({ scope }) => workspaceNames(app, scope),
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/asset-stats', summary: 'Distinct technologies, sources, remarks and asset types of the assets', tags: ['assets'], sideEffects: 'none',
     query: z.object({ workspace: z.string().optional() }),
     responses: { 200: { description: '{ data: { technologies, sources, remarks, asset_types } }' } },
-    handler: ({ query }) => ({ data: assetStats(app, query.workspace) }),
+    handler: ({ query, scope }) => {
+      requireWorkspaceInScope(app.store, scope, query.workspace);
+      return { data: assetStats(app, query.workspace, scope) };
+    },
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/vulnerabilities/diffs', summary: 'Stored vulnerability diff snapshots (one per completed run, newest first)', tags: ['vulnerabilities'], sideEffects: 'none',
     query: z.object({ workspace: z.string().optional(), ...paginationShape(20) }),
-    handler: ({ query }) => {
-      const r = listStoredVulnDiffs(app, { workspace: query.workspace }, query);
+    handler: ({ query, scope }) => {
+      requireWorkspaceInScope(app.store, scope, query.workspace);
+      const r = listStoredVulnDiffs(app, { workspace: query.workspace }, query, scope);
       return listEnvelope(r.data, r.total, query.offset, query.limit);
     },
   });

@@ -6,7 +6,7 @@ import { submitApiRuns } from '../../services/runs.js';
 import { submitDistributedRuns } from '../../distributed/service.js';
 import { cancelRun, getRun, listRuns, runArtifacts, runSteps } from '../../services/run-control.js';
 import { duplicateRun, resumeRun, startRun } from '../../services/run-reuse.js';
-import { orgFilter } from '../../services/orgs.js';
+import { orgFilterFor } from '../../auth/scope.js';
 
 /**
  * Body of POST /runs. Unknown keys are ignored (the reference accepts many echo-only fields).
@@ -60,9 +60,9 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     method: 'POST', url: '/osm/api/runs', summary: 'Queue runs of a flow or module against one or many targets', tags: ['runs'], sideEffects: 'executes',
     body: runBody,
     responses: { 202: { description: 'Runs queued (poll_url tracks the job)' }, 400: { description: 'Invalid request' }, 404: { description: 'Workflow not found' } },
-    handler: async ({ body, reply }) => {
+    handler: async ({ body, reply, scope }) => {
       // Distributed runs go to the master's BullMQ queue (400 without --master); local ones to the run queue.
-      const res = body.run_mode === 'distributed' ? await submitDistributedRuns(app, body) : submitApiRuns(app, body, () => deps.queue?.kick());
+      const res = body.run_mode === 'distributed' ? await submitDistributedRuns(app, body, scope) : submitApiRuns(app, body, () => deps.queue?.kick(), scope);
       reply.status(202);
       return res;
     },
@@ -71,7 +71,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/runs', summary: 'List runs, newest first', tags: ['runs'], sideEffects: 'none',
     query: listQuery,
-    handler: ({ query }) => {
+    handler: ({ query, scope }) => {
       const r = listRuns(
         app,
         {
@@ -79,7 +79,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
           workflow_name: query.workflow_name || query.workflow || undefined,
           target: query.target || undefined,
           workspace: query.workspace || undefined,
-          org_uuid: orgFilter(app, query.org),
+          org_uuid: orgFilterFor(app, scope, query.org),
         },
         { offset: query.offset, limit: query.limit },
       );
@@ -91,7 +91,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/runs/:id', summary: 'One run by numeric id or run_uuid', tags: ['runs'], sideEffects: 'none',
     params: idParams,
     query: z.object({ include_steps: boolParam('include_steps'), include_artifacts: boolParam('include_artifacts') }),
-    handler: ({ params, query }) => ({ data: getRun(app, params.id, { steps: query.include_steps, artifacts: query.include_artifacts }) }),
+    handler: ({ params, query, scope }) => ({ data: getRun(app, params.id, { steps: query.include_steps, artifacts: query.include_artifacts }, scope) }),
   });
 
   for (const [method, url] of [['DELETE', '/osm/api/runs/:id'], ['POST', '/osm/api/runs/:id/cancel']] as const) {
@@ -99,7 +99,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
       method, url, summary: 'Cancel a run and kill its processes', tags: ['runs'], sideEffects: 'writes',
       params: idParams,
       responses: { 200: { description: 'Cancelled (killed_pids or note)' }, 400: { description: 'Run already finished' }, 404: { description: 'Run not found' } },
-      handler: ({ params }) => cancelRun(app, params.id),
+      handler: ({ params, scope }) => cancelRun(app, params.id, scope),
     });
   }
 
@@ -107,8 +107,8 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     method: 'POST', url: '/osm/api/runs/:id/duplicate', summary: 'Copy a run as a new pending run', tags: ['runs'], sideEffects: 'writes',
     params: idParams,
     responses: { 201: { description: 'Pending copy created' }, 404: { description: 'Run not found' } },
-    handler: ({ params, reply }) => {
-      const res = duplicateRun(app, params.id);
+    handler: ({ params, reply, scope }) => {
+      const res = duplicateRun(app, params.id, scope);
       reply.status(201);
       return res;
     },
@@ -118,8 +118,8 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     method: 'POST', url: '/osm/api/runs/:id/start', summary: 'Start a pending run (it joins the queue)', tags: ['runs'], sideEffects: 'executes',
     params: idParams,
     responses: { 202: { description: 'Run queued to start' }, 400: { description: 'Run is not pending' }, 404: { description: 'Run not found' } },
-    handler: ({ params, reply }) => {
-      const res = startRun(app, params.id, deps.queue);
+    handler: ({ params, reply, scope }) => {
+      const res = startRun(app, params.id, deps.queue, scope);
       reply.status(202);
       return res;
     },
@@ -129,8 +129,8 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     method: 'POST', url: '/osm/api/runs/:id/resume', summary: 'Resume a failed or cancelled run from its first unfinished step (as a new queued run)', tags: ['runs'], sideEffects: 'executes',
     params: idParams,
     responses: { 202: { description: 'Resumed run queued' }, 400: { description: 'Run is not failed or cancelled' }, 404: { description: 'Run not found' } },
-    handler: ({ params, reply }) => {
-      const r = resumeRun(app, params.id, { status: 'queued' });
+    handler: ({ params, reply, scope }) => {
+      const r = resumeRun(app, params.id, { status: 'queued' }, scope);
       deps.queue?.kick();
       reply.status(202);
       return {
@@ -148,12 +148,12 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/runs/:id/steps', summary: 'Step results of a run, in execution order', tags: ['runs'], sideEffects: 'none',
     params: idParams,
-    handler: ({ params }) => ({ data: runSteps(app, params.id) }),
+    handler: ({ params, scope }) => ({ data: runSteps(app, params.id, scope) }),
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/runs/:id/artifacts', summary: 'Artifacts of a run', tags: ['runs'], sideEffects: 'none',
     params: idParams,
-    handler: ({ params }) => ({ data: runArtifacts(app, params.id) }),
+    handler: ({ params, scope }) => ({ data: runArtifacts(app, params.id, scope) }),
   });
 };

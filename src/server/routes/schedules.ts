@@ -20,8 +20,8 @@ export const registerScheduleRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/schedules', summary: 'List schedules, newest first', tags: ['schedules'], sideEffects: 'none',
     query: z.object(paginationShape(20)),
-    handler: ({ query }) => {
-      const res = listSchedules(app, query);
+    handler: ({ query, scope }) => {
+      const res = listSchedules(app, query, scope);
       return listEnvelope(res.data, res.total, query.offset, query.limit);
     },
   });
@@ -33,8 +33,8 @@ export const registerScheduleRoutes: RegisterRoutes = (server, deps) => {
       400: { description: 'Invalid body, cron expression, target, params or watch path' },
       404: { description: 'Workflow not found' },
     },
-    handler: ({ body, reply }) => {
-      const row = createSchedule(app, body);
+    handler: ({ body, reply, scope }) => {
+      const row = createSchedule(app, body, scope);
       reply.status(201);
       return { message: 'Schedule created', data: { id: row.id, name: row.name, workflow_name: row.workflow_name, schedule: row.schedule, is_enabled: row.is_enabled } };
     },
@@ -43,22 +43,22 @@ export const registerScheduleRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/schedules/:id', summary: 'One schedule (not wrapped)', tags: ['schedules'], sideEffects: 'none',
     params: idParams,
     responses: { 200: { description: 'Schedule' }, 404: { description: 'Schedule not found' } },
-    handler: ({ params }) => getSchedule(app, params.id),
+    handler: ({ params, scope }) => getSchedule(app, params.id, scope),
   });
   defineRoute(server, app, {
     method: 'PUT', url: '/osm/api/schedules/:id', summary: 'Change a schedule (partial body)', tags: ['schedules'], sideEffects: 'writes',
     params: idParams,
     body: scheduleFieldsShape,
-    handler: ({ params, body }) => {
-      const row = updateSchedule(app, params.id, body);
+    handler: ({ params, body, scope }) => {
+      const row = updateSchedule(app, params.id, body, scope);
       return { message: 'Schedule updated', data: { id: row.id, name: row.name, schedule: row.schedule } };
     },
   });
   defineRoute(server, app, {
     method: 'DELETE', url: '/osm/api/schedules/:id', summary: 'Delete a schedule', tags: ['schedules'], sideEffects: 'writes',
     params: idParams,
-    handler: ({ params }) => {
-      deleteSchedule(app, params.id);
+    handler: ({ params, scope }) => {
+      deleteSchedule(app, params.id, scope);
       return { message: 'Schedule deleted' };
     },
   });
@@ -66,8 +66,8 @@ export const registerScheduleRoutes: RegisterRoutes = (server, deps) => {
     defineRoute(server, app, {
       method: 'POST', url: `/osm/api/schedules/:id/${action}`, summary: `${enabled ? 'Enable' : 'Disable'} a schedule`, tags: ['schedules'], sideEffects: 'writes',
       params: idParams,
-      handler: ({ params }) => {
-        setScheduleEnabled(app, params.id, enabled);
+      handler: ({ params, scope }) => {
+        setScheduleEnabled(app, params.id, enabled, scope);
         return { message: enabled ? 'Schedule enabled' : 'Schedule disabled' };
       },
     });
@@ -76,8 +76,8 @@ export const registerScheduleRoutes: RegisterRoutes = (server, deps) => {
     method: 'POST', url: '/osm/api/schedules/:id/trigger', summary: 'Run the schedule now (creates a queued run)', tags: ['schedules'], sideEffects: 'executes',
     params: idParams,
     responses: { 202: { description: '{ message, schedule, workflow, run_uuid }' }, 404: { description: 'Schedule not found' } },
-    handler: ({ params, reply }) => {
-      const { schedule, run } = triggerSchedule(app, params.id, deps.queue);
+    handler: ({ params, reply, scope }) => {
+      const { schedule, run } = triggerSchedule(app, params.id, deps.queue, scope);
       reply.status(202);
       return { message: 'Schedule triggered', schedule: schedule.name, workflow: schedule.workflow_name, run_uuid: run.run_uuid };
     },

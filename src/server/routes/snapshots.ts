@@ -39,16 +39,16 @@ export const registerSnapshotRoutes: RegisterRoutes = (server, deps) => {
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/snapshots', summary: 'Stored snapshot zips, newest first', tags: ['snapshots'], sideEffects: 'none',
-    handler: () => listSnapshots(app),
+    handler: ({ scope }) => listSnapshots(app, scope),
   });
 
   defineRoute(server, app, {
     method: 'POST', url: '/osm/api/snapshots/export', summary: 'Export a workspace (folder + database rows) as a zip, stored and sent', tags: ['snapshots'], sideEffects: 'writes',
     body: exportBody,
     responses: { 200: { description: 'application/zip' }, 400: { description: 'Workspace name is required' }, 404: { description: 'Workspace not found: <workspace>' } },
-    handler: async ({ body, reply }) => {
+    handler: async ({ body, reply, scope }) => {
       const includeArtifacts = body.include_artifacts === undefined ? true : flag(body.include_artifacts);
-      const r = await exportSnapshot(app, { workspace: body.workspace, includeArtifacts });
+      const r = await exportSnapshot(app, { workspace: body.workspace, includeArtifacts }, scope);
       reply
         .header('Content-Disposition', `attachment; filename=${r.name}`)
         .header('Content-Type', 'application/zip')
@@ -60,8 +60,8 @@ export const registerSnapshotRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/snapshots/download/:name', summary: 'Download a stored snapshot', tags: ['snapshots'], sideEffects: 'none',
     params: z.object({ name: z.string() }),
-    handler: ({ params, reply }) => {
-      const f = snapshotFile(app, params.name);
+    handler: ({ params, reply, scope }) => {
+      const f = snapshotFile(app, params.name, scope);
       reply.header('Content-Disposition', `attachment; filename=${f.name}`).header('Content-Type', 'application/zip').header('Content-Length', String(f.size));
       return reply.send(createReadStream(f.path));
     },
@@ -70,8 +70,8 @@ export const registerSnapshotRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/snapshot-download/:workspace', summary: 'Legacy: a fresh export of the workspace, streamed (not stored)', tags: ['snapshots'], sideEffects: 'none',
     params: z.object({ workspace: z.string() }),
-    handler: ({ params, reply }) => {
-      const s = streamSnapshot(app, params.workspace);
+    handler: ({ params, reply, scope }) => {
+      const s = streamSnapshot(app, params.workspace, scope);
       reply.header('Content-Disposition', `attachment; filename=${s.name}`).header('Content-Type', 'application/zip');
       return reply.send(s.stream);
     },
@@ -80,7 +80,7 @@ export const registerSnapshotRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'DELETE', url: '/osm/api/snapshots/:name', summary: 'Delete a stored snapshot', tags: ['snapshots'], sideEffects: 'writes',
     params: z.object({ name: z.string() }),
-    handler: ({ params }) => deleteSnapshot(app, params.name),
+    handler: ({ params, scope }) => deleteSnapshot(app, params.name, scope),
   });
 
   defineRoute(server, app, {

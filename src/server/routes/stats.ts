@@ -6,6 +6,6 @@ import { systemStats } from '../../services/stats.js';
 export const registerStatsRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, deps.app, {
     method: 'GET', url: '/osm/api/stats', summary: 'System statistics', tags: ['stats'], sideEffects: 'none',
-    handler: () => systemStats(deps.app),
+    handler: ({ scope }) => systemStats(deps.app, scope),
   });
 };

@@ -3,7 +3,7 @@ import { defineRoute, listEnvelope, paginationShape } from '../route.js';
 import type { RegisterRoutes } from '../app.js';
 import { createVuln, deleteVuln, getVuln, importVulns, listVulns, parseSeverityList, vulnSummary } from '../../services/vulns.js';
 import { vulnDiff } from '../../services/diffs.js';
-import { orgFilter } from '../../services/orgs.js';
+import { orgFilterFor, requireWorkspaceInScope } from '../../auth/scope.js';
 
 const listQuery = z.object({
   workspace: z.string().optional(),
@@ -24,8 +24,8 @@ export const registerVulnRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/vulnerabilities', summary: 'List vulnerabilities (severity may be a comma list)', tags: ['vulnerabilities'], sideEffects: 'none',
     query: listQuery,
-    handler: ({ query }) => {
-      const r = listVulns(app, { workspace: query.workspace, severity: parseSeverityList(query.severity), confidence: query.confidence, asset_value: query.asset_value, org_uuid: orgFilter(app, query.org) }, query);
+    handler: ({ query, scope }) => {
+      const r = listVulns(app, { workspace: query.workspace, severity: parseSeverityList(query.severity), confidence: query.confidence, asset_value: query.asset_value, org_uuid: orgFilterFor(app, scope, query.org) }, query);
       return listEnvelope(r.data, r.total, query.offset, query.limit);
     },
   });
@@ -33,26 +33,29 @@ export const registerVulnRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/vulnerabilities/summary', summary: 'Counts by severity', tags: ['vulnerabilities'], sideEffects: 'none',
     query: z.object({ workspace: z.string().optional() }),
-    handler: ({ query }) => ({ data: vulnSummary(app, query.workspace) }),
+    handler: ({ query, scope }) => {
+      requireWorkspaceInScope(app.store, scope, query.workspace);
+      return { data: vulnSummary(app, query.workspace, scope.orgs ?? undefined) };
+    },
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/vulnerabilities/diff', summary: 'Vulnerabilities added, removed and changed in a time window', tags: ['vulnerabilities'], sideEffects: 'none',
     query: z.object({ workspace: z.string().optional(), from: z.string().optional(), to: z.string().optional() }),
-    handler: ({ query }) => ({ data: vulnDiff(app, query) }),
+    handler: ({ query, scope }) => ({ data: vulnDiff(app, query, scope) }),
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/vulnerabilities/:id', summary: 'One vulnerability', tags: ['vulnerabilities'], sideEffects: 'none',
     params: z.object({ id: z.string() }),
-    handler: ({ params }) => ({ data: getVuln(app, params.id) }),
+    handler: ({ params, scope }) => ({ data: getVuln(app, params.id, scope) }),
   });
 
   defineRoute(server, app, {
     method: 'POST', url: '/osm/api/vulnerabilities', summary: 'Create a vulnerability (plain insert)', tags: ['vulnerabilities'], sideEffects: 'writes',
     body: objectBody,
-    handler: ({ body, reply }) => {
-      const data = createVuln(app, body);
+    handler: ({ body, reply, scope }) => {
+      const data = createVuln(app, body, scope);
       reply.status(201);
       return { data, message: 'Vulnerability created successfully' };
     },
@@ -61,8 +64,8 @@ export const registerVulnRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'DELETE', url: '/osm/api/vulnerabilities/:id', summary: 'Delete a vulnerability', tags: ['vulnerabilities'], sideEffects: 'writes',
     params: z.object({ id: z.string() }),
-    handler: ({ params }) => {
-      deleteVuln(app, params.id);
+    handler: ({ params, scope }) => {
+      deleteVuln(app, params.id, scope);
       return { message: 'Vulnerability deleted successfully' };
     },
   });
@@ -70,6 +73,6 @@ export const registerVulnRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'POST', url: '/osm/api/vulnerabilities/import', summary: 'Import findings (osm or nuclei shape), deduplicated by fingerprint', tags: ['vulnerabilities'], sideEffects: 'writes',
     body: objectBody,
-    handler: ({ body }) => importVulns(app, body),
+    handler: ({ body, scope }) => importVulns(app, body, scope),
   });
 };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { boolParam, defineRoute, listEnvelope, paginationShape } from '../route.js';
 import type { RegisterRoutes } from '../app.js';
 import { deleteWorkspace, getWorkspace, listWorkspaces, readStateFile } from '../../services/workspaces.js';
-import { orgFilter } from '../../services/orgs.js';
+import { orgFilterFor } from '../../auth/scope.js';
 
 const listQuery = z.object({
   ...paginationShape(20),
@@ -19,8 +19,8 @@ export const registerWorkspaceRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/workspaces', summary: 'List workspaces (name order); filesystem=true merges the folders on disk', tags: ['workspaces'], sideEffects: 'none',
     query: listQuery,
-    handler: ({ query }) => {
-      const res = listWorkspaces(app, { ...query, org_uuid: orgFilter(app, query.org) });
+    handler: ({ query, scope }) => {
+      const res = listWorkspaces(app, { ...query, org_uuid: orgFilterFor(app, scope, query.org) });
       return { ...listEnvelope(res.data, res.total, query.offset, query.limit), ...(res.workspaces_dir ? { workspaces_dir: res.workspaces_dir } : {}) };
     },
   });
@@ -28,7 +28,7 @@ export const registerWorkspaceRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/workspaces/:name', summary: 'One workspace', tags: ['workspaces'], sideEffects: 'none',
     params: nameParams,
     responses: { 200: { description: '{ data: Workspace }' }, 400: { description: 'Invalid workspace name' }, 404: { description: 'Workspace not found: <name>' } },
-    handler: ({ params }) => ({ data: getWorkspace(app, params.name) }),
+    handler: ({ params, scope }) => ({ data: getWorkspace(app, params.name, scope) }),
   });
   defineRoute(server, app, {
     method: 'DELETE', url: '/osm/api/workspaces/:name', summary: 'Delete a workspace and its data; purge_files=true also removes its folder', tags: ['workspaces'], sideEffects: 'writes',
@@ -42,6 +42,6 @@ export const registerWorkspaceRoutes: RegisterRoutes = (server, deps) => {
     params: nameParams,
     query: z.object({ state_file: z.string().optional() }),
     responses: { 200: { description: '{ workspace, state_file, file_path, content, size, truncated }' }, 400: { description: 'Invalid name, state_file or path' }, 404: { description: 'Workspace or file not found' } },
-    handler: ({ params, query }) => readStateFile(app, params.name, query.state_file),
+    handler: ({ params, query, scope }) => readStateFile(app, params.name, query.state_file, scope),
   });
 };

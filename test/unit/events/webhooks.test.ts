@@ -60,12 +60,14 @@ afterEach(() => {
   }
 });
 
-function appWith(notification: Record<string, unknown>): AppContext {
+/** An app whose settings carry `notification`; the loopback receiver is allowlisted unless `allowlist` says otherwise. */
+function appWith(notification: Record<string, unknown>, allowlist: string[] = ['127.0.0.1']): AppContext {
   const { dir, cleanup } = tempDir('osm-test-');
   const app = createAppContext({ baseFolder: dir });
   apps.push({ app, cleanup });
   const doc = parseDocument(readFileSync(app.manager.path, 'utf8'));
   doc.set('notification', notification);
+  doc.setIn(['server', 'outbound_allowlist'], allowlist);
   app.manager.replaceText(doc.toString());
   return app;
 }
@@ -175,5 +177,39 @@ describe('notifyRunFinished', () => {
     await notifyRunFinished(app, run('running'), []);
     expect(hits).toHaveLength(0);
     expect(off.store.events.list({ topic: 'webhook.delivery' }, { offset: 0, limit: 5 }).total).toBe(0);
+  });
+});
+
+describe('the outbound policy (webhook targets come from settings API clients can write)', () => {
+  it('refuses a loopback target unless allowlisted: no request, one failed delivery recorded with the reason, no retries', async () => {
+    for (const url of [`${base}/ok/a`, base.replace('127.0.0.1', 'localhost') + '/ok/b', base.replace('127.0.0.1', '[::ffff:127.0.0.1]') + '/ok/c', base.replace('127.0.0.1', '2130706433') + '/ok/d', base.replace('127.0.0.1', '0x7f000001') + '/ok/e']) {
+      const app = appWith({ enabled: true, webhooks: [{ url, enabled: true, retry_count: 3 }] }, []);
+      const [res] = await notifyRunFinished(app, run(), [], { backoffMs: 5 });
+      expect(res, url).toMatchObject({ delivered: false, attempts: 1, status: 0 });
+      expect(res!.error, url).toMatch(/is a loopback (address|name); add it to server\.outbound_allowlist to allow it$/);
+      const recorded = deliveries(app);
+      expect(recorded, url).toHaveLength(1);
+      expect(recorded[0]!.error).toBe(res!.error);
+      expect(JSON.parse(recorded[0]!.data)).toMatchObject({ delivered: false, attempt: 1 });
+    }
+    expect(hits).toHaveLength(0);
+  });
+
+  it('an allowlist entry for another address does not open loopback; the right entry does', async () => {
+    const other = appWith({ enabled: true, webhooks: [{ url: `${base}/ok/x`, enabled: true }] }, ['10.0.0.0/8', 'hooks.example.com', '127.0.0.2']);
+    expect((await notifyRunFinished(other, run(), []))[0]!.delivered).toBe(false);
+    expect(hits).toHaveLength(0);
+    const cidr = appWith({ enabled: true, webhooks: [{ url: `${base}/ok/y`, enabled: true }] }, ['127.0.0.0/8']);
+    expect((await notifyRunFinished(cidr, run(), []))[0]!.delivered).toBe(true);
+    expect(hits.map((h) => h.path)).toEqual(['/ok/y']);
+  });
+
+  it('refuses cloud metadata and private addresses', async () => {
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/', 'http://[fd00:ec2::254]/', 'http://100.64.0.1/']) {
+      const app = appWith({ enabled: true, webhooks: [{ url, enabled: true, retry_count: 2, timeout: 1 }] }, []);
+      const [res] = await notifyRunFinished(app, run(), []);
+      expect(res!.error, url).toMatch(/add it to server\.outbound_allowlist to allow it$/);
+      expect(res!.attempts).toBe(1);
+    }
   });
 });

@@ -43,7 +43,14 @@ afterAll(() => {
 });
 
 const bodies = () => (fs.existsSync(received) ? fs.readFileSync(received, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
-const settings = (enabled: boolean, hooks: { url: string; enabled: boolean; events?: string[] }[]) => ({ notification: { enabled, webhooks: hooks } });
+// The receiver is on loopback: deliveries reach it only because the allowlist opens 127.0.0.1.
+const LOOPBACK_ALLOWED = { outbound_allowlist: ['127.0.0.1'] };
+const settings = (enabled: boolean, hooks: { url: string; enabled: boolean; events?: string[] }[], server: Record<string, unknown> = LOOPBACK_ALLOWED) => ({ notification: { enabled, webhooks: hooks }, server });
+
+const tg = (over: Record<string, unknown> = {}, server: Record<string, unknown> = LOOPBACK_ALLOWED, log: (l: string) => void = () => {}) => ({
+  settings: { server, notification: { telegram: { enabled: true, bot_token: 'GOOD:tok', chat_id: 42, telegram_channel_map: { alerts: -100123 }, api_url: url, ...over } } },
+  log,
+});
 
 describe('event generation', () => {
   it('generate_event records an unprocessed event the daemon scheduler will pick up, and mirrors it to webhooks', () => {
@@ -98,7 +105,6 @@ describe('webhook notifications', () => {
 });
 
 describe('telegram notifications', () => {
-  const tg = (over: Record<string, unknown> = {}) => ({ settings: { notification: { telegram: { enabled: true, bot_token: 'GOOD:tok', chat_id: 42, telegram_channel_map: { alerts: -100123 }, api_url: url, ...over } } }, log: () => {} });
 
   it('notify_telegram and notify_telegram_channel call sendMessage with the chat id', () => {
     expect(callWith(tg(), 'notify_telegram', 'hello from osm')).toBe(true);
@@ -120,5 +126,34 @@ describe('telegram notifications', () => {
     expect(doc.body).toContain('# findings');
     expect(doc.body).toContain('the report');
     expect(callWith(tg(), 'send_telegram_file', '/nonexistent/file.txt')).toBe(false);
+  });
+});
+
+describe('notification targets follow the outbound policy (they come from settings API clients can write)', () => {
+  it('a loopback webhook is refused unless server.outbound_allowlist lists it: nothing is sent, the warning names host and setting', () => {
+    const lines: string[] = [];
+    const before = bodies().length;
+    for (const target of [`${url}/ssrf`, url.replace('127.0.0.1', 'localhost') + '/ssrf', url.replace('127.0.0.1', '[::ffff:127.0.0.1]') + '/ssrf', url.replace('127.0.0.1', '2130706433') + '/ssrf']) {
+      const ctx = { store, settings: settings(true, [{ url: target, enabled: true }], { outbound_allowlist: [] }), log: (l: string) => lines.push(l) };
+      expect(callWith(ctx, 'notify_webhook', 'x'), target).toBe(false);
+      expect(callWith(ctx, 'generate_event', 'ws', 'topic.refused', 's', 't', 'd'), target).toBe(true); // recorded, not mirrored
+    }
+    expect(bodies()).toHaveLength(before);
+    expect(lines.filter((l) => /webhook delivery refused: .* is a loopback (address|name); add it to server\.outbound_allowlist to allow it/.test(l))).toHaveLength(8);
+    // Allowlisting another address does not open this one.
+    const other = { settings: settings(true, [{ url: `${url}/ssrf`, enabled: true }], { outbound_allowlist: ['10.0.0.1', 'example.com'] }), log: () => {} };
+    expect(callWith(other, 'notify_webhook', 'x')).toBe(false);
+    expect(bodies()).toHaveLength(before);
+  });
+
+  it('telegram messages and files to a loopback api_url are refused unless allowlisted', () => {
+    const lines: string[] = [];
+    const before = bodies().length;
+    const f = tmp.file('refused.md', 'x');
+    expect(callWith(tg({}, { outbound_allowlist: [] }, (l) => lines.push(l)), 'notify_telegram', 'hi')).toBe(false);
+    expect(callWith(tg({}, { outbound_allowlist: [] }, (l) => lines.push(l)), 'send_telegram_file', f, 'c')).toBe(false);
+    expect(bodies()).toHaveLength(before);
+    expect(lines.join('\n')).toMatch(/telegram: 127\.0\.0\.1 is a loopback address; add it to server\.outbound_allowlist/);
+    expect(lines.join('\n')).not.toContain('GOOD:tok'); // the URL holds the token: never shown
   });
 });

@@ -13,53 +13,53 @@ function env(data: unknown) {
 }
 
 describe('resolveInput (map syntax)', () => {
-  it('resolves data paths, event fields, functions and literals', () => {
+  it('resolves data paths, event fields, functions and literals', async () => {
     const e = env({ url: 'api.example.com', description: '  hello world  ', host: { name: 'h.example.com' } });
-    const out = resolveInput({ target: 'event_data.url', desc: 'trim(event_data.description)', src: 'event.source', host: 'event_data.host.name', fixed: 'constant', n: 5 }, e);
+    const out = await resolveInput({ target: 'event_data.url', desc: 'trim(event_data.description)', src: 'event.source', host: 'event_data.host.name', fixed: 'constant', n: 5 }, e);
     expect(out).toEqual({ target: 'api.example.com', params: { desc: 'hello world', src: 'scanner', host: 'h.example.com', fixed: 'constant', n: '5' } });
   });
 
-  it('uses Target when target is absent, and skips missing values', () => {
-    expect(resolveInput({ Target: 'event_data.url' }, env({ url: 'a.example.com' })).target).toBe('a.example.com');
-    expect(resolveInput({ target: 'event_data.nope', x: 'event_data.nope' }, env({}))).toEqual({ params: {} });
+  it('uses Target when target is absent, and skips missing values', async () => {
+    expect((await resolveInput({ Target: 'event_data.url' }, env({ url: 'a.example.com' }))).target).toBe('a.example.com');
+    expect(await resolveInput({ target: 'event_data.nope', x: 'event_data.nope' }, env({}))).toEqual({ params: {} });
   });
 
-  it('without an event (cron/watch) only literals and functions give values', () => {
-    expect(resolveInput({ target: 'example.com', t: 'event_data.url', up: "to_upper_case('abc')" }, undefined)).toEqual({ target: 'example.com', params: { up: 'ABC' } });
+  it('without an event (cron/watch) only literals and functions give values', async () => {
+    expect(await resolveInput({ target: 'example.com', t: 'event_data.url', up: "to_upper_case('abc')" }, undefined)).toEqual({ target: 'example.com', params: { up: 'ABC' } });
   });
 });
 
 describe('resolveInput (legacy syntax)', () => {
-  it('event_data field, function, param, file', () => {
+  it('event_data field, function, param, file', async () => {
     const e = env({ url: 'b.example.com', count: 3 });
     expect(isLegacyInput({ type: 'event_data', field: 'url' })).toBe(true);
     expect(isLegacyInput({ type: 'event_data', whatever: 1 })).toBe(false);
-    expect(resolveInput({ type: 'event_data', field: 'url' }, e)).toEqual({ target: 'b.example.com', params: {} });
-    expect(resolveInput({ type: 'event_data', field: 'count', name: 'n' }, e)).toEqual({ params: { n: '3' } });
-    expect(resolveInput({ type: 'function', function: 'to_upper_case("{{event.data.url}}")', name: 'up' }, e)).toEqual({ params: { up: 'B.EXAMPLE.COM' } });
-    expect(resolveInput({ type: 'file', path: '/data/targets.txt', name: 'list' }, undefined)).toEqual({ params: { list: '/data/targets.txt' } });
-    expect(resolveInput({ type: 'param', name: 'mode', value: 'fast' }, undefined)).toEqual({ params: { mode: 'fast' } });
+    expect(await resolveInput({ type: 'event_data', field: 'url' }, e)).toEqual({ target: 'b.example.com', params: {} });
+    expect(await resolveInput({ type: 'event_data', field: 'count', name: 'n' }, e)).toEqual({ params: { n: '3' } });
+    expect(await resolveInput({ type: 'function', function: 'to_upper_case("{{event.data.url}}")', name: 'up' }, e)).toEqual({ params: { up: 'B.EXAMPLE.COM' } });
+    expect(await resolveInput({ type: 'file', path: '/data/targets.txt', name: 'list' }, undefined)).toEqual({ params: { list: '/data/targets.txt' } });
+    expect(await resolveInput({ type: 'param', name: 'mode', value: 'fast' }, undefined)).toEqual({ params: { mode: 'fast' } });
   });
 });
 
 describe('resolveInput rejects hostile event values', () => {
   const hostileTargets = ['a.com;id', '$(id)', '`id`', 'a.com\nid', '-oProxyCommand=id', 'a.com|nc x 1', "a.com'", 'a.com && id', '[::1]'];
   for (const value of hostileTargets) {
-    it(`target ${JSON.stringify(value)}`, () => {
-      expect(() => resolveInput({ target: 'event_data.url' }, env({ url: value }))).toThrow(/target/);
-      expect(() => resolveInput({ type: 'event_data', field: 'url' }, env({ url: value }))).toThrow(/target/);
+    it(`target ${JSON.stringify(value)}`, async () => {
+      await expect(resolveInput({ target: 'event_data.url' }, env({ url: value }))).rejects.toThrow(/target/);
+      await expect(resolveInput({ type: 'event_data', field: 'url' }, env({ url: value }))).rejects.toThrow(/target/);
     });
   }
 
-  it('params with shell metacharacters', () => {
-    expect(() => resolveInput({ note: 'event_data.v' }, env({ v: 'x; rm -rf /' }))).toThrow(/params\["note"\]/);
-    expect(() => resolveInput({ note: 'event_data.v' }, env({ v: '$(id)' }))).toThrow(/forbidden character/);
+  it('params with shell metacharacters', async () => {
+    await expect(resolveInput({ note: 'event_data.v' }, env({ v: 'x; rm -rf /' }))).rejects.toThrow(/params\["note"\]/);
+    await expect(resolveInput({ note: 'event_data.v' }, env({ v: '$(id)' }))).rejects.toThrow(/forbidden character/);
     // spaces and a leading dash are fine in params
-    expect(resolveInput({ note: 'event_data.v' }, env({ v: '-t 10 --rate 50' })).params.note).toBe('-t 10 --rate 50');
+    expect((await resolveInput({ note: 'event_data.v' }, env({ v: '-t 10 --rate 50' }))).params.note).toBe('-t 10 --rate 50');
   });
 
-  it('an object value becomes JSON text, which is refused as a param', () => {
-    expect(() => resolveInput({ obj: 'event_data.o' }, env({ o: { a: 1 } }))).toThrow(/forbidden character/);
+  it('an object value becomes JSON text, which is refused as a param', async () => {
+    await expect(resolveInput({ obj: 'event_data.o' }, env({ o: { a: 1 } }))).rejects.toThrow(/forbidden character/);
   });
 });
 

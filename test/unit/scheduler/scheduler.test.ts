@@ -108,7 +108,7 @@ describe('Scheduler: event triggers', () => {
   it('fires a matching workflow trigger with its input mapping and envelope, then marks the event processed', async () => {
     const c = await start();
     const ev = c.app.store.events.insert({ topic: 'assets.new', source: 'scanner', data: { status: 200, host: 'a.example.com', url: 'u1', note: 'hello there' } });
-    c.scheduler.processPending();
+    await c.scheduler.processPending();
     const runs = runsOf(c.app);
     expect(runs).toHaveLength(1);
     const run = runs[0]!;
@@ -133,7 +133,7 @@ describe('Scheduler: event triggers', () => {
     emit('other.topic', { status: 200, host: 'c.example.com', url: 'u3' });
     emit('assets.updated', { status: 200, host: 'd.example.com', url: 'u4' });
     emit('assets.new', { status: 200, host: 'e.example.com', url: 'u4' }); // same dedupe key within 5m
-    c.scheduler.processPending();
+    await c.scheduler.processPending();
     expect(runsOf(c.app).map((r) => r.target)).toEqual(['d.example.com']);
     // Every examined API event is marked processed (matched or not), so a restart does not replay it.
     expect(c.app.store.events.list({ processed: false }, { offset: 0, limit: 10 }).total).toBe(0);
@@ -142,7 +142,7 @@ describe('Scheduler: event triggers', () => {
   it('refuses a hostile target from event data and records the failure', async () => {
     const c = await start();
     const ev = c.app.store.events.insert({ topic: 'assets.new', data: { status: 200, host: 'a.com;id', url: 'u9' } });
-    c.scheduler.processPending();
+    await c.scheduler.processPending();
     expect(runsOf(c.app)).toHaveLength(0);
     const row = c.app.store.events.get(ev.id)!;
     expect(row.processed).toBe(true);
@@ -155,13 +155,13 @@ describe('Scheduler: event triggers', () => {
     const c = await start({ withTriggerWorkflow: false });
     const sched = createSchedule(c.app, { name: 'after-run', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'run.*', target: 'example.com' });
     c.app.store.events.insert({ topic: 'run.completed', source: 'executor', source_type: 'run', processed: true, data: { scan_id: 'x' } });
-    c.scheduler.processPending();
+    await c.scheduler.processPending();
     const runs = runsOf(c.app);
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ schedule_id: sched.id, trigger_type: 'event', target: 'example.com' });
     // The run this trigger started completes: its own run.completed must not fire it again.
     c.app.store.events.insert({ topic: 'run.completed', source: 'executor', source_type: 'run', processed: true, run_id: runs[0]!.run_uuid, data: {} });
-    c.scheduler.processPending();
+    await c.scheduler.processPending();
     expect(runsOf(c.app)).toHaveLength(1);
     expect(c.app.store.schedules.get(sched.id)!.run_count).toBe(1);
   });
@@ -170,8 +170,8 @@ describe('Scheduler: event triggers', () => {
     const c = await start({ withTriggerWorkflow: false });
     createSchedule(c.app, { name: 'all', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: '*', target: 'example.com' });
     emitEvent(c.app, { topic: 'anything' });
-    c.scheduler.processPending();
-    c.scheduler.processPending();
+    await c.scheduler.processPending();
+    await c.scheduler.processPending();
     expect(runsOf(c.app)).toHaveLength(1);
   });
 
@@ -190,16 +190,16 @@ describe('Scheduler: schedule changes', () => {
     const s = createSchedule(c.app, { name: 'ev', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'a', target: 'example.com' });
     expect(c.scheduler.status().trigger_count).toBe(1);
     c.app.store.events.insert({ topic: 'b' });
-    c.scheduler.processPending();
+    await c.scheduler.processPending();
     expect(runsOf(c.app)).toHaveLength(0);
     updateSchedule(c.app, s.id, { event_topic: 'b' });
     c.app.store.events.insert({ topic: 'b' });
-    c.scheduler.processPending();
+    await c.scheduler.processPending();
     expect(runsOf(c.app)).toHaveLength(1);
     setScheduleEnabled(c.app, s.id, false);
     expect(c.scheduler.status().trigger_count).toBe(0);
     c.app.store.events.insert({ topic: 'b' });
-    c.scheduler.processPending();
+    await c.scheduler.processPending();
     expect(runsOf(c.app)).toHaveLength(1);
     setScheduleEnabled(c.app, s.id, true);
     expect(c.scheduler.status().trigger_count).toBe(1);
@@ -223,13 +223,42 @@ describe('Scheduler: schedule changes', () => {
     const c = await start({ withTriggerWorkflow: false });
     const s = createSchedule(c.app, { name: 'doomed', workflow_name: 'sample-recon', trigger_type: 'cron', schedule: '0 1 * * *', target: 'example.com' });
     c.app.store.schedules.update(s.id, { workflow_name: 'no-such-workflow' });
-    expect(() => c.scheduler.fireCron(`schedule:${s.id}`)).not.toThrow();
+    await expect(c.scheduler.fireCron(`schedule:${s.id}`)).resolves.toBeUndefined();
     const fired = c.app.store.events.list({ topic: 'schedule.triggered' }, { offset: 0, limit: 10 }).data;
     expect(fired).toHaveLength(1);
     expect(fired[0]!.error).toMatch(/no-such-workflow/);
     expect(runsOf(c.app)).toHaveLength(0);
     expect(c.logs.some((l) => l.msg === 'scheduler: fire failed')).toBe(true);
   });
+});
+
+describe('Scheduler: hostile filters', () => {
+  it('a filter stuck in an endless loop runs off the event loop: the process keeps serving, the filter times out as no match', async () => {
+    const made = makeApp(false);
+    const marker = path.join(made.base, 'filter-started');
+    const filter = `write_file(${JSON.stringify(marker)}, "x"); while (true) {}`;
+    fs.writeFileSync(
+      path.join(made.app.settings().paths.workflows, 'modules', 'on-loop.yaml'),
+      `kind: module\nname: on-loop\ntriggers:\n  - name: looping\n    on: event\n    enabled: true\n    event:\n      topic: loop.test\n      filter_functions: [${JSON.stringify(filter)}]\nsteps:\n  - name: echo\n    type: bash\n    command: echo hi\n`,
+    );
+    const logs: Ctx['logs'] = [];
+    const scheduler = new Scheduler(made.app, { log: (msg, fields) => logs.push({ msg, fields }), exprTimeoutMs: 3000 });
+    await scheduler.start();
+    cleanups.push(() => scheduler.stop());
+    made.app.store.events.insert({ topic: 'loop.test', source: 'test', data: { a: 1 } });
+    let settled = false;
+    const pending = Promise.resolve(scheduler.processPending()).then(() => (settled = true));
+    // Timers keep firing while the filter spins: the event loop is free.
+    const end = Date.now() + 60_000;
+    do await new Promise((r) => setTimeout(r, 20));
+    while (!fs.existsSync(marker) && Date.now() < end);
+    expect(fs.existsSync(marker)).toBe(true);
+    expect(settled).toBe(false);
+    await pending;
+    expect(runsOf(made.app)).toHaveLength(0);
+    const ev = made.app.store.events.list({ topic: 'loop.test' }, { offset: 0, limit: 1 }).data[0]!;
+    expect(ev.processed).toBe(true);
+  }, 60_000);
 });
 
 describe('Scheduler: cron under fake timers', () => {
