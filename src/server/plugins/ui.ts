@@ -11,6 +11,7 @@ import fastifyStatic from '@fastify/static';
 import { errors } from '../../errors.js';
 import type { AppContext } from '../../services/context.js';
 import { hasIndex, resolveUiFile } from './ui-files.js';
+import { MAX_PARAM_LENGTH } from './errors.js';
 
 /** Where `npm run build` puts the dashboard (same place from src/ under vitest and from dist/). */
 export const BUILT_UI_DIR = fileURLToPath(new URL('../../../dist/web/', import.meta.url));
@@ -123,6 +124,9 @@ export async function registerUi(server: FastifyInstance, app: AppContext, opts:
 
   // Unknown API paths keep the API's answers (401 without credentials, then 404), never an index.
   server.get('/osm/api/*', async (req) => {
-    throw errors.notFound(`Route ${req.method} ${req.url.split('?')[0]} not found`);
+    const path = req.url.split('?')[0]!;
+    // A wildcard takes any length: a segment the router refused as a parameter stays a 414.
+    if (path.split('/').some((seg) => seg.length > MAX_PARAM_LENGTH)) throw errors.paramTooLong(MAX_PARAM_LENGTH);
+    throw errors.notFound(`Route ${req.method} ${path} not found`);
   });
 }
