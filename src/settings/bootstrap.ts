@@ -3,12 +3,12 @@
  * mode 0600), the standard folders and the bundled sample workflows. Everything here is
  * idempotent and never overwrites.
  */
-import { chmodSync, closeSync, cpSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { randomBytes } from 'node:crypto';
 import type { ResolvedPaths } from './paths.js';
 import { generateSettingsText } from './template.js';
+import { createFileExclusive } from '../util/fs-safe.js';
 
 /**
  * Writes a fresh settings file for `base` at `file` unless one exists. Returns true when this call
@@ -19,23 +19,7 @@ export function ensureSettingsFile(file: string, base: string): boolean {
   if (existsSync(file)) return false;
   ensureBaseFolder(base);
   mkdirSync(dirname(file), { recursive: true });
-  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'wx', 0o600);
-  try {
-    writeSync(fd, generateSettingsText(base));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    linkSync(tmp, file);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  } finally {
-    unlinkSync(tmp);
-  }
+  return createFileExclusive(file, generateSettingsText(base), { mode: 0o600, durable: true });
 }
 
 /**

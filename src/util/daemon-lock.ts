@@ -11,12 +11,13 @@
  * start unless `--force` says the owner is known to be gone. `--force` never stops or overrides a
  * live daemon on this host.
  */
-import { closeSync, linkSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { errors } from '../errors.js';
 import { processStartTime, sameProcess } from '../engine/process-registry.js';
+import { createFileExclusive } from './fs-safe.js';
 
 export const DAEMON_LOCK_FILE = 'osm-serve.lock';
 
@@ -61,25 +62,6 @@ function readOwner(file: string): { raw: string; owner?: LockOwner } | undefined
   return { raw };
 }
 
-/** Creates `file` with `content` only if it does not exist; false when it does. */
-function createWithContent(file: string, content: string): boolean {
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-  const fd = openSync(tmp, 'wx', 0o600);
-  try {
-    writeSync(fd, content);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    linkSync(tmp, file);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-}
 
 /**
  * Removes the lock only if it still holds `raw`: renamed aside first (atomic), then compared, and
@@ -121,7 +103,7 @@ export function acquireDaemonLock(base: string, opts: LockOptions = {}): DaemonL
   const content = `${JSON.stringify(me)}\n`;
   let note: string | undefined;
   for (let attempt = 0; attempt < 5; attempt++) {
-    if (createWithContent(file, content)) return { file, ...(note ? { note } : {}), release: () => release(file, content) };
+    if (createFileExclusive(file, content)) return { file, ...(note ? { note } : {}), release: () => release(file, content) };
     const found = readOwner(file);
     if (!found) continue; // released between our attempt and the read
     const { raw, owner } = found;

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync, realpathSync, existsSync, copyFileSync, chmodSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, writeSync, realpathSync, existsSync, copyFileSync, chmodSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, relative, resolve, sep, basename } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -71,4 +71,30 @@ export function isInside(parent: string, child: string): boolean {
 export function ensureDir(path: string): string {
   mkdirSync(path, { recursive: true });
   return path;
+}
+
+/**
+ * Creates `file` with `content` only if it does not exist yet, atomically and exclusively: the
+ * content is written to a private temporary file which is then hard-linked into place, so no
+ * reader ever sees a half-written file and two processes never both succeed. Returns false when
+ * the file already existed.
+ */
+export function createFileExclusive(file: string, content: string, opts: { mode?: number; durable?: boolean } = {}): boolean {
+  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'wx', opts.mode ?? 0o600);
+  try {
+    writeSync(fd, content);
+    if (opts.durable) fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(tmp, file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
 }

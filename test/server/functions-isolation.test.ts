@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/tmp.js';
+import { processAlive } from '../helpers/cli.js';
 
 let t: TestServer;
 let tmp: { dir: string; cleanup: () => void };
@@ -38,21 +39,6 @@ async function until(cond: () => boolean, what: string, boundMs = 60_000): Promi
   }
 }
 
-/** True while the process exists and is not a zombie (an orphan may wait to be reaped by init). */
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    if (process.platform === 'linux') return false;
-  }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('evaluations never block the daemon', () => {
   it('/health answers while three hostile evaluations run; they end as time-outs, a fourth gets 429, and the exec_cmd child is killed', async () => {
@@ -92,7 +78,7 @@ describe('evaluations never block the daemon', () => {
     }
     const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
     expect(pid).toBeGreaterThan(1);
-    await until(() => !alive(pid), `the exec_cmd child ${pid} to be killed`, 15_000);
+    await until(() => !processAlive(pid), `the exec_cmd child ${pid} to be killed`, 15_000);
 
     // Slots are free again.
     const after = await post('/osm/api/functions/eval', { script: '1 + 1' });

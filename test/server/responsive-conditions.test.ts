@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/tmp.js';
+import { processAlive } from '../helpers/cli.js';
 
 const { dir, cleanup } = tempDir('osm-respcond-');
 let t: TestServer;
@@ -44,20 +45,6 @@ async function until(cond: () => boolean, what: string, boundMs = 60_000): Promi
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    if (process.platform === 'linux') return false;
-  }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const statusOf = (uuid: string) => t.app.store.runs.getByUuid(uuid)!.status;
 
@@ -76,9 +63,9 @@ describe('hostile conditions', () => {
     expect(health.statusCode).toBe(200);
     expect(statusOf(uuid)).toBe('running');
     const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
-    expect(alive(pid)).toBe(true);
+    expect(processAlive(pid)).toBe(true);
     expect((await t.server.inject({ method: 'DELETE', url: `/osm/api/runs/${uuid}`, headers: t.auth })).statusCode).toBe(200);
-    await until(() => !alive(pid), `the pre_condition's command ${pid} to be killed`, 15_000);
+    await until(() => !processAlive(pid), `the pre_condition's command ${pid} to be killed`, 15_000);
     await until(() => !t.queue!.active().some((r) => r.run_uuid === uuid), 'the engine to finish');
     expect(statusOf(uuid)).toBe('cancelled');
   }, 90_000);
@@ -92,7 +79,7 @@ describe('hostile conditions', () => {
     expect(statusOf(uuid)).toBe('running');
     const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
     expect((await t.server.inject({ method: 'DELETE', url: `/osm/api/runs/${uuid}`, headers: t.auth })).statusCode).toBe(200);
-    await until(() => !alive(pid), `the decision condition's command ${pid} to be killed`, 15_000);
+    await until(() => !processAlive(pid), `the decision condition's command ${pid} to be killed`, 15_000);
     await until(() => !t.queue!.active().some((r) => r.run_uuid === uuid), 'the engine to finish');
     expect(statusOf(uuid)).toBe('cancelled');
   }, 90_000);

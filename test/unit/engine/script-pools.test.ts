@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { apiScriptPool, quickScriptPool, scriptPool, ScriptCallError } from '../../../src/engine/scripts/pool.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { processAlive } from '../../helpers/cli.js';
 
 const tmp = tempDir('osm-pools-');
 afterAll(() => tmp.cleanup());
@@ -11,20 +12,6 @@ afterAll(() => tmp.cleanup());
 const run = (pool: ReturnType<typeof scriptPool>, script: string, extra: { signal?: AbortSignal; timeoutMs?: number } = {}) =>
   pool!.run({ script, vars: {}, ctx: {}, timeoutMs: extra.timeoutMs ?? 30_000, signal: extra.signal });
 
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    if (process.platform === 'linux') return false;
-  }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until(cond: () => boolean, what: string, boundMs = 30_000): Promise<void> {
   const end = Date.now() + boundMs;
@@ -57,17 +44,17 @@ describe('script pools', () => {
     const pending = run(scriptPool(), `exec_cmd(${JSON.stringify(`sh -c 'echo $$ > ${pidFile}; exec sleep 60'; echo after`)})`, { signal: stop.signal }).catch((e: unknown) => e);
     await until(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').trim() !== '', 'the command to start');
     const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
-    expect(alive(pid)).toBe(true);
+    expect(processAlive(pid)).toBe(true);
     stop.abort();
     expect(((await pending) as ScriptCallError).kind).toBe('aborted');
-    await until(() => !alive(pid), `command ${pid} to be killed`);
+    await until(() => !processAlive(pid), `command ${pid} to be killed`);
   }, 60_000);
 
   it('API evaluations get a fresh process each; engine evaluators are reused', async () => {
     const pidOf = async (pool: ReturnType<typeof scriptPool>) => Number(await run(pool, 'exec_cmd("echo $PPID")'));
     const api = [await pidOf(apiScriptPool()), await pidOf(apiScriptPool())];
     expect(api[0]).not.toBe(api[1]);
-    await until(() => !alive(api[0]!), 'the first API evaluator to be gone');
+    await until(() => !processAlive(api[0]!), 'the first API evaluator to be gone');
     const engine = [await pidOf(quickScriptPool()), await pidOf(quickScriptPool())];
     expect(engine[0]).toBe(engine[1]);
   }, 60_000);
