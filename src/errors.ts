@@ -205,6 +205,10 @@ export const errors = {
   malformedHttp: def('OSM_ERR_MALFORMED_HTTP', 400, () => 'Malformed HTTP request'),
   requestTimeout: def('OSM_ERR_REQUEST_TIMEOUT', 408, () => 'Request timeout'),
   headersTooLarge: def('OSM_ERR_HEADERS_TOO_LARGE', 431, () => 'Request headers are too large'),
+  // the web dashboard (src/server/plugins/ui.ts, csrf.ts)
+  dashboardNotBuilt: def('OSM_ERR_DASHBOARD_NOT_BUILT', 404, () => 'The web dashboard is not built (run npm run build), and server.ui_path holds no index.html'),
+  csrfHeaderMissing: def('OSM_ERR_CSRF', 403, () => 'Forbidden: a request authenticated by the session cookie must carry the x-osm-csrf header'),
+  crossSiteRequest: def('OSM_ERR_CROSS_SITE', 403, () => 'Forbidden: cross-site request refused (send the x-osm-csrf header or credentials in a header)'),
 } as const;
 
 /** True for errors of the catalogue. */

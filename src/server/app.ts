@@ -7,6 +7,9 @@ import { registerMetrics } from './plugins/metrics.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { registerCors } from './plugins/cors.js';
 import { registerLoginThrottle, type LoginThrottle } from './plugins/login-throttle.js';
+import { registerCsrf } from './plugins/csrf.js';
+import { registerCompression } from './plugins/compression.js';
+import { registerUi } from './plugins/ui.js';
 import { ROUTE_MODULES } from './routes/index.js';
 import { isAudited, recordRequest } from '../services/audit.js';
 import type { RunQueue } from '../engine/queue.js';
@@ -18,6 +21,8 @@ export interface ServerOptions {
   logger?: boolean | Record<string, unknown>;
   /** The run scheduler; absent in route tests that do not execute runs. */
   queue?: RunQueue;
+  /** The built dashboard folder (default dist/web; tests use a fixture). */
+  uiDir?: string;
 }
 
 /** What route modules receive. */
@@ -70,6 +75,8 @@ export async function buildServer(app: AppContext, opts: ServerOptions = {}): Pr
   // CORS first: preflights of allowed origins are answered before authentication.
   await registerCors(server, app);
   registerAuth(server, app, { noAuth: Boolean(opts.noAuth) });
+  registerCsrf(server, { noAuth: Boolean(opts.noAuth) });
+  await registerCompression(server);
   const loginThrottle = await registerLoginThrottle(server);
   registerMetrics(server, app);
 
@@ -91,5 +98,6 @@ export async function buildServer(app: AppContext, opts: ServerOptions = {}): Pr
   const deps: ServerDeps = { app, noAuth: Boolean(opts.noAuth), queue: opts.queue, startedAt: Date.now(), loginThrottle };
   for (const register of ROUTE_MODULES) register(server, deps);
   registerOpenApi(server);
+  await registerUi(server, app, { builtDir: opts.uiDir });
   return server;
 }

@@ -31,3 +31,4 @@ import { registerTeamRoutes } from './team.js'; ROUTE_MODULES.push(registerTeamR
 import { registerAgentRoutes } from './agent.js'; ROUTE_MODULES.push(registerAgentRoutes);
 import { registerRunLogRoutes } from './run-logs.js'; ROUTE_MODULES.push(registerRunLogRoutes);
 import { registerEventStreamRoutes } from './events-stream.js'; ROUTE_MODULES.push(registerEventStreamRoutes);
+import { registerWorkflowLintRoutes } from './workflow-lint.js'; ROUTE_MODULES.push(registerWorkflowLintRoutes);
