@@ -45,7 +45,8 @@ export async function run({ log }) {
       const b = await runTimed(process.execPath, [SPAWN_LOOP, String(steps), '/bin/bash', '-c', 'true']);
       baseBash.push({ wall: b.ms, inside: JSON.parse(b.stdout).ms });
       const e = await osm(['-b', base, '-F', wf, 'run', '-m', 'bench-steps', '-t', `rep${r}.example.com`, '--json']);
-      const out = JSON.parse(e.stdout);
+      // --json prints event lines, then the run record as the last line.
+      const out = JSON.parse(e.stdout.trim().split('\n').at(-1));
       const runRec = out.run ?? out.runs?.[0]?.run ?? out;
       if (runRec.status !== 'completed' || runRec.completed_steps !== steps) {
         throw new Error(`osm run did not complete all ${steps} steps: status ${runRec.status}, ${runRec.completed_steps} steps`);

@@ -18,6 +18,8 @@ const BENCHES = [
   () => import('./04-api-reads.mjs'),
   () => import('./05-many-runs.mjs'),
   () => import('./06-startup.mjs'),
+  () => import('./07-live-logs.mjs'),
+  () => import('./08-dashboard.mjs'),
 ];
 
 /** Newest modification time (ms) of the files under `dir` whose names end with `ext`. */

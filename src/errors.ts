@@ -38,10 +38,15 @@ export const errors = {
   notFound: def('OSM_ERR_NOT_FOUND', 404, (msg: string) => msg),
   routeNotFound: def('OSM_ERR_ROUTE_NOT_FOUND', 404, (method: string, url: string) => `Route ${method}:${url} not found`),
   conflict: def('OSM_ERR_CONFLICT', 409, (msg: string) => msg),
+  notAcceptable: def('OSM_ERR_NOT_ACCEPTABLE', 406, (msg: string) => msg),
   payloadTooLarge: def('OSM_ERR_PAYLOAD_TOO_LARGE', 413, (limit?: number) => (limit ? `Request body is too large (limit ${limit} bytes)` : 'Request Entity Too Large')),
   unsupportedMedia: def('OSM_ERR_UNSUPPORTED_MEDIA', 415, (ct: string) => `Unsupported content type: ${ct}`),
   internal: def('OSM_ERR_INTERNAL', 500, (msg?: string) => msg ?? 'Internal server error'),
   unavailable: def('OSM_ERR_UNAVAILABLE', 503, (msg: string) => msg),
+
+  // agents (reference server-api §1.15 wording)
+  agentBusy: def('OSM_ERR_AGENT_BUSY', 409, () => 'An agent is already running. Only one agent subprocess is allowed at a time.'),
+  agentFailed: def('OSM_ERR_AGENT_FAILED', 500, (msg: string) => `Agent execution failed: ${msg}`),
 
   // auth (messages word for word from the spec)
   missingAuthHeader: def('OSM_ERR_AUTH_MISSING', 401, () => 'Missing authorization header'),
@@ -206,6 +211,10 @@ export const errors = {
   malformedHttp: def('OSM_ERR_MALFORMED_HTTP', 400, () => 'Malformed HTTP request'),
   requestTimeout: def('OSM_ERR_REQUEST_TIMEOUT', 408, () => 'Request timeout'),
   headersTooLarge: def('OSM_ERR_HEADERS_TOO_LARGE', 431, () => 'Request headers are too large'),
+  // the web dashboard (src/server/plugins/ui.ts, csrf.ts)
+  dashboardNotBuilt: def('OSM_ERR_DASHBOARD_NOT_BUILT', 404, () => 'The web dashboard is not built (run npm run build), and server.ui_path holds no index.html'),
+  csrfHeaderMissing: def('OSM_ERR_CSRF', 403, () => 'Forbidden: a request authenticated by the session cookie must carry the x-osm-csrf header'),
+  crossSiteRequest: def('OSM_ERR_CROSS_SITE', 403, () => 'Forbidden: cross-site request refused (send the x-osm-csrf header or credentials in a header)'),
 } as const;
 
 /** True for errors of the catalogue. */

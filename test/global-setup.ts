@@ -20,7 +20,10 @@ function newest(dir: string): number {
  */
 export default function setup(): void {
   const marker = join(ROOT, 'dist/cli/main.js');
-  if (existsSync(marker) && statSync(marker).mtimeMs >= newest(join(ROOT, 'src'))) return;
+  if (existsSync(marker) && statSync(marker).mtimeMs >= newest(join(ROOT, 'src'))) {
+    generateCompletions();
+    return;
+  }
   try {
     execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
   } catch (err) {
@@ -28,4 +31,10 @@ export default function setup(): void {
     // (`npm run build` and CI's typecheck catch the type errors themselves).
     if (!existsSync(marker)) throw err;
   }
+  generateCompletions();
+}
+
+/** completions/ and man/ are build output too (`npm run build` writes them after tsc); cheap to redo. */
+function generateCompletions(): void {
+  execFileSync(process.execPath, [join(ROOT, 'dist/cli/completion/generate.js')], { cwd: ROOT, stdio: 'ignore' });
 }

@@ -5,6 +5,7 @@ import { COMMAND_MODULES } from './commands/index.js';
 import type { GlobalOptions } from './context.js';
 import { usageExampleRequest, usageExamples } from './examples.js';
 import { stopLogFile } from '../util/log-file.js';
+import { readBuildInfo } from './build-info.js';
 
 /** Builds the commander program. Command modules only declare flags; their actions import lazily. */
 export function buildProgram(): Command {
@@ -43,16 +44,27 @@ export function buildProgram(): Command {
     .command('version')
     .description('print the version (same as --version); --json for scripts')
     .action((_opts, command: Command) => {
-      if (command.optsWithGlobals().json) process.stdout.write(`${JSON.stringify({ name: 'osm', version: VERSION, compatible_with: `osmedeus ${REFERENCE_VERSION}` })}\n`);
-      else process.stdout.write(`${versionText()}\n`);
+      const b = readBuildInfo();
+      if (command.optsWithGlobals().json) {
+        process.stdout.write(`${JSON.stringify({ name: 'osm', version: VERSION, build: b.built_at, commit: b.commit, author: AUTHOR, docs: DOCS, compatible_with: `osmedeus ${REFERENCE_VERSION}` })}\n`);
+      } else process.stdout.write(`${versionText()}\n`);
     });
   return program;
 }
 
+const AUTHOR = 'the osm contributors';
+const DOCS = "README.md and docs/ in the package; 'man osm' (man/osm.1)";
+
+/** The reference's --version block (name line, Version, Build, Commit, Author, Docs) plus what osm is compatible with. */
 function versionText(): string {
+  const b = readBuildInfo();
   return [
     `osm - security-automation workflow engine`,
     `Version: ${VERSION}`,
+    `Build: ${b.built_at}`,
+    `Commit: ${b.commit}`,
+    `Author: ${AUTHOR}`,
+    `Docs: ${DOCS}`,
     `Compatible with: Osmedeus ${REFERENCE_VERSION} workflows and API`,
   ].join('\n');
 }

@@ -9,6 +9,7 @@ import { messageOf } from '../errors.js';
 import { RunPrinter } from './printer.js';
 import { ExecutionLog } from './exec-log.js';
 import { RunRecorder, type RunSource } from './recorder.js';
+import { RunOutput } from './live/run-output.js';
 import { checkDependencies, DependencyError } from './deps-check.js';
 import { executeModuleBody, manualRunAllowed, prepareScope, SCHEDULER_TRIGGERS } from './module-exec.js';
 import { executeFlowBody, type ModuleSummary } from './flow-exec.js';
@@ -96,7 +97,13 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
   const run0 = deps.store.runs.get(runId);
   if (!run0) throw new Error(`run ${runId} not found`);
   const recorder = new RunRecorder(deps.store, run0, source);
-  const printer = new RunPrinter({ stdout: display.stdout, silent: display.silent, color: display.color, prefix: display.prefix, spinner: display.spinner, noLogLines: display.noLogLines });
+  const printer = new RunPrinter({ stdout: display.stdout, silent: display.silent, color: display.color, prefix: display.prefix, spinner: display.spinner, noLogLines: display.noLogLines, verbose: display.verbose });
+  // The run's output as it happens: step logs and journal, the terminal, --json and the daemon's streams.
+  const live = new RunOutput(run0.run_uuid);
+  if (display.listener) live.subscribe(display.listener);
+  if (printer.live) live.subscribe((e) => printer.liveEvent(e));
+  recorder.observe((state) => live.step(state));
+  const runInfo = () => ({ run_uuid: recorder.run.run_uuid, workflow: recorder.run.workflow_name, target: recorder.run.target, workspace: recorder.run.workspace });
   const controller = new AbortController();
   // Every in-flight command listens for the run's abort: a foreach with parallel 64 is normal.
   setMaxListeners(0, controller.signal);
@@ -136,6 +143,8 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
     const ws = deps.store.workspaces.get(recorder.run.workspace);
     recorder.finished(status, { error, durationMs, assetsFound: ws?.total_assets ?? 0 });
     const finalRun = deps.store.runs.get(runId)!;
+    const finalStatus = (finalRun.status === 'running' ? status : finalRun.status) as 'completed' | 'failed' | 'cancelled';
+    live.run({ ...runInfo(), status: finalStatus, duration_ms: durationMs, ...(finalRun.error_message || error ? { error: finalRun.error_message || error } : {}) });
     // Webhooks are delivered in the background (with their own retries and timeouts); failures
     // are recorded as webhook.delivery events by the notifier, never fail the run.
     if (!input.disableNotification && !wf?.preferences.disable_notifications) {
@@ -163,6 +172,8 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
     );
     if (timer) clearTimeout(timer);
     active.delete(finalRun.run_uuid);
+    printer.flushLive();
+    live.close();
     await printer.detachConsoleLog();
     exec.log.close();
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
@@ -175,6 +186,7 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
     input,
     recorder,
     printer,
+    output: live,
     log: new ExecutionLog(),
     signal: controller.signal,
     abortReason: () => entry.reason,
@@ -191,7 +203,7 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
   try {
     wf = setup.workflow();
   } catch (err) {
-    recorder.started();
+    if (recorder.started()) live.run({ ...runInfo(), status: 'running' });
     return finish('failed', messageOf(err));
   }
 
@@ -222,12 +234,14 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
     });
   }
   mkdirSync(exec.logDir, { recursive: true });
+  live.useDir(exec.logDir);
   recorder.update({ workspace: space, total_steps: deps.loader.stepCount(wf) });
 
   if (!recorder.started()) {
     // Cancelled (or otherwise finished) before it could start.
     return finish('cancelled', 'run cancelled before it started');
   }
+  live.run({ ...runInfo(), status: 'running' });
   if (input.timeoutMs && input.timeoutMs > 0) {
     timer = setTimeout(() => abortRun(run0.run_uuid, 'timeout'), input.timeoutMs);
     timer.unref();

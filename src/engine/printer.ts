@@ -3,6 +3,8 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import ora, { type Ora } from 'ora';
 import { formatDuration } from '../util/duration.js';
 import { untracedStderr } from '../util/log-file.js';
+import type { LiveEvent, LiveLine } from './live/run-output.js';
+import { cleanToolLine, progressText, type Progress } from './printer-live.js';
 
 /** Symbol printed before a step of each type (reference output style). */
 export const STEP_SYMBOLS: Record<string, string> = {
@@ -34,7 +36,12 @@ export interface PrinterOptions {
   spinnerAfterMs?: number;
   /** --disable-logging: drop timestamped log lines (`<time> INFO …`). */
   noLogLines?: boolean;
+  /** -v: live output lines show the time since their step started. */
+  verbose?: boolean;
 }
+
+/** Without a spinner, a running foreach prints a progress line this often at most. */
+export const PROGRESS_LINE_MS = 2000;
 
 /**
  * The run console: what a user sees while a run executes. Every line also goes to
@@ -47,9 +54,92 @@ export class RunPrinter {
   private readonly running = new Map<string, number[]>();
   private spin?: Ora;
   private tick?: NodeJS.Timeout;
+  /** Steps running now (name → start times), for prefixes and timings of live output lines. */
+  private readonly active = new Map<string, number[]>();
+  /** Live output lines waiting to be written (one write, and one spinner redraw, per batch). */
+  private pendingLive: string[] = [];
+  private liveFlush?: NodeJS.Immediate;
+  private readonly progressOf = new Map<string, Progress>();
+  /** Steps whose live output began under an `[output]` header (one step running at the time). */
+  private readonly headed = new Set<string>();
 
   constructor(private readonly opts: PrinterOptions) {
     this.c = new Chalk({ level: opts.color ? 1 : 0 });
+  }
+
+  /** True when the tool output of running steps is shown as it arrives (an `osm run` terminal). */
+  get live(): boolean {
+    return this.opts.stdout;
+  }
+
+  /** True when `lines` live output lines of a step were shown, so its output block is not repeated. */
+  streamed(lines: number): boolean {
+    return this.live && lines > 0;
+  }
+
+  /** True when foreach steps should report their progress here. */
+  get wantsProgress(): boolean {
+    return this.opts.stdout && (Boolean(this.opts.spinner) || !this.opts.silent);
+  }
+
+  /** A live event of the run: output lines are printed (batched), hidden by --silent. */
+  liveEvent(e: LiveEvent): void {
+    if (e.kind === 'line') this.liveLine(e);
+  }
+
+  private liveLine(e: LiveLine): void {
+    // Hidden (--silent): still a full record in the console log.
+    const hidden = !this.opts.stdout || this.opts.silent;
+    let prefix = '  ';
+    if (!hidden) {
+      const starts = this.active.get(e.step);
+      if (this.opts.verbose && starts?.length) prefix += `${this.c.dim(`+${((e.ts - starts[0]!) / 1000).toFixed(1)}s`)} `;
+      // Several steps running: say whose line it is; one: its output under a header, as a block would be.
+      if (this.active.size > 1) prefix += `${this.c.cyan(`[${e.step}]`)} `;
+      else if (!this.headed.has(e.step)) {
+        this.headed.add(e.step);
+        this.pendingLive.push(this.c.dim('[output]'));
+      }
+    } else if (!this.consoleLog) return;
+    this.pendingLive.push(prefix + cleanToolLine(e.line, this.opts.color && !hidden));
+    if (this.pendingLive.length >= 500) this.flushLive();
+    else this.liveFlush ??= setImmediate(() => this.flushLive());
+  }
+
+  /** Writes the live lines waiting (before any other output, and at the end of a run). */
+  flushLive(): void {
+    if (this.liveFlush) clearImmediate(this.liveFlush);
+    this.liveFlush = undefined;
+    if (this.pendingLive.length === 0) return;
+    const text = this.pendingLive.join('\n');
+    this.pendingLive = [];
+    if (!this.opts.stdout || this.opts.silent) this.consoleLog?.write(`${stripAnsi(text)}\n`);
+    else this.emit(text, { quiet: true, live: true });
+  }
+
+  /** Progress of a foreach step: drawn in the spinner on a terminal, else a plain line now and then. */
+  progress(step: string, done: number, total?: number): void {
+    const now = Date.now();
+    let p = this.progressOf.get(step);
+    if (!p) {
+      p = { done, total, started: now, lastLine: now, lines: 0 };
+      this.progressOf.set(step, p);
+      return;
+    }
+    p.done = done;
+    if (total !== undefined) p.total = total;
+    if (!this.opts.spinner && !this.opts.silent && now - p.lastLine >= PROGRESS_LINE_MS) {
+      p.lastLine = now;
+      p.lines++;
+      this.line(`${this.c.dim('∀')} ${progressText(step, p, now, false)}`);
+    }
+  }
+
+  /** A foreach ended: its progress goes away (with a last line when progress lines were printed). */
+  progressDone(step: string): void {
+    const p = this.progressOf.get(step);
+    this.progressOf.delete(step);
+    if (p && p.lines > 0 && !this.opts.spinner) this.line(`${this.c.dim('∀')} ${progressText(step, p, Date.now(), false)}`);
   }
 
   /** The spinner text for the steps running now, or undefined when none has run long enough. */
@@ -62,12 +152,17 @@ export class RunPrinter {
       if (starts.length && (!oldest || starts[0]! < oldest[1])) oldest = [name, starts[0]!];
     }
     if (!oldest || now - oldest[1] < after) return undefined;
+    const progress = this.progressOf.get(oldest[0]);
+    if (progress) return progressText(oldest[0], progress, now, true) + (count > 1 ? ` (+${count - 1} more)` : '');
     const secs = formatDuration(now - oldest[1]);
     const others = count - 1;
     return `${oldest[0]} running for ${secs}${others > 0 ? ` (+${others} more step${others > 1 ? 's' : ''})` : ''}`;
   }
 
   private stepBegan(name: string): void {
+    const live = this.active.get(name);
+    if (live) live.push(Date.now());
+    else this.active.set(name, [Date.now()]);
     if (!this.opts.spinner || !this.opts.stdout) return;
     const starts = this.running.get(name);
     if (starts) starts.push(Date.now());
@@ -79,6 +174,12 @@ export class RunPrinter {
   }
 
   private stepEnded(name: string): void {
+    this.headed.delete(name);
+    const live = this.active.get(name);
+    if (live) {
+      live.shift();
+      if (live.length === 0) this.active.delete(name);
+    }
     const starts = this.running.get(name);
     if (!starts) return;
     starts.shift();
@@ -122,7 +223,9 @@ export class RunPrinter {
     if (s) await new Promise<void>((resolve) => s.end(resolve));
   }
 
-  private emit(text: string, opts: { stderr?: boolean; quiet?: boolean } = {}): void {
+  private emit(text: string, opts: { stderr?: boolean; quiet?: boolean; live?: boolean } = {}): void {
+    // Live lines waiting go first: what a step printed comes before its "finished" line.
+    if (!opts.live && this.pendingLive.length) this.flushLive();
     const lines = text.split('\n').map((l) => (this.opts.prefix ? this.opts.prefix + l : l));
     const joined = `${lines.join('\n')}\n`;
     this.consoleLog?.write(stripAnsi(joined));
@@ -174,11 +277,13 @@ export class RunPrinter {
     if (!suppressDetails) for (const l of lines) this.emit(`  ${this.c.dim(sym)} ${l}`, { quiet: true });
   }
 
-  stepSuccess(name: string, type: string, durationMs: number, output: string): void {
+  /** A step completed; its output block is shown unless `streamedLines` of it were shown live. */
+  stepSuccess(name: string, type: string, durationMs: number, output: string, streamedLines = 0): void {
     const sym = STEP_SYMBOLS[type] ?? '▶';
+    this.flushLive();
     this.stepEnded(name);
     this.emit(`${this.c.green('✔')} ${sym} ${this.c.dim(`(finished in ${formatDuration(durationMs)})`)} ${name}`, { quiet: true });
-    this.outputBlock(output);
+    if (!this.streamed(streamedLines)) this.outputBlock(output);
   }
 
   /** The `[output]` block: every non-blank line indented two spaces. Hidden by --silent. */
@@ -190,6 +295,7 @@ export class RunPrinter {
 
   stepFailed(name: string, type: string, error: string, commands: string[]): void {
     const sym = STEP_SYMBOLS[type] ?? '▶';
+    this.flushLive();
     this.stepEnded(name);
     this.emit(`${this.c.red('⏹')} ${sym} ${this.c.red('(failed)')} ${name}: ${error}`, { stderr: true });
     for (const cmd of commands) this.emit(`  ${this.c.dim(sym)} ${cmd}`, { stderr: true });

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { spawnerPool } from './spawner/pool.js';
 import { killGroup } from './process-registry.js';
 import { formatDuration } from '../util/duration.js';
+import type { OutputSink } from './live/run-output.js';
 
 /** Caps of the in-memory copy of a step's output; the log file always gets everything. */
 export const STDOUT_CAP = 4 * 1024 * 1024;
@@ -17,8 +18,8 @@ export interface SpawnOptions {
   timeoutMs?: number;
   /** Aborting kills the whole process group. */
   signal?: AbortSignal;
-  /** Append all output (stdout and stderr, as it arrives) to this file while the process runs. */
-  logFile?: string;
+  /** Where the output goes as it arrives: the run's step log, its streams and the terminal. */
+  output?: OutputSink;
   /** Called with the process group leader's PID right after spawn, and with 0 when it ended. */
   onPid?: (pid: number) => void;
   /** SIGTERM → SIGKILL grace period. */
@@ -40,10 +41,36 @@ export interface SpawnResult {
   lines: number;
 }
 
+/** A bounded in-memory copy of one output stream (the log file always gets everything). */
+function capture(cap: number) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let newlines = 0;
+  let last = 10;
+  return {
+    truncated: false,
+    push(chunk: Buffer) {
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) newlines++;
+      last = chunk[chunk.length - 1]!;
+      if (size >= cap) {
+        this.truncated = true;
+        return;
+      }
+      const part = chunk.length > cap - size ? chunk.subarray(0, cap - size) : chunk;
+      if (part.length < chunk.length) this.truncated = true;
+      chunks.push(part);
+      size += part.length;
+    },
+    text: () => Buffer.concat(chunks).toString('utf8'),
+    /** Lines seen, a last line without its newline included. */
+    lines: () => newlines + (last === 10 ? 0 : 1),
+  };
+}
+
 /**
  * Runs a program in its own process group through the spawner pool (the engine never forks
- * itself, see spawner/child.ts), streaming output to the log file and keeping a bounded copy in
- * memory. Timeouts and aborts kill the whole group (SIGTERM, then SIGKILL after the grace).
+ * itself, see spawner/child.ts), handing its output to `output` as it arrives and keeping a
+ * bounded copy in memory. Timeouts and aborts kill the whole group (SIGTERM, then SIGKILL after the grace).
  * Never throws for a failing program: the caller reads exitCode/timedOut/cancelled.
  */
 export async function spawnCommand(opts: SpawnOptions): Promise<SpawnResult> {
@@ -68,18 +95,15 @@ export async function spawnCommand(opts: SpawnOptions): Promise<SpawnResult> {
     kill();
   };
   opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const out = capture(opts.stdoutCap ?? STDOUT_CAP);
+  const err = capture(opts.stderrCap ?? STDERR_CAP);
   try {
-    const exit = await spawnerPool().run(
-      {
-        argv: opts.argv,
-        env,
-        baseEnv: opts.baseEnv,
-        cwd: opts.cwd,
-        logFile: opts.logFile,
-        stdoutCap: opts.stdoutCap ?? STDOUT_CAP,
-        stderrCap: opts.stderrCap ?? STDERR_CAP,
+    const exit = await spawnerPool().run({ argv: opts.argv, env, baseEnv: opts.baseEnv, cwd: opts.cwd }, {
+      onOutput: (stream, chunk) => {
+        (stream === 2 ? err : out).push(chunk);
+        opts.output?.write(stream, chunk);
       },
-      (p) => {
+      onPid: (p) => {
         pid = p;
         if (!p) return;
         opts.onPid?.(p);
@@ -95,20 +119,22 @@ export async function spawnCommand(opts: SpawnOptions): Promise<SpawnResult> {
           }, Math.max(0, opts.timeoutMs - (Date.now() - started)));
         }
       },
-    );
-    const truncNote = exit.truncated ? '\n[output truncated]' : '';
+    });
+    const truncated = out.truncated || err.truncated;
+    const stdout = out.text();
     return {
       exitCode: typeof exit.code === 'number' ? exit.code : -1,
       signal: exit.signal ?? undefined,
-      stdout: exit.stdout + (exit.truncated && exit.stdout ? truncNote : ''),
-      stderr: exit.stderr,
-      truncated: exit.truncated,
+      stdout: stdout + (truncated && stdout ? '\n[output truncated]' : ''),
+      stderr: err.text(),
+      truncated,
       timedOut,
       cancelled,
       durationMs: Date.now() - started,
-      lines: exit.lines,
+      lines: out.lines() + err.lines(),
     };
   } finally {
+    opts.output?.end();
     if (timer) clearTimeout(timer);
     opts.signal?.removeEventListener('abort', onAbort);
     if (pid) opts.onPid?.(0);

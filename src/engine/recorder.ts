@@ -1,5 +1,6 @@
 import type { Store, RunRecord, RunStatus, StepStatus } from '../store/index.js';
 import { processStartTime } from './process-registry.js';
+import type { StepState } from './live/journal.js';
 
 export type RunSource = 'cli' | 'api' | 'scheduler' | 'executor';
 
@@ -21,6 +22,8 @@ export interface StepFinishInfo {
   command?: string;
   /** The run's live process group after this step (written in the same transaction). */
   currentPid?: number;
+  /** Exit code of the step's (last or failing) command; null when no process ran or it was killed. */
+  exitCode?: number | null;
 }
 
 const OUTPUT_LIMIT = 64 * 1024;
@@ -37,6 +40,8 @@ export function trimOutput(output: string): string {
  */
 export class RunRecorder {
   private readonly counted = new Set<string>();
+  private readonly stepInfo = new Map<number, { type: string; module: string }>();
+  private observer?: (state: StepState) => void;
   run: RunRecord;
 
   constructor(
@@ -81,15 +86,33 @@ export class RunRecorder {
     return ok;
   }
 
+  /** Hears every step state change written here (the run's live output journals them). */
+  observe(observer: (state: StepState) => void): void {
+    this.observer = observer;
+  }
+
+  private tell(state: StepState): void {
+    try {
+      this.observer?.(state);
+    } catch {
+      // Showing a change must never fail recording it.
+    }
+  }
+
   /** Updates non-status run fields (workspace, total_steps …). */
   update(patch: Parameters<Store['runs']['update']>[1]): void {
     this.store.runs.update(this.run.id, patch);
     this.refresh();
   }
 
+  /** The PID last written to `runs.current_pid` by this recorder (0 when cleared). */
+  shownPid = 0;
+
   /** Writes the live PID (0 clears it). */
   setPid(pid: number): void {
+    if (pid === this.shownPid) return;
     this.store.runs.update(this.run.id, { current_pid: pid, current_pid_start: pid ? (processStartTime(pid) ?? '') : '' });
+    this.shownPid = pid;
   }
 
   /** Current status in the database (another process may have cancelled the run). */
@@ -111,6 +134,8 @@ export class RunRecorder {
       command: info.command,
       log_file: info.logFile,
     });
+    this.stepInfo.set(row.id, { type: info.stepType, module: info.moduleName });
+    this.tell({ step: info.stepName, status: 'running', exit_code: null, duration_ms: 0, step_type: info.stepType, module: info.moduleName });
     return row.id;
   }
 
@@ -132,6 +157,7 @@ export class RunRecorder {
       });
       if (countKey) this.countOnce(countKey);
     });
+    this.tell({ step: info.stepName, status: 'skipped', exit_code: null, duration_ms: 0, step_type: info.stepType, module: info.moduleName });
   }
 
   /** Finishes a step with its event; counts it once toward completed_steps when `countKey` is new. */
@@ -155,6 +181,7 @@ export class RunRecorder {
           step_name: stepName,
           duration_ms: Math.round(info.durationMs),
           output_lines: info.outputLines,
+          ...(info.exitCode !== undefined ? { exit_code: info.exitCode } : {}),
           ...(info.error ? { error: info.error } : {}),
         },
         workspace: this.run.workspace,
@@ -163,8 +190,14 @@ export class RunRecorder {
         processed: true,
       });
       if (countKey && status === 'completed') this.countOnce(countKey);
-      if (info.currentPid !== undefined) this.store.runs.update(this.run.id, { current_pid: info.currentPid, current_pid_start: info.currentPid ? (processStartTime(info.currentPid) ?? '') : '' });
+      if (info.currentPid !== undefined && info.currentPid !== this.shownPid) {
+        this.store.runs.update(this.run.id, { current_pid: info.currentPid, current_pid_start: info.currentPid ? (processStartTime(info.currentPid) ?? '') : '' });
+        this.shownPid = info.currentPid;
+      }
     });
+    const known = this.stepInfo.get(stepId);
+    this.stepInfo.delete(stepId);
+    this.tell({ step: stepName, status, exit_code: info.exitCode ?? null, duration_ms: Math.round(info.durationMs), ...(known ? { step_type: known.type, module: known.module } : {}) });
   }
 
   private countOnce(key: string): void {
@@ -179,6 +212,9 @@ export class RunRecorder {
       const next = this.store.runs.transition(this.run.id, status, info.error ? { error_message: info.error } : undefined);
       if (!next) return false;
       if (status === 'completed') this.store.runs.update(this.run.id, { completed_steps: Math.max(next.completed_steps, 0) });
+      // No command of a finished run is running any more.
+      if (next.current_pid) this.store.runs.update(this.run.id, { current_pid: 0, current_pid_start: '' });
+      this.shownPid = 0;
       const topic = status === 'completed' ? 'run.completed' : status === 'failed' ? 'run.failed' : 'run.cancelled';
       this.store.events.insert({
         topic,

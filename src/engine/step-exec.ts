@@ -154,6 +154,7 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
   }
   const shown = describeStep(step, scope);
   logFile = join(exec.logDir, `${String(exec.nextLogIndex()).padStart(4, '0')}-${sanitizeName(step.name)}.log`);
+  exec.output.openStep(logFile, step.name);
   stepId = opts.record ? recorder.stepStarted({ ...base, command: shown.join('\n'), logFile }) : 0;
   printer.stepStart(step.name, step.type, shown, step.suppress_details);
   exec.log.write('INFO', 'Executing step', { step_name: step.name, step_type: step.type, command: shown.join('\n') });
@@ -177,12 +178,12 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
       throw err;
     }
     if (exec.signal.aborted) {
-      if (opts.record) recorder.stepFinished(stepId, step.name, 'failed', { output: (err as StepFailure).output ?? '', error: exec.abortReason() === 'timeout' ? 'run timed out' : 'run cancelled', durationMs: Date.now() - started, outputLines: 0 });
+      if (opts.record) recorder.stepFinished(stepId, step.name, 'failed', { output: (err as StepFailure).output ?? '', error: exec.abortReason() === 'timeout' ? 'run timed out' : 'run cancelled', durationMs: Date.now() - started, outputLines: 0, exitCode: null });
       opts.results.push({ module: scope.moduleName, name: step.name, type: step.type, status: 'failed', durationMs: Date.now() - started, error: 'cancelled' });
       throw new RunAborted(exec.abortReason() ?? 'cancelled');
     }
     const f = err instanceof StepFailure ? err : new StepFailure(messageOf(err));
-    return fail(f.message, f.output, f.commands.length ? f.commands : shown);
+    return fail(f.message, f.output, f.commands.length ? f.commands : shown, f.exitCode);
   }
 
   // 4. exports (auto exports first, so user exports can read them).
@@ -200,9 +201,9 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
   mergeVars(scope, exported.values, exported.tainted);
   const durationMs = Date.now() - started;
   if (opts.record) {
-    recorder.stepFinished(stepId, step.name, 'completed', { output: result.output, exports: storableExports(auto, exported.values), durationMs, outputLines: result.lines, command: result.commands.join('\n'), currentPid: livePid(scope) }, opts.countKey);
+    recorder.stepFinished(stepId, step.name, 'completed', { output: result.output, exports: storableExports(auto, exported.values), durationMs, outputLines: result.lines, command: result.commands.join('\n'), currentPid: livePid(scope), exitCode: result.exitCode ?? null }, opts.countKey);
   }
-  printer.stepSuccess(step.name, step.type, durationMs, result.output);
+  printer.stepSuccess(step.name, step.type, durationMs, result.output, exec.output.streamedLines(logFile));
   exec.log.write('INFO', 'Step completed', { step_name: step.name, step_type: step.type, command: result.commands.join('\n'), status: 'success', duration: durationMs / 1000, output: result.output.slice(0, 4096) });
   opts.results.push({ module: scope.moduleName, name: step.name, type: step.type, status: 'completed', durationMs });
 
@@ -216,12 +217,12 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
   }
   return outcome;
 
-  async function fail(error: string, output: string, commands: string[]): Promise<StepOutcome> {
+  async function fail(error: string, output: string, commands: string[], exitCode: number | null = null): Promise<StepOutcome> {
     const durationMs = Date.now() - started;
     const id = stepId || (opts.record ? recorder.stepStarted({ ...base, command: commands.join('\n'), logFile: '' }) : 0);
-    if (opts.record) recorder.stepFinished(id, step.name, 'failed', { output, error, durationMs, outputLines: output ? output.split('\n').length : 0, currentPid: livePid(scope) });
+    if (opts.record) recorder.stepFinished(id, step.name, 'failed', { output, error, durationMs, outputLines: output ? output.split('\n').length : 0, currentPid: livePid(scope), exitCode });
     printer.stepFailed(step.name, step.type, error, commands);
-    if (output) printer.outputBlock(output);
+    if (output && !printer.streamed(exec.output.streamedLines(logFile))) printer.outputBlock(output);
     exec.log.write('ERROR', 'Step failed', { step_name: step.name, step_type: step.type, command: commands.join('\n'), status: 'failed', duration: durationMs / 1000, error, output: output.slice(0, 4096) });
     opts.results.push({ module: scope.moduleName, name: step.name, type: step.type, status: 'failed', durationMs, error });
     const act = await runActions(step.on_error, scope, logFile);
@@ -236,14 +237,15 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
 async function runInline(step: Step, scope: Scope, opts: StepRunOptions): Promise<void> {
   const exec = scope.exec;
   const started = Date.now();
-  const logFile = join(exec.logDir, `${String(exec.nextLogIndex()).padStart(4, '0')}-${step.name}.log`);
+  const logFile = join(exec.logDir, `${String(exec.nextLogIndex()).padStart(4, '0')}-${sanitizeName(step.name)}.log`);
+  exec.output.openStep(logFile, step.name);
   try {
     const r = await dispatch(step, scope, { logFile });
     const durationMs = Date.now() - started;
-    exec.printer.outputBlock(r.output);
+    if (!exec.printer.streamed(exec.output.streamedLines(logFile))) exec.printer.outputBlock(r.output);
     if (opts.record) {
       const id = exec.recorder.stepStarted({ moduleName: scope.moduleName, stepName: step.name, stepType: step.type, stepIndex: opts.index, command: r.commands.join('\n'), logFile });
-      exec.recorder.stepFinished(id, step.name, 'completed', { output: r.output, durationMs, outputLines: r.lines });
+      exec.recorder.stepFinished(id, step.name, 'completed', { output: r.output, durationMs, outputLines: r.lines, exitCode: r.exitCode ?? null });
     }
     opts.results.push({ module: scope.moduleName, name: step.name, type: step.type, status: 'completed', durationMs });
   } catch (err) {

@@ -7,6 +7,7 @@ import type { ProcessRegistry } from './process-registry.js';
 import type { RunPrinter } from './printer.js';
 import type { ExecutionLog } from './exec-log.js';
 import type { RunRecorder } from './recorder.js';
+import type { LiveListener, RunOutput } from './live/run-output.js';
 
 /** What the engine needs from its host (CLI process or daemon). */
 export interface EngineDeps {
@@ -52,6 +53,8 @@ export interface DisplayOptions {
   spinner?: boolean;
   /** --disable-logging. */
   noLogLines?: boolean;
+  /** Hears the run's live events: every output line, step and run change (`osm run --json`). */
+  listener?: LiveListener;
 }
 
 /** State shared by everything that executes within one run. */
@@ -61,6 +64,8 @@ export interface Execution {
   input: RunInput;
   recorder: RunRecorder;
   printer: RunPrinter;
+  /** The run's output as it happens: step log files, journal, live listeners (see live/run-output.ts). */
+  output: RunOutput;
   log: ExecutionLog;
   signal: AbortSignal;
   /** Why the run was aborted ('cancelled' | 'timeout'), once it was. */
@@ -105,6 +110,8 @@ export interface DispatchResult {
   childTainted?: string[];
   /** Rendered commands/scripts, for the step record. */
   commands: string[];
+  /** Exit code of the step's last command (steps that run processes). */
+  exitCode?: number;
 }
 
 /** A failed step: message plus what was rendered and printed. */
@@ -113,6 +120,8 @@ export class StepFailure extends Error {
     message: string,
     readonly output = '',
     readonly commands: string[] = [],
+    /** Exit code of the failing command; null when it was killed or no process ran. */
+    readonly exitCode: number | null = null,
   ) {
     super(message);
     this.name = 'StepFailure';

@@ -38,6 +38,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /osm/api/workflows': 'viewer',
   'GET /osm/api/workflows/tags': 'viewer',
   'GET /osm/api/workflows/:name': 'viewer',
+  'GET /osm/api/workflows/:name/lint': 'viewer',
   'POST /osm/api/workflows/refresh': 'operator',
   'POST /osm/api/workflow-upload': 'admin',
 
@@ -52,12 +53,14 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /osm/api/runs/:id/resume': 'operator',
   'GET /osm/api/runs/:id/steps': 'viewer',
   'GET /osm/api/runs/:id/artifacts': 'viewer',
+  'GET /osm/api/runs/:id/logs': 'viewer',
   'GET /osm/api/jobs/:job_id': 'viewer',
   'GET /osm/api/step-results': 'viewer',
 
   // events
   'GET /osm/api/event-logs': 'viewer',
   'GET /osm/api/events': 'viewer',
+  'GET /osm/api/events/stream': 'viewer',
   'POST /osm/api/events/emit': 'operator',
   'GET /osm/api/event-receiver/status': 'viewer',
   'GET /osm/api/event-receiver/workflows': 'viewer',
@@ -90,6 +93,9 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /osm/api/llm/chat/completions': 'operator',
   'POST /osm/api/llm/v1/embeddings': 'operator',
   'POST /osm/api/llm/embeddings': 'operator',
+
+  // ACP agent: a coding agent has tools of its own (commands, files), so this is code execution
+  'POST /osm/api/agent/chat/completions': 'admin',
 
   // schedules
   'GET /osm/api/schedules': 'viewer',
@@ -172,6 +178,36 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'DELETE /osm/api/tokens/:id': 'admin',
   'GET /osm/api/audit': 'admin',
   'GET /osm/api/whoami': 'viewer',
+
+  // the web dashboard (src/server/plugins/ui.ts): its files and pages hold no data (every API call
+  // it makes is authenticated). `/*` is public only while server.ui_path holds another UI (route
+  // config publicWhen); unknown API paths keep their 401/404, never the dashboard's index.
+  'GET /': 'public',
+  'GET /static/*': 'public',
+  'GET /login': 'public',
+  'GET /login/*': 'public',
+  'GET /overview': 'public',
+  'GET /overview/*': 'public',
+  'GET /runs': 'public',
+  'GET /runs/*': 'public',
+  'GET /workflows': 'public',
+  'GET /workflows/*': 'public',
+  'GET /workspaces': 'public',
+  'GET /workspaces/*': 'public',
+  'GET /assets': 'public',
+  'GET /assets/*': 'public',
+  'GET /vulnerabilities': 'public',
+  'GET /vulnerabilities/*': 'public',
+  'GET /schedules': 'public',
+  'GET /schedules/*': 'public',
+  'GET /events': 'public',
+  'GET /events/*': 'public',
+  'GET /workers': 'public',
+  'GET /workers/*': 'public',
+  'GET /settings': 'public',
+  'GET /settings/*': 'public',
+  'GET /*': 'viewer',
+  'GET /osm/api/*': 'viewer',
 };
 
 /**

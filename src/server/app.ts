@@ -7,9 +7,13 @@ import { registerMetrics } from './plugins/metrics.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { registerCors } from './plugins/cors.js';
 import { registerLoginThrottle, type LoginThrottle } from './plugins/login-throttle.js';
+import { registerCsrf } from './plugins/csrf.js';
+import { registerCompression } from './plugins/compression.js';
+import { registerUi } from './plugins/ui.js';
 import { ROUTE_MODULES } from './routes/index.js';
 import { isAudited, recordRequest } from '../services/audit.js';
 import type { RunQueue } from '../engine/queue.js';
+import { registerStreamShutdown } from './sse.js';
 
 export interface ServerOptions {
   noAuth?: boolean;
@@ -17,6 +21,8 @@ export interface ServerOptions {
   logger?: boolean | Record<string, unknown>;
   /** The run scheduler; absent in route tests that do not execute runs. */
   queue?: RunQueue;
+  /** The built dashboard folder (default dist/web; tests use a fixture). */
+  uiDir?: string;
 }
 
 /** What route modules receive. */
@@ -69,6 +75,8 @@ export async function buildServer(app: AppContext, opts: ServerOptions = {}): Pr
   // CORS first: preflights of allowed origins are answered before authentication.
   await registerCors(server, app);
   registerAuth(server, app, { noAuth: Boolean(opts.noAuth) });
+  registerCsrf(server, { noAuth: Boolean(opts.noAuth) });
+  await registerCompression(server);
   const loginThrottle = await registerLoginThrottle(server);
   registerMetrics(server, app);
 
@@ -85,8 +93,11 @@ export async function buildServer(app: AppContext, opts: ServerOptions = {}): Pr
     req.log.info({ method: req.method, url: req.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
+  // Long-lived streams (logs, events) end before the server closes.
+  registerStreamShutdown(server);
   const deps: ServerDeps = { app, noAuth: Boolean(opts.noAuth), queue: opts.queue, startedAt: Date.now(), loginThrottle };
   for (const register of ROUTE_MODULES) register(server, deps);
   registerOpenApi(server);
+  await registerUi(server, app, { builtDir: opts.uiDir });
   return server;
 }

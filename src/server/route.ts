@@ -29,8 +29,13 @@ export interface RouteSpec<Q = unknown, B = unknown, P = unknown> {
   params?: z.ZodType<P>;
   /** How the body arrives: JSON (default when `body` is set), raw text, multipart, or none. */
   bodyKind?: 'json' | 'text' | 'multipart' | 'none';
-  /** Documented responses (status → description and optional schema) for OpenAPI. */
-  responses?: Record<number, { description: string; schema?: z.ZodType }>;
+  /** Longer explanation for the OpenAPI document (streams state their event contract here). */
+  description?: string;
+  /**
+   * Documented responses (status → description and optional JSON schema) for OpenAPI; `content`
+   * documents other media types (text/event-stream, text/plain …) with an example.
+   */
+  responses?: Record<number, { description: string; schema?: z.ZodType; content?: Record<string, { example?: string }> }>;
   /** Message when the JSON body fails its schema (default: every issue as `path: message`). */
   bodyError?: string;
   handler: (ctx: HandlerContext<Q, B, P>) => unknown | Promise<unknown>;

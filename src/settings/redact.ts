@@ -5,7 +5,7 @@
  * Rule (server-api §9.2, widened): a key containing `_key`, `apikey`, `secret`, `password`,
  * `passwd`, `username`, `credential` or `token` (but not `tokens`, so `max_tokens` stays
  * visible), or named exactly `key`; plus what the reference misses: the user passwords under
- * `server.simple_user_map_key`, every `global_vars.*.value`, `llm_config.custom_headers`, and
+ * `server.simple_user_map_key`, every `global_vars.*.value`, `llm_config.custom_headers`, `acp.agents.*.env.*`, and
  * `headers` entries whose name looks like a credential, every URL and header of
  * `notification.webhooks`, and connection URLs (`database.url` …). Empty values stay as they are
  * so users can see what is unset.
@@ -28,6 +28,8 @@ export function isSecretPath(path: readonly (string | number)[]): boolean {
   if (p[0] === 'server' && p[1] === 'simple_user_map_key' && p.length >= 3) return true;
   if (p[0] === 'global_vars' && p.length >= 2) return p[2] !== 'as_env';
   if (p[0] === 'llm_config' && p[1] === 'custom_headers') return true;
+  // ACP agent commands get their API keys through env.
+  if (p[0] === 'acp' && p[1] === 'agents' && p[3] === 'env' && p.length >= 5) return true;
   // Outbound webhooks: the URL often is the credential (Slack/Discord/Teams hook paths, ?token=),
   // and every header may carry one.
   if (p[0] === 'notification' && p[1] === 'webhooks' && p.length >= 4 && (p[3] === 'url' || p[3] === 'headers')) return true;

@@ -239,6 +239,27 @@ export const llmConfigSchema = z
     system_prompt: text(''),
     // "Header-A: v1, Header-B: v2"
     custom_headers: text(''),
+    // Price per million tokens by model name, for the cost recorded on agent steps; unknown models cost 0.
+    model_costs: z
+      .record(z.string(), z.object({ prompt_per_million: z.number().min(0).default(0), completion_per_million: z.number().min(0).default(0) }))
+      .default({}),
+  })
+  .prefault({});
+
+export const acpAgentSchema = z.object({
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+});
+
+/**
+ * Agent Client Protocol agents (agent-acp steps, run_agent(), POST /agent/chat/completions): name →
+ * command. Entries here add to or replace the built-in names (claude-code, codex, gemini, opencode).
+ */
+export const acpSchema = z
+  .object({
+    default_agent: text('claude-code'),
+    agents: z.record(z.string(), acpAgentSchema).default({}),
   })
   .prefault({});
 
@@ -254,6 +275,7 @@ export const settingsSchema = z.object({
   storage: storageSchema,
   cloud: cloudSchema,
   llm_config: llmConfigSchema,
+  acp: acpSchema,
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

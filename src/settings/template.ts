@@ -186,5 +186,17 @@ llm_config:
   structured_json_format: ${l.structured_json_format}
   system_prompt: ""
   custom_headers: ""   # "Header-A: v1, Header-B: v2"
+  # Price per million tokens by model, for the cost recorded on agent steps (unknown models cost 0):
+  # model_costs:
+  #   gpt-4o-mini: { prompt_per_million: 0.15, completion_per_million: 0.6 }
+  model_costs: {}
+
+# Agent Client Protocol agents for agent-acp steps, run_agent() and POST /osm/api/agent/chat/completions.
+# Built in: claude-code (claude-code-acp), codex (codex-acp), gemini (gemini --experimental-acp),
+# opencode (opencode acp); entries here add names or replace those commands.
+acp:
+  default_agent: ${q(d.acp.default_agent)}
+  agents: {}
+  #   my-agent: { command: "my-acp-agent", args: ["--stdio"], env: { MY_API_KEY: "..." } }
 `;
 }

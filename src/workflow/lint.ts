@@ -119,8 +119,11 @@ function lintActions(owner: Step | ModuleRef, path: string, add: Add): void {
 function lintStep(step: Step, path: string, add: Add, opts: LintOptions): void {
   for (const key of step.unknown_keys ?? []) add(step, key, `${path}.${key}`, `unknown key '${key}' (ignored)`, 'warning', 'unknown-key');
   lintActions(step, path, add);
-  if (step.type === 'agent' || step.type === 'agent-acp' || step.type === 'agent-sdk') {
+  if (step.type === 'agent-sdk') {
     add(step, 'type', `${path}.type`, `step type '${step.type}' is parsed but not supported by osm; the step will fail when it runs`, 'warning', 'unsupported-step-type');
+  }
+  for (const key of step.unsupported_agent_fields ?? []) {
+    add(step, key, `${path}.${key}`, `agent field '${key}' is not supported by osm; the step will fail when it runs`, 'warning', 'unsupported-step-type');
   }
   const blank = (v: string | undefined) => v !== undefined && v.trim() === '';
   if (blank(step.command)) add(step, 'command', `${path}.command`, 'empty command', 'warning', 'empty-command');

@@ -10,7 +10,7 @@ import { checksumOf, parseWorkflowText } from './parse.js';
 import { resolveInheritance } from './inherit.js';
 import { validateWorkflow } from './validate.js';
 import { lintWorkflow, type LintOptions } from './lint.js';
-import { formatIssue, hasErrors } from './wf-issues.js';
+import { formatIssue, formatValidationError, hasErrors } from './wf-issues.js';
 import { findWorkflow, looksLikePath, resolveModulePath } from './lookup.js';
 import { originOf, setOrigin } from './wf-origin.js';
 
@@ -72,7 +72,7 @@ export class WorkflowLoader {
     const result = this.inspect(path);
     const problems = result.issues.filter((i) => i.severity === 'error');
     if (problems.length > 0 || !result.workflow) {
-      throw errors.workflowInvalid(problems.map(formatIssue).join('\n') || `invalid workflow: ${path}`);
+      throw errors.workflowInvalid(problems.map(formatValidationError).join('\n') || `invalid workflow: ${path}`);
     }
     return result.workflow;
   }

@@ -124,6 +124,7 @@ export function formatPlan(plan: Plan): string {
   if (plan.workflow.description) lines.push(`  Description: ${plan.workflow.description}`);
   lines.push(`  Target:      ${plan.target}`, `  Workspace:   ${plan.workspace}`, `  Output:      ${plan.output}`);
   lines.push(plan.workflow.kind === 'flow' ? `  Modules:     ${plan.modules.length}` : `  Steps:       ${stepCount}`);
+  if (plan.variables.tactic !== undefined) lines.push(`  Tactic:      ${valueToString(plan.variables.tactic)} (threads ${valueToString(plan.variables.threads)})`);
   if (plan.route) lines.push(`  Route:       ${routeSummary(plan.route, plan.steps.length)}`);
   const shown = SHOWN_VARIABLES.filter((k) => plan.variables[k] !== undefined);
   if (shown.length) {

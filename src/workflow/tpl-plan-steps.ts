@@ -25,7 +25,7 @@ interface Rendered {
 }
 
 const AGENT_EXPORTS: Record<string, string[]> = {
-  agent: ['agent_content', 'agent_history', 'agent_iterations', 'agent_total_tokens', 'agent_prompt_tokens', 'agent_completion_tokens', 'agent_tool_results', 'agent_plan', 'agent_goal_results'],
+  agent: ['agent_content', 'agent_history', 'agent_iterations', 'agent_total_tokens', 'agent_prompt_tokens', 'agent_completion_tokens', 'agent_tool_results', 'agent_plan', 'agent_goal_results', 'agent_cost', 'agent_models', 'agent_transcript'],
   'agent-acp': ['acp_output', 'acp_stderr', 'acp_agent'],
   'agent-sdk': ['sdk_output', 'sdk_agent', 'sdk_session_id'],
 };
@@ -120,7 +120,7 @@ export function planStep(step: Step, index: number, ctx: StepPlanContext, where:
   } else {
     plan.commands = commandTexts(step).map(take);
   }
-  if (step.type.startsWith('agent')) ctx.warnings.push(`${here}: ${step.type} steps are not supported by this engine and will fail at run time`);
+  if (step.type === 'agent-sdk') ctx.warnings.push(`${here}: ${step.type} steps are not supported by this engine and will fail at run time`);
 
   if (step.pre_condition) plan.preCondition = take(step.pre_condition);
   if (step.timeout !== undefined && step.timeout !== '') {

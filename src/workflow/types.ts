@@ -15,9 +15,10 @@ export const STEP_TYPES = [
   'remote-bash',
   'http',
   'llm',
-  // Parsed for compatibility; the engine fails them with a clear "not supported" error.
+  // agent: an LLM tool-calling loop; agent-acp: an Agent Client Protocol agent over stdio.
   'agent',
   'agent-acp',
+  // Parsed for compatibility; the engine fails it with a clear "not supported" error.
   'agent-sdk',
 ] as const;
 export type StepType = (typeof STEP_TYPES)[number];
@@ -169,6 +170,25 @@ export interface LlmStepConfig {
   custom_headers?: Record<string, string> | string;
 }
 
+/** One entry of an agent step's `agent_tools`: a preset by name, or a custom tool whose handler is a function script. */
+export interface AgentToolSpec {
+  preset?: string;
+  name?: string;
+  description?: string;
+  /** JSON schema of the arguments (custom tools). */
+  parameters?: Record<string, unknown>;
+  /** Function script evaluated with the call's arguments bound as `args` (custom tools). */
+  handler?: string;
+}
+
+/** `acp_config` of an agent-acp step: the agent command to start (instead of a named agent). */
+export interface AcpStepConfig {
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  write_enabled?: boolean;
+}
+
 export interface Step {
   name: string;
   type: StepType;
@@ -231,6 +251,25 @@ export interface Step {
   tool_choice?: unknown;
   extra_llm_parameters?: Record<string, unknown>;
   stream?: boolean;
+
+  // agent (the LLM tool-calling loop)
+  query?: string;
+  queries?: string[];
+  max_iterations?: number;
+  agent_tools?: AgentToolSpec[];
+  system_prompt?: string;
+  parallel_tool_calls?: boolean;
+  /** osm: programs the agent's `run_command` tool may start (exact argv[0] match; arguments as argv, never a shell). */
+  allowed_commands?: string[];
+  /** Folders the agent's file tools (and an ACP agent's file requests) may touch; default the run's output folder. */
+  allowed_paths?: string[];
+  /** Reference agent fields osm parses but does not execute (sub_agents, memory, …): the step fails naming them. */
+  unsupported_agent_fields?: string[];
+
+  // agent-acp
+  agent?: string;
+  acp_config?: AcpStepConfig;
+  cwd?: string;
 
   /** Keys present in the YAML that the model does not know (kept for the linter). */
   unknown_keys?: string[];

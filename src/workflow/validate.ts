@@ -4,6 +4,7 @@
  */
 import { STEP_TYPES, type ModuleRef, type Step, type Workflow, type WorkflowIssue } from './types.js';
 import { issueAt } from './wf-issues.js';
+import { COMMAND_PRESET, canonicalPreset, presetProblem } from './agent-presets.js';
 
 export { formatIssue, hasErrors } from './wf-issues.js';
 
@@ -103,9 +104,56 @@ function validateStep(step: Step, path: string, err: Report): void {
       }
       break;
     }
-    default:
-      // agent, agent-acp, agent-sdk: parsed for compatibility; the engine reports them as unsupported.
+    case 'agent':
+      validateAgent(step, path, err);
       break;
+    case 'agent-acp':
+      if (!hasText(step.agent) && !hasText(step.acp_config?.command)) err(step, 'agent', `${path}.agent`, 'agent-acp step must have agent or acp_config.command');
+      if (!nonEmpty(step.messages)) err(step, 'messages', `${path}.messages`, 'agent-acp step must have messages');
+      else if (!step.messages!.some((m) => messageText(m.content).trim() !== '')) err(step, 'messages', `${path}.messages`, 'agent-acp step messages must have non-empty content');
+      break;
+    default:
+      // agent-sdk: parsed for compatibility; the engine reports it as unsupported.
+      break;
+  }
+}
+
+function messageText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('');
+  return '';
+}
+
+function validateAgent(step: Step, path: string, err: (node: object | undefined, key: string | undefined, path: string, message: string) => void): void {
+  const hasQuery = hasText(step.query);
+  const hasQueries = nonEmpty(step.queries);
+  if (hasQuery === hasQueries) err(step, 'query', `${path}.query`, hasQuery ? 'agent step must have query or queries, not both' : 'agent step must have query or queries');
+  if (step.max_iterations === undefined || step.max_iterations <= 0) err(step, 'max_iterations', `${path}.max_iterations`, 'agent step must have max_iterations > 0');
+  if (!nonEmpty(step.agent_tools)) {
+    err(step, 'agent_tools', `${path}.agent_tools`, 'agent step must have at least one tool in agent_tools');
+    return;
+  }
+  const seen = new Set<string>();
+  step.agent_tools!.forEach((t, i) => {
+    const at = `${path}.agent_tools[${i}]`;
+    let name: string;
+    if (hasText(t.preset)) {
+      const problem = presetProblem(t.preset!);
+      if (problem) err(step, 'agent_tools', at, problem);
+      name = canonicalPreset(t.preset!) ?? t.preset!;
+      if (name === COMMAND_PRESET && !nonEmpty(step.allowed_commands)) {
+        err(step, 'agent_tools', at, `agent tool preset '${t.preset}' needs allowed_commands (osm never gives an agent a shell)`);
+      }
+    } else {
+      name = t.name ?? '';
+      if (!/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/.test(name)) err(step, 'agent_tools', `${at}.name`, 'custom agent tool must have a name (letters, digits, _ or -)');
+      if (!hasText(t.handler)) err(step, 'agent_tools', `${at}.handler`, 'custom agent tool must have a handler (a function script)');
+    }
+    if (name && seen.has(name)) err(step, 'agent_tools', at, `duplicate agent tool '${name}'`);
+    seen.add(name);
+  });
+  for (const c of step.allowed_commands ?? []) {
+    if (!/^[A-Za-z0-9._+-]+$/.test(c)) err(step, 'allowed_commands', `${path}.allowed_commands`, `allowed command '${c}' must be a program name (no path, spaces or shell syntax)`);
   }
 }
 

@@ -30,6 +30,16 @@ export function formatIssue(issue: WorkflowIssue): string {
   return issue.path ? `${head}${issue.path}: ${issue.message}` : `${head}${issue.message}`;
 }
 
+/**
+ * The reference's wording for a workflow that fails to load (workflow-engine §1.16), which scripts
+ * grep for: `validation error: <field> - <message>`, here followed by where it is.
+ */
+export function formatValidationError(issue: WorkflowIssue): string {
+  const where = issue.line !== undefined ? `${issue.file}:${issue.line}` : issue.file;
+  const what = issue.path ? `${issue.path} - ${issue.message}` : issue.message;
+  return `validation error: ${what}${where ? ` (${where})` : ''}`;
+}
+
 /** True when any issue is an error. */
 export function hasErrors(issues: readonly WorkflowIssue[]): boolean {
   return issues.some((i) => i.severity === 'error');

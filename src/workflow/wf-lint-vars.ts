@@ -46,7 +46,7 @@ function autoExports(step: Step): string[] {
       return names.flatMap((n) => [`${n}_llm_resp`, `${n}_content`]);
     case 'agent':
       return ['agent_content', 'agent_history', 'agent_iterations', 'agent_total_tokens', 'agent_prompt_tokens',
-        'agent_completion_tokens', 'agent_tool_results', 'agent_plan', 'agent_goal_results'];
+        'agent_completion_tokens', 'agent_tool_results', 'agent_plan', 'agent_goal_results', 'agent_cost', 'agent_models', 'agent_transcript'];
     case 'agent-acp':
       return ['acp_output', 'acp_stderr', 'acp_agent'];
     case 'agent-sdk':

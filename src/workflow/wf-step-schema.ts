@@ -10,12 +10,46 @@ import {
   optMessages, optString, optStringList, optStringMap, optTimeout, reqString, scalarText, unknownKeysOf,
 } from './wf-schema-common.js';
 
-/** Keys of agent/agent-acp/agent-sdk steps: accepted (those types parse) but not modelled. */
-const AGENT_KEYS = [
-  'query', 'queries', 'max_iterations', 'agent_tools', 'system_prompt', 'sub_agents', 'max_agent_depth', 'memory',
-  'models', 'output_schema', 'plan_prompt', 'plan_max_tokens', 'stop_condition', 'on_tool_start', 'on_tool_end',
-  'parallel_tool_calls', 'agent', 'acp_config', 'cwd', 'allowed_paths', 'sdk_config',
+/** Reference agent-step fields osm parses but does not execute: an agent step using one fails, naming it. */
+export const UNSUPPORTED_AGENT_KEYS = [
+  'sub_agents', 'max_agent_depth', 'memory', 'models', 'output_schema', 'plan_prompt', 'plan_max_tokens', 'stop_condition',
+  'on_tool_start', 'on_tool_end',
 ];
+
+/** Keys of agent/agent-acp/agent-sdk steps. */
+const AGENT_KEYS = [
+  'query', 'queries', 'max_iterations', 'agent_tools', 'system_prompt', 'parallel_tool_calls', 'allowed_commands',
+  'agent', 'acp_config', 'cwd', 'allowed_paths', 'sdk_config', ...UNSUPPORTED_AGENT_KEYS,
+];
+
+const AgentToolSchema = z.preprocess(
+  (v) => (typeof v === 'string' ? { preset: v } : v),
+  z.looseObject(
+    {
+      preset: optString,
+      name: optString,
+      description: optString,
+      parameters: optAnyMap,
+      handler: optString,
+    },
+    { error: 'must be a preset name, {preset: name} or {name, description, parameters, handler}' },
+  ),
+);
+
+const AcpConfigSchema = z.preprocess(
+  (v) => (v === null ? undefined : v),
+  z
+    .looseObject(
+      { command: optString, args: optStringList, env: optStringMap, write_enabled: optBool },
+      { error: 'must be a mapping with command, args, env, write_enabled' },
+    )
+    .optional(),
+);
+
+const optPositiveInt = z.preprocess(
+  (v) => (v === null ? undefined : typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v),
+  z.number({ error: 'must be a whole number' }).int('must be a whole number').optional(),
+);
 
 /** Every key a step may carry; anything else is reported by the linter as unknown. */
 export const STEP_KEYS: ReadonlySet<string> = new Set([
@@ -105,6 +139,17 @@ function buildStepSchema(defaultType?: StepType): z.ZodType<Step> {
         tool_choice: z.unknown().optional(),
         extra_llm_parameters: optAnyMap,
         stream: optBool,
+        query: optString,
+        queries: optStringList,
+        max_iterations: optPositiveInt,
+        agent_tools: z.preprocess((v) => (v === null ? undefined : v), z.array(AgentToolSchema, { error: 'must be a list of tools' }).optional()),
+        system_prompt: optString,
+        parallel_tool_calls: optBool,
+        allowed_commands: optStringList,
+        allowed_paths: optStringList,
+        agent: optString,
+        acp_config: AcpConfigSchema,
+        cwd: optString,
       },
       { error: 'must be a mapping' },
     )
@@ -157,9 +202,27 @@ function buildStepSchema(defaultType?: StepType): z.ZodType<Step> {
         tool_choice: raw.tool_choice,
         extra_llm_parameters: raw.extra_llm_parameters,
         stream: raw.stream,
+        query: raw.query,
+        queries: raw.queries,
+        max_iterations: raw.max_iterations,
+        agent_tools: raw.agent_tools?.map((t) => compact({ preset: t.preset, name: t.name, description: t.description, parameters: t.parameters, handler: t.handler })),
+        system_prompt: raw.system_prompt,
+        parallel_tool_calls: raw.parallel_tool_calls,
+        allowed_commands: raw.allowed_commands,
+        allowed_paths: raw.allowed_paths,
+        unsupported_agent_fields: presentKeys(raw, UNSUPPORTED_AGENT_KEYS),
+        agent: raw.agent,
+        acp_config: raw.acp_config ? compact({ command: raw.acp_config.command, args: raw.acp_config.args, env: raw.acp_config.env, write_enabled: raw.acp_config.write_enabled }) : undefined,
+        cwd: raw.cwd,
         unknown_keys: unknown.length > 0 ? unknown : undefined,
       });
     }) as unknown as z.ZodType<Step>;
+}
+
+/** The keys of `keys` present (not null) in `raw`; undefined when none. */
+function presentKeys(raw: Record<string, unknown>, keys: readonly string[]): string[] | undefined {
+  const found = keys.filter((k) => raw[k] !== undefined && raw[k] !== null);
+  return found.length ? found : undefined;
 }
 
 /** A step as written in `steps:` (type required). */

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, runOsm } from '../helpers/cli.js';
+import { BIN, finalJson, ROOT, runOsm } from '../helpers/cli.js';
 import { dropPrefix, REDIS_URL, redisAvailable, testPrefix, until, writeWorkflows } from './helpers.js';
 
 const dirs: string[] = [];
@@ -100,7 +100,7 @@ describe.skipIf(!hasRedis)('osm serve --master and osm worker join as processes'
     // The reference's `osm run -D`: submitted to the master, run by the worker, summarised here.
     const d = await runOsm(['-b', tmp(), 'run', '-D', '--server-url', url, '--redis-url', REDIS_URL, '-m', 'quick', '-t', 'd.example.com', '--json']);
     expect(d.code, d.stderr).toBe(0);
-    const rec = JSON.parse(d.stdout) as { status: string; target: string };
+    const rec = finalJson(d.stdout) as { status: string; target: string };
     expect(rec).toMatchObject({ status: 'completed', target: 'd.example.com' });
     const workers = (await (await fetch(`${url}/osm/api/workers`)).json()) as { data: { id: string; status: string }[] };
     expect(workers.data.find((w) => w.id === `cli-${prefix}`)?.status).toBe('idle');

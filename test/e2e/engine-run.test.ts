@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { processesWith, runOsm, ROOT } from '../helpers/cli.js';
+import { finalJson, processesWith, runOsm, ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const FIX = join(ROOT, 'test/fixtures/engine');
@@ -54,7 +54,7 @@ describe('reference run flags', () => {
     expect(info.stdout).toContain('Chunk Info: 5 total targets, 3 chunks of size 2');
     const part = await osm(['run', '-m', 'precondition-error-continue', '-T', file, '--chunk-count', '2', '--chunk-part', '1', '--json']);
     expect(part.stdout).toContain('Processing chunk 2/2 (2 targets, indices 3-4)');
-    const runs = JSON.parse(part.stdout.slice(part.stdout.indexOf('[')));
+    const runs = finalJson(part.stdout);
     expect(runs.map((r: { target: string }) => r.target)).toEqual(['d.com', 'e.com']);
     const bad = await osm(['run', '-m', 'foreach', '-T', file, '--chunk-size', '2', '--chunk-part', '5']);
     expect(bad.code).toBe(1);
@@ -81,7 +81,7 @@ describe('reference run flags', () => {
     expect(quiet.stdout).not.toContain('INFO Execution Summary');
     expect(quiet.stdout).toContain('Status: completed');
     const ci = await osm(['run', '-m', 'precondition-error-continue', '-t', 'log.example.com', '--ci-output-format']);
-    expect(JSON.parse(ci.stdout).status).toBe('completed');
+    expect(finalJson(ci.stdout).status).toBe('completed');
   });
 
   it('osm health checks folders, database, workflows and their tools; osm eval is func eval', async () => {
@@ -121,7 +121,7 @@ describe('reference run flags', () => {
   it('--convert-to-file runs once with a file of all targets as the target', async () => {
     const r = await osm(['run', '-m', 'precondition-error-continue', '-t', 'a.com', '-t', 'b.com', '--convert-to-file', '--json']);
     expect(r.code, r.stderr).toBe(0);
-    const run = JSON.parse(r.stdout);
+    const run = finalJson(r.stdout);
     expect(readFileSync(run.target, 'utf8')).toBe('a.com\nb.com\n');
   });
 });
@@ -142,7 +142,7 @@ describe('timeouts and cancellation', () => {
     const marker = `osm-runtimeout-${process.pid}-${Date.now()}`;
     const r = await osm(['run', '-m', 'long', '-t', 'example.com', '-p', `marker=${marker}`, '--timeout', '1s', '--json']);
     expect(r.code).toBe(1);
-    const run = JSON.parse(r.stdout);
+    const run = finalJson(r.stdout);
     expect(run.status).toBe('failed');
     expect(run.error_message).toMatch(/timed out/i);
     expect(await waitFor(() => processesWith(marker).length === 0, 5000)).toBe(true);
@@ -235,7 +235,7 @@ describe('targets, params and output modes', () => {
     expect(r.stderr).toContain('no targets specified');
     const e = await osm(['run', '-m', 'function-forms', '--empty-target', '--json']);
     expect(e.code).toBe(0);
-    expect(JSON.parse(e.stdout).target).toMatch(/^empty-/);
+    expect(finalJson(e.stdout).target).toMatch(/^empty-/);
   });
 
   it('unknown workflow names the searched folder and suggests close names', async () => {
@@ -275,7 +275,7 @@ describe('resume', () => {
     rmSync(flag, { force: true });
     const first = await osm(['run', '-m', 'resume', '-t', 'resume.example.io', '-p', `flag_file=${flag}`, '--json']);
     expect(first.code).toBe(1);
-    const failed = JSON.parse(first.stdout);
+    const failed = finalJson(first.stdout);
     expect(failed.status).toBe('failed');
     writeFileSync(flag, 'x');
     const second = await osm(['run', '--resume', failed.run_uuid]);

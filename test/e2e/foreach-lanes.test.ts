@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { processesWith, runOsm, ROOT } from '../helpers/cli.js';
+import { finalJson, processesWith, runOsm, ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 // foreach items of a host bash step run in shell lanes (src/engine/steps/lanes.ts). These tests
@@ -38,7 +38,7 @@ describe('foreach shell lanes', () => {
     for (const lanes of ['1', '0']) {
       const r = await osm(['run', '-m', 'foreach-lanes', '-t', 'lanes.example.com', '-q', '--json'], { env: { OSM_FOREACH_LANES: lanes } });
       expect(r.code, r.stderr).toBe(0);
-      const run = JSON.parse(r.stdout);
+      const run = finalJson(r.stdout);
       outputs[lanes] = stepRow(run.run_uuid, 'semantics').output;
       expect(stepRow(run.run_uuid, 'fanned').output).toBe('fan-a\nfan-b\nfan-c\nfan-d');
     }
@@ -52,7 +52,7 @@ describe('foreach shell lanes', () => {
   it('a failing item fails the step, names the item, and every other item still runs', async () => {
     const r = await osm(['run', '-m', 'foreach-lanes', '-t', 'lanes.example.com', '-p', 'failon=c', '-q', '--json']);
     expect(r.code).toBe(1);
-    const run = JSON.parse(r.stdout);
+    const run = finalJson(r.stdout);
     const row = stepRow(run.run_uuid, 'fanned');
     expect(row.status).toBe('failed');
     expect(row.error_message).toContain('command exited with code 1');
@@ -65,7 +65,7 @@ describe('foreach shell lanes', () => {
     const big = 6 * 1024 * 1024;
     const r = await osm(['run', '-m', 'foreach-lanes', '-t', 'lanes.example.com', '-p', `big=${big}`, '-q', '--json']);
     expect(r.code, r.stderr).toBe(0);
-    const row = stepRow(JSON.parse(r.stdout).run_uuid, 'fanned');
+    const row = stepRow(finalJson(r.stdout).run_uuid, 'fanned');
     expect(statSync(row.log_file).size).toBeGreaterThanOrEqual(big);
   });
 
@@ -103,7 +103,7 @@ describe('foreach shell lanes', () => {
   it('exports.streaming_output writes every item output to the file and names it as the step output', async () => {
     const r = await osm(['run', '-m', 'foreach-stream', '-t', 'stream.example.com', '-q', '--json']);
     expect(r.code, r.stderr).toBe(0);
-    const run = JSON.parse(r.stdout);
+    const run = finalJson(r.stdout);
     expect(stepRow(run.run_uuid, 'streamed').output).toMatch(/^Results streamed to: .*\/stream\/results\.txt$/);
     expect(stepRow(run.run_uuid, 'after').output).toBe('out-s1 out-s2 out-s3 out-s4 out-s5');
   });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN } from '../helpers/cli.js';
+import { BIN, finalJson } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 // `script` gives the CLI a pseudo-terminal, the only place the spinner may appear.
@@ -46,7 +46,7 @@ describe.skipIf(!hasScript)('spinner for long steps', () => {
   it('never appears with --json (output stays parseable) or --silent', () => {
     const json = runInTerminal(['--json']);
     expect(json).not.toContain('running for');
-    expect(JSON.parse(json.replace(/\r/g, '')).status).toBe('completed');
+    expect(finalJson(json).status).toBe('completed');
     expect(runInTerminal(['-q'])).not.toContain('running for');
   });
 });

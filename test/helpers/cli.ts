@@ -54,6 +54,18 @@ export function processesWith(marker: string): string[] {
   }
 }
 
+/** The last line of `osm run --json` output: the run record (or array of records) after the event lines. */
+export function finalJson(stdout: string): any {
+  const lines = stdout.replace(/\r/g, '').trim().split('\n');
+  return JSON.parse(lines[lines.length - 1]!);
+}
+
+/** The event lines of `osm run --json` output (every line but the last). */
+export function jsonEvents(stdout: string): Record<string, any>[] {
+  const lines = stdout.replace(/\r/g, '').trim().split('\n');
+  return lines.slice(0, -1).map((l) => JSON.parse(l));
+}
+
 /** True while the process exists and is not a zombie (an orphan may wait to be reaped by init). */
 export function processAlive(pid: number): boolean {
   try {

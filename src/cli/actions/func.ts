@@ -45,24 +45,13 @@ export function parseParams(raw: string[]): Record<string, string> {
   return out;
 }
 
-function cliBuiltins(o: GlobalOptions, target: string): Record<string, unknown> {
+function cliBuiltins(o: GlobalOptions, target: string): { vars: Record<string, unknown>; settings?: unknown } {
   try {
     const loaded = loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
-    return builtinVariables({ target, paths: builtinPathsOf(loaded), scanTactic: loaded.settings.scan_tactic, runUuid: randomUUID(), moduleName: 'eval' });
+    // Functions that read settings (run_agent's ACP agents, notifications) see the same ones as a run.
+    return { vars: builtinVariables({ target, paths: builtinPathsOf(loaded), scanTactic: loaded.settings.scan_tactic, runUuid: randomUUID(), moduleName: 'eval' }), settings: loaded };
   } catch {
-    return {};
-  }
-}
-
-/**
- * The settings the CLI's own evaluations may use: the storage section, so `osm eval
- * 'cdn_ls_tree()'` checks a storage set-up as in the reference. (API evaluations get none.)
- */
-function cliFunctionSettings(o: GlobalOptions): { storage?: unknown } {
-  try {
-    return { storage: loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }).settings.storage };
-  } catch {
-    return {};
+    return { vars: {} };
   }
 }
 
@@ -108,10 +97,10 @@ export async function funcEval(command: Command, scriptArgs?: string[] | string)
     ? readFileSync(o.targetFile, 'utf8').split(/\r?\n/).map((t) => t.trim()).filter((t) => t && !t.startsWith('#'))
     : [o.target ?? ''];
   const results: { target: string; result: unknown; rendered_script: string }[] = [];
-  const settings = cliFunctionSettings(o);
   for (const target of targets) {
     // Built-ins first (BaseFolder, Workspaces, Output, Today, threads …), as the reference renders them.
-    const vars: Record<string, unknown> = { ...cliBuiltins(o, target), ...parseParams(o.params ?? []) };
+    const builtins = cliBuiltins(o, target);
+    const vars: Record<string, unknown> = { ...builtins.vars, ...parseParams(o.params ?? []) };
     if (target) {
       vars.target = target;
       vars.Target = target;
@@ -119,7 +108,7 @@ export async function funcEval(command: Command, scriptArgs?: string[] | string)
     const rendered = renderScript(script, vars);
     // With --json stdout carries one JSON document, so printed lines go to stderr.
     const log = o.json ? (line: string) => ui.err(line) : (line: string) => ui.out(line);
-    const { value } = evaluate(rendered, vars, { timeoutMs: timeoutMs ?? 10_000, ctx: { target, log, settings } });
+    const { value } = evaluate(rendered, vars, { timeoutMs: timeoutMs ?? 10_000, ctx: { target, log, settings: builtins.settings } });
     results.push({ target, result: value, rendered_script: rendered });
     if (!o.json) ui.out(typeof value === 'string' ? value : JSON.stringify(value));
   }

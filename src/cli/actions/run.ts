@@ -19,11 +19,12 @@ import { checkStaticDependencies } from '../../engine/deps-check.js';
 import { missingToolLines } from './dry-run-tools.js';
 import type { Preferences } from '../../workflow/types.js';
 import { mapLimit } from '../../engine/pool.js';
-import { planRun } from '../../services/plan.js';
+import { planRuns } from '../../services/plan.js';
 import { resumeRun } from '../../services/run-reuse.js';
 import { assertInstalledWorkflow } from '../../services/installed-workflow.js';
 import type { Workflow } from '../../workflow/types.js';
 import { registerWebhookRuns, webhookTriggerPath, webhookTriggersEnabled } from '../../services/webhook-runs.js';
+import { jsonEventListener } from '../run-events.js';
 
 /** `osm run`: collect targets and params, create run rows, execute them (or submit to a daemon). */
 export async function runAction(command: Command): Promise<void> {
@@ -95,7 +96,7 @@ export async function runAction(command: Command): Promise<void> {
 
   if (server) {
     const { submitToServer } = await import('./run-remote.js');
-    await submitToServer(server, { workflows, kind: o.flow ? 'flow' : 'module', targets, params, concurrency, priority: o.runPriority, timeoutMs, apiKey, json: Boolean(o.json), silent: Boolean(o.silent), ...(o.distributedRun ? { runMode: 'distributed' as const } : {}) });
+    await submitToServer(server, { workflows, kind: o.flow ? 'flow' : 'module', targets, params, concurrency, priority: o.runPriority, timeoutMs, apiKey, json: Boolean(o.json), silent: Boolean(o.silent), verbose: Boolean(o.verbose || o.debug), disableColor: o.disableColor, ...(o.distributedRun ? { runMode: 'distributed' as const } : {}) });
     return;
   }
 
@@ -109,7 +110,7 @@ export async function runAction(command: Command): Promise<void> {
         for (const t of targets) checkStaticDependencies(loaded, t, pathEnv, { skipValidation: o.skipValidation, emptyTarget: o.emptyTarget });
         if (loaded.kind === 'flow') for (const line of missingToolLines(app.loader, loaded, pathEnv)) process.stdout.write(`${line}\n`);
       }
-      for (const wf of workflows) for (const t of targets) process.stdout.write(`${planRun(app, wf, t, params, options)}\n`);
+      process.stdout.write(planRuns(app, workflows, targets, params, options));
       return;
     }
     if (o.asCron !== undefined) {
@@ -294,12 +295,13 @@ async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; di
     process.on('SIGTERM', onSignal);
     let out: RunOutcome;
     try {
-      out = await executeStoredRun(app, r.run, { stdout: !o.json, silent: Boolean(o.silent), color: colorEnabled(o.disableColor), verbose: Boolean(o.verbose || o.debug), spinner: wantSpinner(o), noLogLines: Boolean(o.disableLogging) }, 'cli', { workflow: r.workflow });
+      out = await executeStoredRun(app, r.run, { stdout: !o.json, silent: Boolean(o.silent), color: colorEnabled(o.disableColor), verbose: Boolean(o.verbose || o.debug), spinner: wantSpinner(o), noLogLines: Boolean(o.disableLogging), ...(o.json ? { listener: jsonEventListener(r.run.run_uuid) } : {}) }, 'cli', { workflow: r.workflow });
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }
-    if (o.json) process.stdout.write(`${JSON.stringify(out.run, null, 2)}\n`);
+    // JSON lines of the run's events came first; the run record is the last line.
+    if (o.json) process.stdout.write(`${JSON.stringify(out.run)}\n`);
     if (out.status === 'cancelled') process.exitCode = 130;
     else if (out.status !== 'completed') process.exitCode = 1;
   } finally {
@@ -345,7 +347,16 @@ async function runLocally(app: AppContext, workflows: string[], targets: string[
         const out = await executeStoredRun(
           app,
           app.store.runs.get(run.id) ?? run,
-          { stdout: !json, silent: Boolean(o.silent), color, verbose: Boolean(o.verbose || o.debug), prefix: concurrency > 1 && targets.length > 1 ? `[${run.target}] ` : undefined, spinner: wantSpinner(o) && !(concurrency > 1 && targets.length > 1), noLogLines: Boolean(o.disableLogging) },
+          {
+            stdout: !json,
+            silent: Boolean(o.silent),
+            color,
+            verbose: Boolean(o.verbose || o.debug),
+            prefix: concurrency > 1 && targets.length > 1 ? `[${run.target}] ` : undefined,
+            spinner: wantSpinner(o) && !(concurrency > 1 && targets.length > 1),
+            noLogLines: Boolean(o.disableLogging),
+            ...(json ? { listener: jsonEventListener(run.run_uuid) } : {}),
+          },
           'cli',
           { workflow: c.workflow },
         );
@@ -359,7 +370,8 @@ async function runLocally(app: AppContext, workflows: string[], targets: string[
 
   const finalRuns = created.flatMap((c) => c.runs.map((r) => app.store.runs.get(r.id) ?? r));
   if (json) {
-    process.stdout.write(`${JSON.stringify(finalRuns.length === 1 ? finalRuns[0] : finalRuns, null, 2)}\n`);
+    // JSON lines of every run's events came first; the run record (an array for several) is the last line.
+    process.stdout.write(`${JSON.stringify(finalRuns.length === 1 ? finalRuns[0] : finalRuns)}\n`);
   } else if (finalRuns.length > 1) {
     printMultiSummary(finalRuns);
   }

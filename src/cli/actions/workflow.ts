@@ -9,6 +9,7 @@ import { WorkflowLoader, type WorkflowCheck } from '../../workflow/loader.js';
 import { findWorkflow, listWorkflowFiles } from '../../workflow/lookup.js';
 import { formatIssue } from '../../workflow/validate.js';
 import { stepCommand, timeoutText, workflowDetail, workflowListItem } from '../../workflow/detail.js';
+import { workflowVariables } from '../../workflow/variables.js';
 import type { Workflow, WorkflowIssue } from '../../workflow/types.js';
 
 interface Ctx {
@@ -118,8 +119,9 @@ export async function workflowShow(command: Command, name: string): Promise<void
   }
   const wf = ctx.loader.loadFile(file);
   const stepCount = ctx.loader.stepCount(wf);
+  const verbose = Boolean(ctx.o.verbose || ctx.o.debug);
   if (ctx.o.json) {
-    ctx.ui.json(workflowDetail(wf, stepCount));
+    ctx.ui.json(verbose ? { ...workflowDetail(wf, stepCount), variables: workflowVariables(wf) } : workflowDetail(wf, stepCount));
     return;
   }
   const { ui, color } = ctx;
@@ -164,6 +166,13 @@ export async function workflowShow(command: Command, name: string): Promise<void
     if (deps.commands.length) kv('Commands', deps.commands.join(', '));
     if (deps.files.length) kv('Files', deps.files.join(', '));
     if (deps.target_types.length) kv('Target types', deps.target_types.join(', '));
+  }
+
+  if (verbose) {
+    h('Variables:');
+    const vars = workflowVariables(wf);
+    if (vars.length) ui.out(await renderTable(['Name', 'Source', 'Description'], vars.map((v) => [v.name, v.source, v.description]), { color }));
+    else ui.out('  (none)');
   }
 }
 

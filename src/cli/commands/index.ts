@@ -26,4 +26,7 @@ import { registerQuery } from './query.js'; COMMAND_MODULES.push(registerQuery);
 import { registerTeam } from './team.js'; COMMAND_MODULES.push(registerTeam);
 import { registerImport } from './import.js'; COMMAND_MODULES.push(registerImport);
 import { registerReport } from './report.js'; COMMAND_MODULES.push(registerReport);
+import { registerCompletion } from './completion.js'; COMMAND_MODULES.push(registerCompletion);
+import { registerAgent } from './agent.js'; COMMAND_MODULES.push(registerAgent);
+import { registerLogs } from './logs.js'; COMMAND_MODULES.push(registerLogs);
 import { registerStorage } from './storage.js'; COMMAND_MODULES.push(registerStorage);

@@ -128,7 +128,7 @@ const ROWS: Record<string, Row[]> = {
     ['exec_ts(code)', 'string', 'Run TypeScript code with bun and return stdout'],
     ['exec_ts_file(path)', 'string', 'Run a TypeScript file with bun and return stdout'],
     ['sudo_auth(password?, keepalive?)', 'bool', 'Validate sudo credentials'],
-    ['run_agent(message, agent_name?)', 'string', 'Run a coding-agent CLI (claude-code, codex, gemini) and return its answer'],
+    ['run_agent(message, agent_name?)', 'string', 'Run an ACP agent (settings acp.agents, or claude-code, codex, gemini, opencode) with a message and return its answer ("" on error)'],
   ],
   logging: [
     ['log_debug(message)', 'void', 'Log a message with [DEBUG] prefix', "log_debug('Processing target')"],

@@ -4,8 +4,19 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { FnImpl } from './registry.js';
-import { argInt, argStr, asText, findExecutable, isMissing, ok, readText, runProgram, runShell, stateOf } from './helpers.js';
+import { statSync } from 'node:fs';
+import type { FnContext } from '../js-runtime.js';
+import { resolveAcpAgent, type AcpSettings } from '../../llm/acp-agents.js';
+import { argInt, argStr, asText, budgetMs, findExecutable, isMissing, ok, readText, runProgram, runShell, stateOf } from './helpers.js';
 import { SkipSignal, ScriptError, scriptError } from './signals.js';
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
 
 /** The reference's emptiness: nullish, blank or "undefined" strings, empty arrays. */
 export function isEmptyValue(v: unknown): boolean {
@@ -46,13 +57,15 @@ function pythonArgs(code: string | null, file: string | null): { bin: string; ar
   return code !== null ? { bin: py, args: ['-c', code] } : { bin: py, args: [file!] };
 }
 
-/** External coding agents run by run_agent: name → argv prefix (the message is the last argument). */
-const AGENTS: Record<string, string[]> = {
-  'claude-code': ['claude', '-p'],
-  claude: ['claude', '-p'],
-  codex: ['codex', 'exec'],
-  gemini: ['gemini', '-p'],
-};
+const ACP_CHILD = fileURLToPath(new URL('../../llm/acp-run-child.js', import.meta.url));
+/** run_agent's limit (reference: 30 minutes). */
+const AGENT_CAP_MS = 30 * 60_000;
+
+/** The `acp` section of whichever settings shape the context carries (loaded settings or the plain object). */
+function acpSettingsOf(ctx: FnContext): AcpSettings | undefined {
+  const s = ctx.settings as { settings?: { acp?: AcpSettings }; acp?: AcpSettings } | undefined;
+  return s?.settings?.acp ?? s?.acp;
+}
 
 /** The utility functions, by snake_case name (aliases come from the catalogue). */
 export const utilityFunctions: Record<string, FnImpl> = {
@@ -141,9 +154,21 @@ export const utilityFunctions: Record<string, FnImpl> = {
     return ok(r);
   },
   run_agent: (ctx, m, a) => {
+    // An ACP agent (reference): named in settings `acp` or built in; "" on any error.
     const message = argStr(m);
-    const argv = AGENTS[argStr(a) ?? 'claude-code'];
-    if (message === null || !argv || !findExecutable(argv[0]!)) return '';
-    return stdoutIfOk(runProgram(ctx, argv[0]!, [...argv.slice(1), message], { stdio: ['ignore', 'pipe', 'pipe'], capMs: 30 * 60_000 }));
+    const found = resolveAcpAgent(acpSettingsOf(ctx), argStr(a) ?? undefined);
+    if (message === null || message.trim() === '' || !found) return '';
+    const cwd = ctx.output && isDir(ctx.output) ? ctx.output : process.cwd();
+    // The child enforces the timeout itself (and ends the agent's process group); the sync wait has a margin.
+    const timeoutMs = Math.max(1000, budgetMs(ctx, AGENT_CAP_MS) - 2000);
+    const input = JSON.stringify({ command: found.agent.command, args: found.agent.args, env: { ...process.env, ...found.agent.env }, cwd, prompt: message, timeoutMs });
+    const r = runProgram(ctx, process.execPath, [ACP_CHILD], { input, stdio: ['pipe', 'pipe', 'pipe'], capMs: AGENT_CAP_MS });
+    if (!ok(r)) return '';
+    try {
+      const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '') as { output?: string };
+      return typeof out.output === 'string' ? out.output : '';
+    } catch {
+      return '';
+    }
   },
 };

@@ -5,9 +5,13 @@
  * daemon, whose heap grows with its work — never forks itself: it sends requests here over IPC.
  *
  * Protocol (JSON over the IPC channel):
- *   → { t: 'spawn', id, argv, env, cwd?, logFile?, stdoutCap, stderrCap }
+ *   → { t: 'spawn', id, argv, env, cwd? }
  *   ← { t: 'pid', id, pid }            right after the fork (pid 0 and an error when it failed)
- *   ← { t: 'exit', id, code, signal, stdout, stderr, truncated, lines }
+ *   ← { t: 'out', id, s, d }           output as it arrives: s 1 = stdout, 2 = stderr; d = the bytes
+ *                                      as a latin1 string (one char per byte: exact, JSON-safe)
+ *   ← { t: 'exit', id, code, signal }  after every 'out' of the request
+ * The engine writes the step log files and keeps the in-memory copy (engine/live/run-output.ts),
+ * so that one writer orders every line of a step and every reader sees it as it is written.
  * Kills are sent by the engine directly to the process group (same user), not through here.
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -20,7 +24,7 @@ export function spawnerMain(local?: (msg: unknown) => void, load?: NodeJS.Requir
   // `node -e` provides CommonJS `require`; in-process (ESM) use passes one in.
   const req_ = load ?? require;
   const { spawn } = req_('node:child_process') as typeof import('node:child_process');
-  const { createWriteStream, existsSync } = req_('node:fs') as typeof import('node:fs');
+  const { existsSync } = req_('node:fs') as typeof import('node:fs');
 
   interface SpawnRequest {
     t: 'spawn';
@@ -32,31 +36,32 @@ export function spawnerMain(local?: (msg: unknown) => void, load?: NodeJS.Requir
     envDef?: Record<string, string>;
     envDrop?: number[];
     cwd?: string;
-    logFile?: string;
-    stdoutCap: number;
-    stderrCap: number;
   }
 
-  const capture = (cap: number) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const c = {
-      truncated: false,
-      push(chunk: Buffer) {
-        if (size >= cap) {
-          c.truncated = true;
-          return;
-        }
-        const part = chunk.length > cap - size ? chunk.subarray(0, cap - size) : chunk;
-        if (part.length < chunk.length) c.truncated = true;
-        chunks.push(part);
-        size += part.length;
-      },
-      text: () => Buffer.concat(chunks).toString('utf8'),
-    };
-    return c;
+  /**
+   * Output bytes sent to the engine and not yet handed to the channel. Past HIGH_WATER every
+   * child's pipes are paused (the tools block on write, as with a slow terminal) until the
+   * backlog drains below LOW_WATER: the engine is never flooded and this process stays small.
+   */
+  const HIGH_WATER = 8 * 1024 * 1024;
+  const LOW_WATER = 1024 * 1024;
+  let backlog = 0;
+  const paused = new Set<import('node:stream').Readable>();
+  const sendOut = (msg: { t: 'out'; id: number; s: 1 | 2; d: string }, from: import('node:stream').Readable) => {
+    if (local) return local(msg);
+    backlog += msg.d.length;
+    process.send?.(msg, undefined, undefined, () => {
+      backlog -= msg.d.length;
+      if (backlog <= LOW_WATER && paused.size) {
+        for (const r of paused) r.resume();
+        paused.clear();
+      }
+    });
+    if (backlog > HIGH_WATER) {
+      from.pause();
+      paused.add(from);
+    }
   };
-
   const send = local ?? ((msg: unknown) => process.send?.(msg));
   const envs = new Map<number, Record<string, string>>();
   /** Process groups started here and still running. */
@@ -68,11 +73,6 @@ export function spawnerMain(local?: (msg: unknown) => void, load?: NodeJS.Requir
     const base = req.envId !== undefined ? envs.get(req.envId) : undefined;
     const env = base ? { ...base, ...req.env } : req.env;
     const [file, ...args] = req.argv;
-    const out = capture(req.stdoutCap);
-    const err = capture(req.stderrCap);
-    let log: import('node:fs').WriteStream | undefined;
-    let lines = 0;
-    let lastNewline = true;
     let child: import('node:child_process').ChildProcess;
     try {
       child = spawn(file!, args, {
@@ -83,42 +83,28 @@ export function spawnerMain(local?: (msg: unknown) => void, load?: NodeJS.Requir
       });
     } catch (e) {
       send({ t: 'pid', id: req.id, pid: 0 });
-      send({ t: 'exit', id: req.id, code: 127, signal: null, stdout: '', stderr: `${(e as Error).message}\n`, truncated: false, lines: 1 });
+      send({ t: 'out', id: req.id, s: 2, d: Buffer.from(`${(e as Error).message}\n`).toString('latin1') });
+      send({ t: 'exit', id: req.id, code: 127, signal: null });
       return;
     }
     const pid = child.pid ?? 0;
     if (pid) live.add(pid);
     send({ t: 'pid', id: req.id, pid });
-    const onData = (cap: ReturnType<typeof capture>) => (chunk: Buffer) => {
-      cap.push(chunk);
-      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
-      if (chunk.length) lastNewline = chunk[chunk.length - 1] === 10;
-      if (req.logFile) {
-        log ??= createWriteStream(req.logFile, { flags: 'a' });
-        log.write(chunk);
-      }
+    const forward = (s: 1 | 2, from: import('node:stream').Readable) => (chunk: Buffer) => {
+      if (chunk.length) sendOut({ t: 'out', id: req.id, s, d: chunk.toString('latin1') }, from);
     };
-    child.stdout!.on('data', onData(out));
-    child.stderr!.on('data', onData(err));
+    child.stdout!.on('data', forward(1, child.stdout!));
+    child.stderr!.on('data', forward(2, child.stderr!));
     let spawnError = '';
     child.on('error', (e) => {
       spawnError = `${e.message}\n`;
     });
     child.on('close', (code, signal) => {
       live.delete(pid);
-      const finish = () =>
-        send({
-          t: 'exit',
-          id: req.id,
-          code: spawnError && code === null ? 127 : code,
-          signal,
-          stdout: out.text(),
-          stderr: err.text() + spawnError,
-          truncated: out.truncated || err.truncated,
-          lines: lines + (lastNewline ? 0 : 1),
-        });
-      if (log) log.end(finish);
-      else finish();
+      paused.delete(child.stdout!);
+      paused.delete(child.stderr!);
+      if (spawnError) send({ t: 'out', id: req.id, s: 2, d: Buffer.from(spawnError).toString('latin1') });
+      send({ t: 'exit', id: req.id, code: spawnError && code === null ? 127 : code, signal });
     });
   };
 

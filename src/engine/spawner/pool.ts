@@ -13,24 +13,47 @@ export interface SpawnRequest {
    */
   baseEnv?: Record<string, string>;
   cwd?: string;
-  logFile?: string;
-  stdoutCap: number;
-  stderrCap: number;
 }
 
 export interface SpawnExit {
   code: number | null;
   signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  truncated: boolean;
-  lines: number;
 }
 
-interface Pending {
+/** Receives a request's output as it arrives (stream 1 = stdout, 2 = stderr). */
+export type OutputHandler = (stream: 1 | 2, chunk: Buffer) => void;
+
+/** What a request hears back besides its exit. */
+export interface SpawnCallbacks {
   onPid: (pid: number) => void;
+  onOutput?: OutputHandler;
+}
+
+interface Pending extends SpawnCallbacks {
   resolve: (exit: SpawnExit) => void;
   reject: (err: Error) => void;
+}
+
+interface ChildMessage {
+  t: 'pid' | 'out' | 'exit';
+  id: number;
+  pid?: number;
+  s?: 1 | 2;
+  d?: string;
+  code?: number | null;
+  signal?: NodeJS.Signals | null;
+}
+
+/** Delivers one message of a spawner to its request; true when the request is finished. */
+function deliver(p: Pending, msg: ChildMessage): boolean {
+  if (msg.t === 'pid') p.onPid(msg.pid ?? 0);
+  else if (msg.t === 'out') {
+    if (p.onOutput && msg.d) p.onOutput(msg.s === 2 ? 2 : 1, Buffer.from(msg.d, 'latin1'));
+  } else if (msg.t === 'exit') {
+    p.resolve({ code: msg.code ?? null, signal: msg.signal ?? null });
+    return true;
+  }
+  return false;
 }
 
 const SOURCE = `(${spawnerMain.toString()})()`;
@@ -54,15 +77,14 @@ class Spawner {
 
   private start(): ChildProcess {
     const child = spawn(process.execPath, ['-e', SOURCE], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json' });
-    child.on('message', (msg: { t: string; id: number; pid?: number } & SpawnExit) => {
+    child.on('message', (msg: ChildMessage) => {
       const p = this.pending.get(msg.id);
       if (!p) return;
-      if (msg.t === 'pid') p.onPid(msg.pid ?? 0);
-      else if (msg.t === 'exit') {
+      if (msg.t === 'exit') {
         this.pending.delete(msg.id);
         this.idle();
-        p.resolve(msg);
       }
+      deliver(p, msg);
     });
     child.on('exit', () => {
       if (this.child === child) this.child = undefined;
@@ -113,7 +135,7 @@ class Spawner {
     this.idle();
   }
 
-  run(req: SpawnRequest, onPid: (pid: number) => void): Promise<SpawnExit> {
+  run(req: SpawnRequest, cb: SpawnCallbacks): Promise<SpawnExit> {
     if (!this.child) this.cachedEnvs = [];
     this.child ??= this.start();
     const child = this.child;
@@ -121,7 +143,7 @@ class Spawner {
     (child as unknown as { channel?: { ref(): void } }).channel?.ref();
     const id = this.nextId++;
     return new Promise<SpawnExit>((resolve, reject) => {
-      this.pending.set(id, { onPid, resolve, reject });
+      this.pending.set(id, { ...cb, resolve, reject });
       const { baseEnv, ...rest } = req;
       child.send({ t: 'spawn', id, ...rest, ...this.envFields(baseEnv) }, (err) => {
         if (err) {
@@ -146,14 +168,11 @@ class LocalSpawner {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private readonly handle = spawnerMain((msg) => {
-    const m = msg as { t: string; id: number; pid?: number } & SpawnExit;
+    const m = msg as ChildMessage;
     const p = this.pending.get(m.id);
     if (!p) return;
-    if (m.t === 'pid') p.onPid(m.pid ?? 0);
-    else if (m.t === 'exit') {
-      this.pending.delete(m.id);
-      p.resolve(m);
-    }
+    if (m.t === 'exit') this.pending.delete(m.id);
+    deliver(p, m);
   }, createRequire(import.meta.url))!;
 
   get load(): number {
@@ -162,11 +181,11 @@ class LocalSpawner {
 
   warm(): void {}
 
-  run(req: SpawnRequest, onPid: (pid: number) => void): Promise<SpawnExit> {
+  run(req: SpawnRequest, cb: SpawnCallbacks): Promise<SpawnExit> {
     const id = this.nextId++;
     const { baseEnv, env, ...rest } = req;
     return new Promise<SpawnExit>((resolve, reject) => {
-      this.pending.set(id, { onPid, resolve, reject });
+      this.pending.set(id, { ...cb, resolve, reject });
       this.handle({ t: 'spawn', id, ...rest, env: baseEnv ? { ...baseEnv, ...env } : env });
     });
   }
@@ -187,10 +206,10 @@ export class SpawnerPool {
   }
 
   /** Runs a request on the least loaded spawner. */
-  run(req: SpawnRequest, onPid: (pid: number) => void): Promise<SpawnExit> {
+  run(req: SpawnRequest, cb: SpawnCallbacks): Promise<SpawnExit> {
     let best = this.spawners[0]!;
     for (const s of this.spawners) if (s.load < best.load) best = s;
-    return best.run(req, onPid);
+    return best.run(req, cb);
   }
 
   /**

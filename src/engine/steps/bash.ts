@@ -38,10 +38,11 @@ const PID_WRITE_DELAY_MS = 25;
 /**
  * Keeps the process registry and `runs.current_pid` in step with spawned process groups. The
  * in-memory registry (what cancel and timeouts use) is updated at once. The database copy — the
- * fallback that lets a restarted daemon kill a group left by a dead one — is written once the
- * process has lived PID_WRITE_DELAY_MS, so a short command costs no commit; the step's finishing
- * transaction writes the run's live PID (or 0). Orphans of a crashed engine are also killed by
- * its spawner, which watches its parent (see spawner/child.ts).
+ * spec's "process id of the running command", and the fallback that lets a restarted daemon kill
+ * a group left by a dead one — is written once the process has lived PID_WRITE_DELAY_MS, so a
+ * short command costs no commit; when the command shown there ends, the newest one still running
+ * (or 0) is written instead. Orphans of a crashed engine are also killed by its spawner, which
+ * watches its parent (see spawner/child.ts).
  */
 export function trackPid(scope: Scope, pid: number, exited?: number): void {
   const exec = scope.exec;
@@ -53,7 +54,9 @@ export function trackPid(scope: Scope, pid: number, exited?: number): void {
     timer.unref();
     return;
   }
-  if (exited) exec.deps.registry.remove(exec.runUuid, exited);
+  if (!exited) return;
+  exec.deps.registry.remove(exec.runUuid, exited);
+  if (exec.recorder.shownPid === exited) exec.recorder.setPid(livePid(scope));
 }
 
 /** The newest live process group of a run (0 when none), for `runs.current_pid`. */
@@ -96,7 +99,7 @@ export function hostArgv(line: string, pathEnv: string): string[] {
 }
 
 /** Runs one rendered command line through the module's runner; throws StepFailure on failure. */
-export async function runLine(line: string, scope: Scope, ctx: StepContext, runner = scope.runner): Promise<{ output: string; lines: number }> {
+export async function runLine(line: string, scope: Scope, ctx: StepContext, runner = scope.runner): Promise<{ output: string; lines: number; exitCode: number }> {
   const exec = scope.exec;
   const env = targetEnvironment(scope.vars, scope.userParamKeys);
   let res: SpawnResult | undefined;
@@ -106,9 +109,10 @@ export async function runLine(line: string, scope: Scope, ctx: StepContext, runn
   res ??= await spawnLine(line, scope, ctx, runner, env);
   const combined = `${res.stdout}${res.stdout && res.stderr && !res.stdout.endsWith('\n') ? '\n' : ''}${res.stderr}`;
   if (res.exitCode !== 0 || res.timedOut || res.cancelled) {
-    throw new StepFailure(commandError(res, ctx.timeoutMs), combined.trim(), [line]);
+    const code = res.timedOut || res.cancelled || res.signal || res.exitCode < 0 ? null : res.exitCode;
+    throw new StepFailure(commandError(res, ctx.timeoutMs), combined.trim(), [line], code);
   }
-  return { output: combined.trim(), lines: res.lines };
+  return { output: combined.trim(), lines: res.lines, exitCode: 0 };
 }
 
 /** The per-item environment a lane must have been started with to run a command. */
@@ -127,7 +131,7 @@ async function spawnLine(line: string, scope: Scope, ctx: StepContext, runner: S
     cwd: process.cwd(),
     timeoutMs: ctx.timeoutMs,
     signal: exec.signal,
-    logFile: ctx.logFile,
+    output: exec.output.sink(ctx.logFile),
     onPid: (p) => {
       if (p) pid = p;
       trackPid(scope, p, pid);
@@ -152,7 +156,7 @@ export async function executeBash(step: Step, scope: Scope, ctx: StepContext): P
     });
     const failed = results.find((r) => !r.ok);
     outputs = results.map((r) => (r.ok ? r.output : r.err.output));
-    if (failed && !failed.ok) throw new StepFailure(failed.err.message, outputs.filter(Boolean).join('\n'), lines);
+    if (failed && !failed.ok) throw new StepFailure(failed.err.message, outputs.filter(Boolean).join('\n'), lines, failed.err.exitCode);
     count = results.reduce((n, r) => n + (r.ok ? r.lines : 0), 0);
   } else {
     for (const line of lines) {
@@ -162,13 +166,13 @@ export async function executeBash(step: Step, scope: Scope, ctx: StepContext): P
         count += r.lines;
       } catch (err) {
         const f = err as StepFailure;
-        throw new StepFailure(f.message, [...outputs, f.output].filter(Boolean).join('\n'), lines);
+        throw new StepFailure(f.message, [...outputs, f.output].filter(Boolean).join('\n'), lines, f.exitCode);
       }
     }
   }
   const output = outputs.filter((o) => o !== '').join('\n');
   if (step.std_file) writeStdFile(render(step.std_file, scope.vars), output, scope);
-  return { output, lines: count, commands: lines };
+  return { output, lines: count, commands: lines, exitCode: 0 };
 }
 
 /** `std_file`: the combined output written to a file; failures are only warnings. */

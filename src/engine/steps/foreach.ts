@@ -52,6 +52,17 @@ async function* foreachItems(step: Step, scope: Scope): AsyncGenerator<string> {
   }
 }
 
+/** Number of items a foreach will run (for its progress bar); undefined when it cannot be told. */
+async function countItems(step: Step, scope: Scope): Promise<number | undefined> {
+  try {
+    let n = 0;
+    for await (const _item of foreachItems(step, scope)) n++;
+    return n;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * foreach (reference §3.7): each item runs the inner step with `<variable>`, `_<variable>_` and
  * `_id_` bound; items stream from the input file through a pool of `parallel`/`threads` workers;
@@ -89,7 +100,7 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
   let lanes: LanePool | undefined;
   if (LANES_AVAILABLE && inner.type === 'bash' && scope.runner.type === 'host' && !scope.exec.input.runnerOverride && !ctx.timeoutMs && process.env.OSM_FOREACH_LANES !== '0') {
     const env = targetEnvironment(scope.vars, scope.userParamKeys);
-    lanes = new LanePool(threads, { ...scope.exec.baseEnv, ...env }, laneSignature(env), process.cwd(), (pid, alive) => (alive ? trackPid(scope, pid) : trackPid(scope, 0, pid)));
+    lanes = new LanePool(threads, { ...scope.exec.baseEnv, ...env }, laneSignature(env), process.cwd(), (pid, alive) => (alive ? trackPid(scope, pid) : trackPid(scope, 0, pid)), scope.exec.output);
   }
   const innerCtx: StepContext = { ...ctx, lanes };
   // exports.streaming_output (reference §1.12): every item's output goes to this file (truncated
@@ -111,6 +122,16 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
   };
   const onAbort = () => lanes?.kill();
   scope.exec.signal.addEventListener('abort', onAbort, { once: true });
+  // Progress (done/total, rate, ETA) for the terminal: the total is counted alongside the work.
+  const printer = scope.exec.printer;
+  let done = 0;
+  let over = false;
+  if (printer.wantsProgress) {
+    printer.progress(step.name, 0, undefined);
+    void countItems(step, scope).then((total) => {
+      if (!over) printer.progress(step.name, done, total);
+    });
+  }
 
   const worker = async () => {
     for (;;) {
@@ -146,6 +167,9 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
           firstError = f;
           firstErrorItem = got.item;
         }
+      } finally {
+        done++;
+        if (printer.wantsProgress) printer.progress(step.name, done);
       }
     }
   };
@@ -156,6 +180,8 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
     throw err instanceof StepFailure ? err : new StepFailure((err as Error).message);
   } finally {
     scope.exec.signal.removeEventListener('abort', onAbort);
+    over = true;
+    if (printer.wantsProgress) printer.progressDone(step.name);
     lanes?.close();
     if (stream) closeSync(stream.fd);
     await out.close();
@@ -168,7 +194,8 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
       `${firstError.message}\nfailed on input: ${firstErrorItem}${firstError.commands.length ? `\nfailed command: ${firstError.commands[0]}` : ''}`,
       output,
       [header],
+      firstError.exitCode,
     );
   }
-  return { output, lines, commands: [header] };
+  return { output, lines, commands: [header], ...(inner.type === 'bash' || inner.type === 'remote-bash' ? { exitCode: 0 } : {}) };
 }

@@ -2,7 +2,6 @@ import { request } from 'undici';
 import type { Step } from '../../workflow/types.js';
 import { render } from '../../workflow/template.js';
 import { StepFailure, type DispatchResult, type Scope, type StepContext } from '../types.js';
-import { appendFileSync } from 'node:fs';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const MAX_BODY = 10 * 1024 * 1024;
@@ -52,7 +51,7 @@ export async function executeHttp(step: Step, scope: Scope, ctx: StepContext): P
       const elapsed = Date.now() - started;
       const respHeaders: Record<string, string> = {};
       for (const [k, v] of Object.entries(res.headers)) respHeaders[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
-      logLine(ctx.logFile, `${commandText} -> ${res.statusCode} (${elapsed}ms, ${text.length} bytes)\n${text}\n`);
+      scope.exec.output.append(ctx.logFile, 1, `${commandText} -> ${res.statusCode} (${elapsed}ms, ${text.length} bytes)\n${text}\n`);
       if (res.statusCode >= 500 && attempt < 2) {
         lastError = `HTTP ${res.statusCode}`;
         continue;
@@ -79,7 +78,7 @@ export async function executeHttp(step: Step, scope: Scope, ctx: StepContext): P
     } catch (err) {
       if (err instanceof StepFailure) throw err;
       lastError = (err as Error).name === 'TimeoutError' || /timeout/i.test((err as Error).message) ? `request timed out after ${timeoutMs}ms` : (err as Error).message;
-      logLine(ctx.logFile, `${commandText} -> error: ${lastError}\n`);
+      scope.exec.output.append(ctx.logFile, 2, `${commandText} -> error: ${lastError}\n`);
       if (scope.exec.signal.aborted) break;
     }
   }
@@ -96,14 +95,6 @@ async function readLimited(body: AsyncIterable<Buffer>, limit: number): Promise<
     }
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-function logLine(file: string, text: string): void {
-  try {
-    appendFileSync(file, text);
-  } catch {
-    /* log folder removed: nothing to do */
-  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { SHELL, STDERR_CAP, STDOUT_CAP, type SpawnResult } from '../process.js';
 import { killGroup } from '../process-registry.js';
+import type { OutputSink, RunOutput } from '../live/run-output.js';
 
 /**
  * Shell lanes: a foreach over many items runs each item's command line in one of N long-lived
@@ -132,11 +133,11 @@ interface Collected {
 const SMALL_OUTPUT = 256 * 1024;
 
 /**
- * Reads up to `cap` bytes of an item's output file into memory and appends all of it to the step
- * log. Large outputs are read in chunks with the event loop free in between, so an item printing
- * a gigabyte neither grows the heap nor stalls the daemon.
+ * Reads up to `cap` bytes of an item's output file into memory and hands all of it to the run's
+ * output (step log, streams, terminal). Large outputs are read in chunks with the event loop free
+ * in between, so an item printing a gigabyte neither grows the heap nor stalls the daemon.
  */
-async function collect(path: string, cap: number, logFd: number | undefined): Promise<Collected> {
+async function collect(path: string, cap: number, sink: OutputSink | undefined, stream: 1 | 2): Promise<Collected> {
   const size = statSync(path).size;
   const keep = Buffer.allocUnsafe(Math.min(size, cap));
   let kept = 0;
@@ -147,7 +148,7 @@ async function collect(path: string, cap: number, logFd: number | undefined): Pr
     if (kept < keep.length) kept += part.copy(keep, kept, 0, Math.min(part.length, keep.length - kept));
     for (let i = part.indexOf(10); i !== -1; i = part.indexOf(10, i + 1)) lines++;
     last = part[part.length - 1]!;
-    if (logFd !== undefined) writeSync(logFd, part);
+    sink?.write(stream, part);
   };
   if (size <= SMALL_OUTPUT) {
     take(readFileSync(path));
@@ -164,6 +165,7 @@ async function collect(path: string, cap: number, logFd: number | undefined): Pr
       await fh.close();
     }
   }
+  sink?.end();
   return { text: keep.subarray(0, kept).toString('utf8'), truncated: size > cap, lines, lastNewline: last === 10 };
 }
 
@@ -183,7 +185,6 @@ export class LanePool {
   private closed = false;
   private killed = false;
   private growing = false;
-  private logFds = new Map<string, number>();
 
   constructor(
     private readonly size: number,
@@ -191,6 +192,8 @@ export class LanePool {
     private readonly envSignature: string,
     private readonly cwd: string,
     private readonly onPid: (pid: number, alive: boolean) => void,
+    /** Where items' output goes (the run's step log, streams and terminal). */
+    private readonly output?: RunOutput,
   ) {
     this.root = mkdtempSync(join(tmpdir(), 'osm-lanes-'));
   }
@@ -244,20 +247,6 @@ export class LanePool {
     else this.free.push(lane);
   }
 
-  private logFd(path: string): number | undefined {
-    if (!path) return undefined;
-    let fd = this.logFds.get(path);
-    if (fd === undefined) {
-      try {
-        fd = openSync(path, 'a');
-      } catch {
-        return undefined;
-      }
-      this.logFds.set(path, fd);
-    }
-    return fd;
-  }
-
   /**
    * Runs one command line in a lane. Returns undefined when no lane could run it (the pool was
    * closed or a lane died before starting it), so the caller can fall back to a normal spawn.
@@ -269,9 +258,9 @@ export class LanePool {
     try {
       const r = await lane.run(line);
       if (!r) return this.killed ? cancelledResult(started) : undefined;
-      const fd = this.logFd(logFile);
-      const out = r.out ? await collect(join(lane.dir, 'o'), STDOUT_CAP, fd) : undefined;
-      const err = r.err ? await collect(join(lane.dir, 'e'), STDERR_CAP, fd) : undefined;
+      // The item's stdout lines, then its stderr lines, each ended (a last line without newline kept).
+      const out = r.out ? await collect(join(lane.dir, 'o'), STDOUT_CAP, this.output?.sink(logFile), 1) : undefined;
+      const err = r.err ? await collect(join(lane.dir, 'e'), STDERR_CAP, this.output?.sink(logFile), 2) : undefined;
       const truncated = Boolean(out?.truncated || err?.truncated);
       const lines = (out ? out.lines + (out.lastNewline ? 0 : 1) : 0) + (err ? err.lines + (err.lastNewline ? 0 : 1) : 0);
       return {
@@ -304,8 +293,6 @@ export class LanePool {
       if (l.pid) this.onPid(l.pid, false);
     }
     for (const next of this.queue.splice(0)) next(undefined);
-    for (const fd of this.logFds.values()) closeSync(fd);
-    this.logFds.clear();
     rmSync(this.root, { recursive: true, force: true });
   }
 }

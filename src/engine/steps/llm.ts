@@ -1,4 +1,3 @@
-import { appendFileSync } from 'node:fs';
 import type { Step } from '../../workflow/types.js';
 import { renderDeep } from '../../workflow/template.js';
 import { chatCompletion, createEmbeddings, type LlmSettings } from '../../llm/client.js';
@@ -6,12 +5,8 @@ import { StepFailure, type DispatchResult, type Scope, type StepContext } from '
 import { exportPrefix } from './http.js';
 import { messageOf } from '../../errors.js';
 
-/**
- * llm step: chat completion (messages) or embeddings (is_embedding + embedding_input) through the
- * provider of settings `llm_config`, with retries and provider rotation. Exports
- * `<step>_llm_resp` and `<step>_content`.
- */
-export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Promise<DispatchResult> {
+/** Settings `llm_config` with the step's `llm_config` over it (provider chosen by name when given). */
+export function stepLlmSettings(step: Step, scope: Scope): { cfg: LlmSettings; base: LlmSettings; stepCfg: NonNullable<Step['llm_config']> } {
   const base = (scope.exec.settings.settings as { llm_config?: LlmSettings }).llm_config ?? {};
   const stepCfg = step.llm_config ?? {};
   const cfg: LlmSettings = {
@@ -24,6 +19,16 @@ export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Pr
     const chosen = base.llm_providers.filter((p) => p.provider === stepCfg.provider);
     if (chosen.length) cfg.llm_providers = chosen;
   }
+  return { cfg, base, stepCfg };
+}
+
+/**
+ * llm step: chat completion (messages) or embeddings (is_embedding + embedding_input) through the
+ * provider of settings `llm_config`, with retries and provider rotation. Exports
+ * `<step>_llm_resp` and `<step>_content`.
+ */
+export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Promise<DispatchResult> {
+  const { cfg, base, stepCfg } = stepLlmSettings(step, scope);
   const prefix = exportPrefix(step.name);
   const opts = { timeoutMs: ctx.timeoutMs, signal: scope.exec.signal, retries: Math.max(1, Number(stepCfg.max_retries ?? base.max_retries ?? 3)), rotate: true };
   try {
@@ -32,7 +37,7 @@ export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Pr
       if (input.length === 0) throw new StepFailure('llm step with is_embedding needs embedding_input');
       const res = await createEmbeddings(cfg, input, stepCfg.model, opts);
       const text = JSON.stringify(res.embeddings);
-      log(ctx.logFile, `embeddings model=${res.model} inputs=${input.length}\n`);
+      scope.exec.output.append(ctx.logFile, 1, `embeddings model=${res.model} inputs=${input.length}\n`);
       return {
         output: text,
         lines: 1,
@@ -60,7 +65,7 @@ export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Pr
       opts,
     );
     const content = typeof res.content === 'string' ? res.content : res.content == null ? '' : JSON.stringify(res.content);
-    log(ctx.logFile, `chat model=${res.model} finish=${res.finish_reason}\n${content}\n`);
+    scope.exec.output.append(ctx.logFile, 1, `chat model=${res.model} finish=${res.finish_reason}\n${content}\n`);
     return {
       output: content,
       lines: content ? content.split('\n').length : 0,
@@ -73,10 +78,3 @@ export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Pr
   }
 }
 
-function log(file: string, text: string): void {
-  try {
-    appendFileSync(file, text);
-  } catch {
-    /* ignore */
-  }
-}

@@ -42,6 +42,6 @@ export async function executeParallelSteps(step: Step, scope: Scope, ctx: StepCo
     }
   }
   const commands = children.map((c) => `${c.name} (${c.type})`);
-  if (failure) throw new StepFailure(`parallel step '${failure.name}' failed: ${failure.err.message}`, outputs.join('\n'), commands);
+  if (failure) throw new StepFailure(`parallel step '${failure.name}' failed: ${failure.err.message}`, outputs.join('\n'), commands, failure.err.exitCode);
   return { output: outputs.join('\n'), lines, childExports: exports, childTainted: tainted, commands };
 }

@@ -22,7 +22,7 @@ export async function executeRemoteBash(step: Step, scope: Scope, ctx: StepConte
       count += r.lines;
     } catch (err) {
       const f = err as StepFailure;
-      throw new StepFailure(f.message, [...outputs, f.output].filter(Boolean).join('\n'), lines);
+      throw new StepFailure(f.message, [...outputs, f.output].filter(Boolean).join('\n'), lines, f.exitCode);
     }
   }
   if (step.step_remote_file && step.host_output_file) {
@@ -32,9 +32,9 @@ export async function executeRemoteBash(step: Step, scope: Scope, ctx: StepConte
     if (!argv) {
       scope.exec.printer.warn(`cannot copy ${remote} out of an ephemeral docker container; mount a volume instead`);
     } else {
-      const res = await spawnCommand({ argv, env: stepEnv(scope), signal: scope.exec.signal, timeoutMs: ctx.timeoutMs, logFile: ctx.logFile });
+      const res = await spawnCommand({ argv, env: stepEnv(scope), signal: scope.exec.signal, timeoutMs: ctx.timeoutMs, output: scope.exec.output.sink(ctx.logFile) });
       if (res.exitCode !== 0) scope.exec.printer.warn(`copying ${remote} to ${local} failed: ${res.stderr.trim() || `exit ${res.exitCode}`}`);
     }
   }
-  return { output: outputs.filter(Boolean).join('\n'), lines: count, commands: lines };
+  return { output: outputs.filter(Boolean).join('\n'), lines: count, commands: lines, exitCode: 0 };
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { AppContext } from '../../services/context.js';
 
-const ALLOWED_HEADERS = ['Origin', 'Content-Type', 'Accept', 'Authorization', 'x-osm-api-key', 'Last-Event-ID'];
+const ALLOWED_HEADERS = ['Origin', 'Content-Type', 'Accept', 'Authorization', 'x-osm-api-key', 'Last-Event-ID', 'x-osm-csrf'];
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'HEAD'];
 
 /** What `server.cors_allowed_origins` allows: nobody, any origin without credentials, or a list of exact origins. */

@@ -34,6 +34,7 @@ function operation(spec: RouteSpec<any, any, any>): Record<string, unknown> {
   }
   const op: Record<string, unknown> = {
     summary: spec.summary,
+    ...(spec.description ? { description: spec.description } : {}),
     tags: spec.tags,
     operationId: `${spec.method.toLowerCase()}_${spec.url.replace(/[^A-Za-z0-9]+/g, '_')}`,
     'x-side-effects': spec.sideEffects,
@@ -52,7 +53,9 @@ function operation(spec: RouteSpec<any, any, any>): Record<string, unknown> {
   }
   const responses = op.responses as Record<string, unknown>;
   for (const [status, r] of Object.entries(spec.responses ?? { 200: { description: 'Success' } })) {
-    responses[status] = { description: r.description, ...(r.schema ? { content: { 'application/json': { schema: jsonSchema(r.schema) } } } : {}) };
+    const content: Record<string, unknown> = r.schema ? { 'application/json': { schema: jsonSchema(r.schema) } } : {};
+    for (const [type, c] of Object.entries(r.content ?? {})) content[type] = { schema: { type: 'string' }, ...(c.example ? { example: c.example } : {}) };
+    responses[status] = { description: r.description, ...(Object.keys(content).length ? { content } : {}) };
   }
   responses['400'] ??= { description: 'Bad request', content: { 'application/json': { schema: ENVELOPE } } };
   if (!isPublic) responses['401'] ??= { description: 'Missing or invalid credentials', content: { 'application/json': { schema: ENVELOPE } } };

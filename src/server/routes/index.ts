@@ -28,3 +28,7 @@ import { registerDatabaseRoutes } from './database.js'; ROUTE_MODULES.push(regis
 import { registerReferenceReadRoutes } from './reference-reads.js'; ROUTE_MODULES.push(registerReferenceReadRoutes);
 import { registerOrgRoutes } from './orgs.js'; ROUTE_MODULES.push(registerOrgRoutes);
 import { registerTeamRoutes } from './team.js'; ROUTE_MODULES.push(registerTeamRoutes);
+import { registerAgentRoutes } from './agent.js'; ROUTE_MODULES.push(registerAgentRoutes);
+import { registerRunLogRoutes } from './run-logs.js'; ROUTE_MODULES.push(registerRunLogRoutes);
+import { registerEventStreamRoutes } from './events-stream.js'; ROUTE_MODULES.push(registerEventStreamRoutes);
+import { registerWorkflowLintRoutes } from './workflow-lint.js'; ROUTE_MODULES.push(registerWorkflowLintRoutes);

@@ -50,7 +50,7 @@ describe('settings creation on first use', () => {
     const text = generateSettingsText('/base');
     const loaded = parseSettingsText(text, '/base');
     expect(loaded.warnings).toEqual([]);
-    for (const section of ['base_folder', 'environments', 'database', 'server', 'scan_tactic', 'redis', 'global_vars', 'notification', 'storage', 'cloud', 'llm_config']) {
+    for (const section of ['base_folder', 'environments', 'database', 'server', 'scan_tactic', 'redis', 'global_vars', 'notification', 'storage', 'cloud', 'llm_config', 'acp']) {
       expect(text).toMatch(new RegExp(`^${section}:`, 'm'));
     }
     expect(text).not.toMatch(/change-this-secret|osmedeus-admin|password: "osmedeus"/);

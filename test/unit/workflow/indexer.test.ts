@@ -98,7 +98,7 @@ describe('indexWorkflows', () => {
     const r = indexWorkflows(store, wfDir);
     expect(r.added).toBe(2);
     expect(r.errors).toEqual([
-      expect.stringMatching(/^broken\.yaml: .*broken\.yaml:4: steps\[0\]\.type: must be one of bash/),
+      expect.stringMatching(/^broken\.yaml: validation error: steps\[0\]\.type - must be one of bash.*broken\.yaml:4\)/),
       "zz/dup.yaml: duplicate workflow name 'mod-a' (already indexed from modules/mod-a.yaml)",
     ]);
     expect(store.workflows.get('mod-a')!.description).toBe('first module');

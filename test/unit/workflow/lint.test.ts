@@ -196,8 +196,10 @@ describe('lintWorkflow', () => {
   });
 
   describe('unsupported-step-type', () => {
-    it('warns about agent steps', () => {
-      expect(ruleNames(mod('  - { name: a, type: agent, query: hi }\n'))).toEqual(['unsupported-step-type']);
+    it('warns about agent-sdk steps and agent fields osm does not run', () => {
+      expect(ruleNames(mod('  - { name: a, type: agent-sdk }\n'))).toEqual(['unsupported-step-type']);
+      expect(ruleNames(mod('  - { name: a, type: agent, query: hi, max_iterations: 1, agent_tools: [read_file], memory: { max_messages: 3 } }\n'))).toEqual(['unsupported-step-type']);
+      expect(ruleNames(mod('  - { name: a, type: agent, query: hi, max_iterations: 1, agent_tools: [read_file] }\n'))).toEqual([]);
       expect(ruleNames(mod('  - { name: a, type: bash, command: x }\n'))).toEqual([]);
     });
   });

@@ -61,15 +61,15 @@ describe('WorkflowLoader checksum', () => {
 });
 
 describe('WorkflowLoader errors', () => {
-  it('throws workflowInvalid listing every error with file and line', () => {
+  it('throws workflowInvalid listing every error in the reference wording, with file and line', () => {
     write('bad.yaml', 'kind: module\nname: bad\nsteps:\n  - { name: a, type: bash }\n  - { name: b, type: http }\n');
     let err: OsmError | undefined;
     try { new WorkflowLoader(wfDir, { cwd: root }).load('bad'); } catch (e) { err = e as OsmError; }
     expect(err?.code).toBe('OSM_ERR_WORKFLOW_INVALID');
     const file = path.join(wfDir, 'bad.yaml');
     expect(err?.message).toBe([
-      `${file}:4: steps[0]: bash step must have command, commands, or parallel_commands`,
-      `${file}:5: steps[1].url: http step must have url`,
+      `validation error: steps[0] - bash step must have command, commands, or parallel_commands (${file}:4)`,
+      `validation error: steps[1].url - http step must have url (${file}:5)`,
     ].join('\n'));
   });
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { isWorkflowYaml, parseWorkflowText } from '../../../src/workflow/parse.js';
-import { formatIssue } from '../../../src/workflow/validate.js';
+import { formatIssue, validateWorkflow } from '../../../src/workflow/validate.js';
 import type { Workflow } from '../../../src/workflow/types.js';
 
 const FIX = join(import.meta.dirname, '../../fixtures/workflows');
@@ -199,10 +199,44 @@ describe('parseWorkflowText: invalid files', () => {
     }
   });
 
-  it('accepts agent step types for compatibility', () => {
-    const wf = ok('kind: module\nname: a\nsteps:\n  - { name: a, type: agent, query: hi, max_iterations: 2 }\n  - { name: b, type: agent-acp, agent: codex }\n  - { name: c, type: agent-sdk }\n');
-    expect(wf.steps.map((s) => s.type)).toEqual(['agent', 'agent-acp', 'agent-sdk']);
+  it('accepts agent step types', () => {
+    const wf = ok(
+      'kind: module\nname: a\nsteps:\n' +
+        '  - { name: a, type: agent, query: hi, max_iterations: 2, agent_tools: [{ preset: read_file }, fileExists, { preset: bash }], allowed_commands: [dig] }\n' +
+        "  - { name: b, type: agent-acp, agent: codex, messages: [{ role: user, content: 'hi' }] }\n" +
+        '  - { name: c, type: agent-sdk }\n' +
+        "  - { name: d, type: agent, queries: [a, b], max_iterations: 1, agent_tools: [{ name: lookup, description: d, parameters: { type: object }, handler: 'args.x' }], sub_agents: [] }\n",
+    );
+    expect(wf.steps.map((s) => s.type)).toEqual(['agent', 'agent-acp', 'agent-sdk', 'agent']);
     expect(wf.steps[0]!.unknown_keys).toBeUndefined();
+    expect(wf.steps[0]!.agent_tools).toEqual([{ preset: 'read_file' }, { preset: 'fileExists' }, { preset: 'bash' }]);
+    expect(wf.steps[0]!.allowed_commands).toEqual(['dig']);
+    expect(wf.steps[3]!.agent_tools![0]).toEqual({ name: 'lookup', description: 'd', parameters: { type: 'object' }, handler: 'args.x' });
+    expect(wf.steps[3]!.unsupported_agent_fields).toEqual(['sub_agents']);
+  });
+
+  it('rejects agent steps the reference rejects, and tools that would give the model a shell', () => {
+    const cases: [string, string, string][] = [
+      ['{ type: agent, max_iterations: 1, agent_tools: [read_file] }', 'steps[0].query', 'agent step must have query or queries'],
+      ['{ type: agent, query: q, queries: [r], max_iterations: 1, agent_tools: [read_file] }', 'steps[0].query', 'agent step must have query or queries, not both'],
+      ['{ type: agent, query: q, agent_tools: [read_file] }', 'steps[0].max_iterations', 'agent step must have max_iterations > 0'],
+      ['{ type: agent, query: q, max_iterations: 0, agent_tools: [read_file] }', 'steps[0].max_iterations', 'agent step must have max_iterations > 0'],
+      ['{ type: agent, query: q, max_iterations: 1 }', 'steps[0].agent_tools', 'agent step must have at least one tool in agent_tools'],
+      ['{ type: agent, query: q, max_iterations: 1, agent_tools: [nope] }', 'steps[0].agent_tools[0]', "unknown agent tool preset 'nope' (use an osm function name from 'osm func list', or run_command)"],
+      ['{ type: agent, query: q, max_iterations: 1, agent_tools: [read_file, readFile] }', 'steps[0].agent_tools[1]', "duplicate agent tool 'read_file'"],
+      ['{ type: agent, query: q, max_iterations: 1, agent_tools: [exec_cmd] }', 'steps[0].agent_tools[0]', "agent tool preset 'exec_cmd' is not allowed: it runs shell text"],
+      ['{ type: agent, query: q, max_iterations: 1, agent_tools: [db_select] }', 'steps[0].agent_tools[0]', "agent tool preset 'db_select' is not allowed: it takes free SQL"],
+      ['{ type: agent, query: q, max_iterations: 1, agent_tools: [bash] }', 'steps[0].agent_tools[0]', "agent tool preset 'bash' needs allowed_commands (osm never gives an agent a shell)"],
+      ["{ type: agent, query: q, max_iterations: 1, agent_tools: [run_command], allowed_commands: ['sh -c'] }", 'steps[0].allowed_commands', "allowed command 'sh -c' must be a program name (no path, spaces or shell syntax)"],
+      ['{ type: agent, query: q, max_iterations: 1, agent_tools: [{ name: x }] }', 'steps[0].agent_tools[0].handler', 'custom agent tool must have a handler (a function script)'],
+      ['{ type: agent-acp }', 'steps[0].agent', 'agent-acp step must have agent or acp_config.command'],
+      ['{ type: agent-acp, agent: codex }', 'steps[0].messages', 'agent-acp step must have messages'],
+      ["{ type: agent-acp, acp_config: { command: x }, messages: [{ role: user, content: ' ' }] }", 'steps[0].messages', 'agent-acp step messages must have non-empty content'],
+    ];
+    for (const [body, path, message] of cases) {
+      const issues = validateWorkflow(ok(`kind: module\nname: a\nsteps:\n  - ${body.replace('{ ', '{ name: s, ')}\n`));
+      expect(issues, body).toContainEqual(expect.objectContaining({ path, message }));
+    }
   });
 });
 
