@@ -16,7 +16,7 @@ import { createRuns, normaliseTargets, executeStoredRun, type RunOptions } from 
 import { chunkTargets, moduleSource, positiveInt, reshapeTargets, stdinTargets, type RunFlags } from './run-input.js';
 import { abortRun, activeRuns, buildBaseEnv, type RunOutcome } from '../../engine/executor.js';
 import { checkStaticDependencies } from '../../engine/deps-check.js';
-import { missingToolLines } from './dry-run-tools.js';
+import { missingToolLines, templateIssueLines } from './dry-run-tools.js';
 import type { Preferences } from '../../workflow/types.js';
 import { mapLimit } from '../../engine/pool.js';
 import { planRuns } from '../../services/plan.js';
@@ -105,12 +105,22 @@ export async function runAction(command: Command): Promise<void> {
     if (o.dryRun) {
       // Dependency checks still run in a dry run: a target-type mismatch or a missing tool fails it.
       const pathEnv = buildBaseEnv(app.settings().paths.binaries).PATH ?? '';
+      let unrendered = 0;
       for (const wf of workflows) {
         const loaded = app.loader.load(wf);
         for (const t of targets) checkStaticDependencies(loaded, t, pathEnv, { skipValidation: o.skipValidation, emptyTarget: o.emptyTarget });
         if (loaded.kind === 'flow') for (const line of missingToolLines(app.loader, loaded, pathEnv)) process.stdout.write(`${line}\n`);
+        const tpl = templateIssueLines(app.loader, loaded);
+        for (const line of tpl.lines) process.stdout.write(`${line}\n`);
+        unrendered += tpl.errors;
       }
       process.stdout.write(planRuns(app, workflows, targets, params, options));
+      // A placeholder that would reach a command unrendered fails that step at run time: the dry
+      // run says so with the usage/validation exit code.
+      if (unrendered > 0) {
+        process.stderr.write(`Error: ${unrendered} unrendered [[variable]] placeholder(s) in commands (see above); a run would fail those steps\n`);
+        process.exitCode = 2;
+      }
       return;
     }
     if (o.asCron !== undefined) {
