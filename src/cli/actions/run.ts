@@ -314,6 +314,13 @@ async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; di
     if (o.json) process.stdout.write(`${JSON.stringify(out.run)}\n`);
     if (out.status === 'cancelled') process.exitCode = 130;
     else if (out.status !== 'completed') process.exitCode = 1;
+    else {
+      const note = failedModulesNote([out]);
+      if (note) {
+        process.exitCode = 1;
+        if (!o.json) process.stderr.write(`Error: ${note}\n`);
+      }
+    }
   } finally {
     app.close();
   }
@@ -394,7 +401,24 @@ async function runLocally(app: AppContext, workflows: string[], targets: string[
     process.exitCode = 1;
     const first = failed[0]!;
     if (!json) process.stderr.write(`Error: ${failed.length} of ${finalRuns.length} run(s) did not complete; ${first.target}: ${first.error_message || first.status}\n`);
+    return;
   }
+  const note = failedModulesNote(outcomes);
+  if (note) {
+    process.exitCode = 1;
+    if (!json) process.stderr.write(`Error: ${note}\n`);
+  }
+}
+
+/**
+ * A flow whose module failed still ends `completed` (reference semantics: a failing module does not
+ * fail its flow unless an `on_error: abort` action says so), but `osm run` exits 1 for it so cron
+ * jobs and CI notice. Returns the message, or undefined when every module completed or was skipped.
+ */
+export function failedModulesNote(outcomes: RunOutcome[]): string | undefined {
+  const bad = outcomes.flatMap((o) => o.modules.filter((m) => m.status === 'failed').map((m) => `${o.run.target}: module '${m.name}' failed${m.error ? ` (${m.error})` : ''}`));
+  if (bad.length === 0) return undefined;
+  return `${bad.length} flow module(s) failed (the run record stays 'completed', as in the reference); ${bad.join('; ')}`;
 }
 
 function printMultiSummary(runs: { target: string; workflow_name: string; status: string; error_message: string; run_uuid: string }[]): void {
