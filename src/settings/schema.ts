@@ -54,6 +54,19 @@ export const environmentsSchema = z
   })
   .prefault({});
 
+/** libpq's sslmode values. */
+export const PG_SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
+
+/** True for a parseable `postgres://` / `postgresql://` URL naming a host. */
+export function isPostgresUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 export const databaseSchema = z
   .object({
     db_engine: z.enum(['sqlite', 'postgresql', 'postgres']).default('sqlite'),
@@ -65,7 +78,12 @@ export const databaseSchema = z
     password: text(''),
     db_name: text('osmedeus'),
     connection_timeout: int(60),
-    ssl_mode: text('disable'),
+    ssl_mode: z.enum(PG_SSL_MODES).default('disable'),
+    /**
+     * One PostgreSQL connection URL (`postgres://user:password@host:5432/db?sslmode=require`);
+     * when set it replaces host/port/username/password/db_name/ssl_mode. `OSM_DATABASE_URL` overrides it.
+     */
+    url: text('').refine((v) => v === '' || isPostgresUrl(v), 'must be a postgres:// or postgresql:// URL with a host (postgres://user:password@host:5432/db)'),
   })
   .prefault({});
 

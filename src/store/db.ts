@@ -24,6 +24,8 @@ import { createStatsRepo, type StatsRepo } from './stats.js';
 import { createOrgsRepo, type OrgsRepo } from './orgs.js';
 import { createWebhookRunsRepo, type WebhookRunsRepo } from './webhook-runs.js';
 import { createAccessRepo, type AccessRepo } from './access.js';
+import { createMaintenanceRepo, type MaintenanceRepo } from './maintenance.js';
+import { createAssetStatsRepo, type AssetStatsRepo } from './asset-stats.js';
 
 export interface Store {
   db: Database.Database;
@@ -49,6 +51,10 @@ export interface Store {
   orgs: OrgsRepo;
   /** Users, API tokens, JWT versions and the audit log (migration 011). */
   access: AccessRepo;
+  /** Liveness, integrity, tables and schema version (maintenance commands, health). */
+  maintenance: MaintenanceRepo;
+  /** Asset facets and the trigger-kept facet counts (asset_status_counts, asset_type_counts). */
+  assetStats: AssetStatsRepo;
   /** Runs `fn` in an IMMEDIATE transaction (a savepoint when already inside one). */
   tx<T>(fn: () => T): T;
   close(): void;
@@ -138,6 +144,8 @@ function buildStore(db: Db, path: string): Store {
   const orgs = createOrgsRepo(db, q);
   const webhookRuns = createWebhookRunsRepo(db, q);
   const access = createAccessRepo(db, q);
+  const maintenance = createMaintenanceRepo(db);
+  const assetStats = createAssetStatsRepo(db);
   return {
     db,
     path,
@@ -156,6 +164,8 @@ function buildStore(db: Db, path: string): Store {
     webhookRuns,
     orgs,
     access,
+    maintenance,
+    assetStats,
     tx: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     close: () => {
       if (db.open) db.close();

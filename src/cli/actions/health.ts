@@ -56,8 +56,8 @@ export async function healthAction(command: Command): Promise<void> {
       checks.push({ section: 'Folders', name, ok, detail });
     }
     try {
-      const r = app.store.db.prepare('PRAGMA quick_check').get() as { quick_check: string };
-      checks.push({ section: 'Database', name: 'sqlite', ok: r.quick_check === 'ok', detail: `${p.db} (quick_check: ${r.quick_check})` });
+      const r = app.store.maintenance.quickCheck();
+      checks.push({ section: 'Database', name: 'sqlite', ok: r === 'ok', detail: `${p.db} (quick_check: ${r})` });
     } catch (err) {
       checks.push({ section: 'Database', name: 'sqlite', ok: false, detail: (err as Error).message });
     }

@@ -14,7 +14,7 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/health/ready', summary: 'Readiness: the database answers', tags: ['health'], sideEffects: 'none',
     handler: ({ reply }) => {
       try {
-        app.store.db.prepare('SELECT 1').get();
+        app.store.maintenance.ping();
         return { status: 'ready', database: 'ok' };
       } catch (err) {
         return reply.status(503).send({ error: true, message: `Database not ready: ${(err as Error).message}` });
