@@ -24,6 +24,7 @@ import { createStatsRepo, type StatsRepo } from './stats.js';
 import { createOrgsRepo, type OrgsRepo } from './orgs.js';
 import { createWebhookRunsRepo, type WebhookRunsRepo } from './webhook-runs.js';
 import { createAccessRepo, type AccessRepo } from './access.js';
+import { createAttemptsRepo, type AttemptsRepo } from './attempts.js';
 
 export interface Store {
   db: Database.Database;
@@ -49,6 +50,8 @@ export interface Store {
   orgs: OrgsRepo;
   /** Users, API tokens, JWT versions and the audit log (migration 011). */
   access: AccessRepo;
+  /** Attempts of distributed runs (migration 016). */
+  attempts: AttemptsRepo;
   /** Runs `fn` in an IMMEDIATE transaction (a savepoint when already inside one). */
   tx<T>(fn: () => T): T;
   close(): void;
@@ -138,6 +141,7 @@ function buildStore(db: Db, path: string): Store {
   const orgs = createOrgsRepo(db, q);
   const webhookRuns = createWebhookRunsRepo(db, q);
   const access = createAccessRepo(db, q);
+  const attempts = createAttemptsRepo(db, q);
   return {
     db,
     path,
@@ -156,6 +160,7 @@ function buildStore(db: Db, path: string): Store {
     webhookRuns,
     orgs,
     access,
+    attempts,
     tx: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     close: () => {
       if (db.open) db.close();
