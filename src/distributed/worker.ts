@@ -10,6 +10,7 @@ import { hostname as osHostname } from 'node:os';
 import { Queue, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { errors, messageOf } from '../errors.js';
 import { abortRun } from '../engine/executor.js';
+import { isAlive, killGroup, sameProcess } from '../engine/process-registry.js';
 import type { AppContext } from '../services/context.js';
 import { VERSION } from '../version.js';
 import { cancelKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
@@ -37,6 +38,35 @@ export interface WorkerOptions {
   maxStalledCount?: number;
   heartbeatMs?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
+}
+
+/**
+ * At `osm worker join`, as `osm serve` does for its runs: this worker's own records of tasks that
+ * were executing when a previous worker process on this base folder died are marked failed, and
+ * a step process group still alive is killed — only when it is the very process recorded (PID and
+ * start time from /proc, PIDs are reused), so a worker killed with SIGKILL together with its
+ * spawner leaves no step running past the next start. Runs of a worker process still alive are
+ * left alone. (The master's record of the run is settled by the queue: the task stalls and runs
+ * again.)
+ */
+export function reconcileWorkerRuns(app: AppContext): { failed: string[]; killedPids: number[] } {
+  const store = app.store;
+  const report = { failed: [] as string[], killedPids: [] as number[] };
+  for (const run of store.runs.listUnfinishedByMode('distributed')) {
+    if (run.owner_pid && run.owner_pid !== process.pid && isAlive(run.owner_pid)) continue;
+    if (run.current_pid > 1 && run.current_pid !== process.pid && sameProcess(run.current_pid, run.current_pid_start)) {
+      killGroup(run.current_pid, 0);
+      report.killedPids.push(run.current_pid);
+    }
+    const message = `the worker process (pid ${run.owner_pid}) stopped while the run was ${run.status}; marked failed at worker start`;
+    store.tx(() => {
+      store.steps.failUnfinished(run.id, 'the process executing this step stopped');
+      store.runs.transition(run.id, 'failed', { error_message: message });
+      store.runs.update(run.id, { current_pid: 0 });
+    });
+    report.failed.push(run.run_uuid);
+  }
+  return report;
 }
 
 /** An attempt that lost its lease: its result is not recorded. */
@@ -113,6 +143,9 @@ export class DistributedWorker {
       await this.queue.close();
       throw errors.workerNameTaken(this.id);
     }
+
+    const orphans = reconcileWorkerRuns(this.app);
+    if (orphans.failed.length > 0) this.log('runs left unfinished by a previous worker process marked failed', { ...orphans });
 
     this.worker = new Worker(QUEUE_NAME, (job, token, signal) => this.process(job, token, signal), {
       connection,

@@ -24,6 +24,31 @@ import { dropPrefix, REDIS_URL, redisAvailable, testPrefix, until, writeWorkflow
 
 const hasRedis = await redisAvailable();
 
+/** Direct children of a process (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', () => {
   const prefix = testPrefix();
   const dirs: string[] = [];
@@ -163,6 +188,47 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     ]);
     expect(t.app.store.events.list({ run_id: uuid, topic: 'run.completed' }, { offset: 0, limit: 10 }).total).toBe(1);
     child.kill('SIGTERM');
+  });
+
+  it('a worker killed with SIGKILL together with its spawner: its step group is killed at its next start; the run completes once', async () => {
+    const base = tmp();
+    const child = await spawnWorker('w-crash', base);
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'slow', target: 'crash.example.com', params: { nap: '120' } });
+    const uuid = res.json().run_uuid as string;
+    await until(async () => (await api('GET', `/osm/api/tasks/${uuid}`)).json().progress?.current_step === 'nap', 'the long step on w-crash');
+    const wstore = openStore(path.join(base, 'database-osm.sqlite'));
+    const stepPid = await until(() => wstore.runs.getByUuid(uuid)?.current_pid, 'the step pid recorded');
+    wstore.close();
+    expect(groupAlive(stepPid)).toBe(true);
+    // The worker and its spawner processes die at once (the step group is not their child any more).
+    const spawners = childrenOf(child.pid!).filter((p) => p !== stepPid);
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    for (const p of spawners) try { process.kill(p, 'SIGKILL'); } catch { /* gone */ }
+    await exited;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(groupAlive(stepPid)).toBe(true); // orphaned, still running
+
+    // The same worker comes back on the same base folder: it kills the orphan and fails its stale copy.
+    const again = await spawnWorker('w-crash', base);
+    await until(() => !groupAlive(stepPid), 'the orphaned step group to be killed');
+    const check = openStore(path.join(base, 'database-osm.sqlite'));
+    try {
+      // Its first copy was replaced by the re-run of the task, or is failed: never left running.
+      await until(() => {
+        const r = check.runs.getByUuid(uuid);
+        return r && (r.status === 'failed' || r.current_pid !== stepPid);
+      }, 'the stale copy to be settled');
+    } finally {
+      check.close();
+    }
+    // The task stalled and runs again (on the restarted worker); cancel the long re-run.
+    await until(() => t.app.store.attempts.latest(uuid) >= 2, 'attempt 2');
+    // (The worker is back under the same name by then, so the master may see it as a stall.)
+    expect(['worker lost', 'stalled']).toContain(t.app.store.attempts.get(uuid, 1)?.outcome);
+    expect((await api('POST', `/osm/api/runs/${uuid}/cancel`)).statusCode).toBe(200);
+    await until(() => t.app.store.attempts.get(uuid, 2)?.outcome === 'cancelled', 'attempt 2 to end cancelled');
+    again.kill('SIGTERM');
   });
 
   it('tasks finishing while the master is stopped, with BullMQ trimming finished jobs: every run completed exactly once', async () => {

@@ -162,7 +162,10 @@ describe.skipIf(!hasRedis)('distributed master and worker (BullMQ on Redis)', ()
     expect(run.error_message).not.toBe('');
     const steps = t.app.store.steps.listByRun(run.id).map((s) => [s.step_name, s.status]);
     expect(steps).toEqual([['ok', 'completed'], ['boom', 'failed']]);
-    const task = (await api('GET', `/osm/api/tasks/${uuid}`)).json();
+    const task = await until(async () => {
+      const v = (await api('GET', `/osm/api/tasks/${uuid}`)).json();
+      return v.status === 'completed' ? v : undefined;
+    }, 'the job to complete');
     expect(task).toMatchObject({ status: 'completed', run_status: 'failed', attempts: 1 });
   });
 
