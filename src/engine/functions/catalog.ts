@@ -5,6 +5,19 @@
  * plane through registerFunctions('database', …); until then they answer an "error: …" string.
  */
 
+/**
+ * Functions of the reference's catalogue that osm does not implement. They are not listed (`osm
+ * func list`, `GET /functions/list`) and calling one fails loudly with "not supported in osm:
+ * <name>" — never a silent success. (db_update, run_status, run_status_by_uuid and
+ * db_reset_event_logs were listed before but only answered an error string: removed in issue 16.)
+ */
+export const UNSUPPORTED_FUNCTIONS: readonly string[] = [
+  'db_update', 'run_status', 'run_status_by_uuid', 'db_reset_event_logs', 'db_import_vigolium',
+  'llm_invoke', 'llm_invoke_custom', 'llm_conversations', 'snapshot_export', 'snapshot_import', 'run_nmap',
+  'go_getter_with_sshkey', 'filepath_installer', 'ssh_exec', 'ssh_rsync', 'sync_from_master', 'sync_from_worker',
+  'rsync_to_worker', 'tmux_run', 'tmux_capture', 'tmux_send', 'tmux_kill', 'tmux_list', 'run_on_master', 'run_on_worker',
+];
+
 export interface CatalogEntry {
   /** snake_case name. */
   name: string;
@@ -243,7 +256,6 @@ const ROWS: Record<string, Row[]> = {
   database: [
     ['register_artifact(path, type?)', 'bool', 'Register a file as a run artifact'],
     ['store_artifact(path)', 'bool', 'Store a file as an artifact of the current workspace'],
-    ['db_update(table, key, field, value)', 'bool', 'Update one database field'],
     ['db_import_asset(workspace, json)', 'bool', 'Import an asset from JSON (upsert)'],
     ['db_quick_import_asset(workspace, asset_value, asset_type?)', 'bool', 'Upsert an asset by value'],
     ['db_raw_insert_asset(workspace, json)', 'int', 'Insert an asset from JSON (returns its id)'],
@@ -301,9 +313,6 @@ const ROWS: Record<string, Row[]> = {
     ['db_vuln_diff(workspace)', 'string', 'Vulnerability diff as JSONL'],
     ['db_asset_diff_to_file(workspace, dest)', 'bool', 'Write the asset diff to a JSONL file'],
     ['db_vuln_diff_to_file(workspace, dest)', 'bool', 'Write the vulnerability diff to a JSONL file'],
-    ['run_status(workspace, format)', 'string', 'Runs of a workspace as markdown or jsonl'],
-    ['run_status_by_uuid(uuid, format)', 'string', 'One run as markdown or jsonl'],
-    ['db_reset_event_logs(workspace?, topic_pattern?)', 'object', 'Mark event logs as unprocessed'],
     ['db_insert_asset(workspace, data)', 'bool', 'Insert an asset (spec name)'],
     ['db_query_assets(workspace, filter)', 'string', 'Query assets (spec name)'],
     ['db_update_workspace_stats(workspace)', 'bool', 'Recompute workspace statistics (spec name)'],
