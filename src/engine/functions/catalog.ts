@@ -238,6 +238,8 @@ const ROWS: Record<string, Row[]> = {
     ['notify_telegram_channel(channel, message)', 'bool', 'Send a Telegram message to a channel of notification.telegram.telegram_channel_map', "notify_telegram_channel('alerts', 'new findings')"],
     ['send_telegram_file(path, caption?)', 'bool', 'Send a file as a Telegram document to notification.telegram.chat_id', "send_telegram_file('{{Output}}/report.md', 'report')"],
     ['send_telegram_file_channel(channel, path, caption?)', 'bool', 'Send a file as a Telegram document to a mapped channel', "send_telegram_file_channel('alerts', '{{Output}}/vulns.txt')"],
+    ['notify_message_as_file_telegram(path)', 'bool', 'Send the content of a file as a text file (document) to notification.telegram.chat_id', "notify_message_as_file_telegram('{{Output}}/summary.md')"],
+    ['notify_message_as_file_telegram_channel(channel, path)', 'bool', 'Send the content of a file as a text file (document) to a mapped channel', "notify_message_as_file_telegram_channel('alerts', '{{Output}}/summary.md')"],
   ],
   // Object storage of the `storage` settings (src/engine/functions/cdn.ts).
   cdn_storage: [
