@@ -51,6 +51,7 @@ export const CATEGORY_TITLES: Record<string, string> = {
   url_processing: 'URL Processing Functions',
   markdown: 'Markdown Functions',
   database: 'Database Functions',
+  installer: 'Installer Functions',
   event_generation: 'Event Generation Functions',
   notification: 'Notification Functions',
   cdn_storage: 'CDN/Storage Functions',
@@ -318,6 +319,10 @@ const ROWS: Record<string, Row[]> = {
     ['db_insert_asset(workspace, data)', 'bool', 'Insert an asset (spec name)'],
     ['db_query_assets(workspace, filter)', 'string', 'Query assets (spec name)'],
     ['db_update_workspace_stats(workspace)', 'bool', 'Recompute workspace statistics (spec name)'],
+  ],
+  installer: [
+    ['go_getter(url, dest)', 'bool', 'Download an http(s) URL into a folder (archives extracted unless ?archive=false); git::<url> clones', "go_getter('https://example.com/wordlists.tar.gz', '{{Data}}/wordlists')"],
+    ['nix_install(package, dest?)', 'bool', 'Install a nixpkgs package with nix profile install (into the profile dest when given); errors when nix is missing', "nix_install('nmap')"],
   ],
   environment: [
     ['os_getenv(name)', 'string', 'Get an environment variable', "os_getenv('HOME')"],

@@ -31,6 +31,7 @@ import { toolImportFunctions } from './tool-imports.js';
 import { reportFunctions } from './report.js';
 import { reconFormatFunctions } from './recon-formats.js';
 import { cdnFunctions } from './cdn.js';
+import { installerFunctions } from './installer.js';
 
 /** One utility function: the evaluation's context first, then the script's arguments as passed. */
 export type FnImpl = (ctx: FnContext, ...args: unknown[]) => unknown;
@@ -78,6 +79,7 @@ function ensureLoaded(): void {
     event_generation: eventFunctions,
     notification: { ...notificationFunctions, ...telegramFunctions },
     cdn_storage: cdnFunctions,
+    installer: installerFunctions,
   };
   for (const [category, record] of Object.entries(builtins)) for (const [name, fn] of Object.entries(record)) put(category, name, fn);
   for (const e of FUNCTION_CATALOG) {
