@@ -20,7 +20,7 @@
  *   hostile getter cannot hang the host either.
  */
 import vm from 'node:vm';
-import { functionNames, getFunction } from './functions/registry.js';
+import { boundFunctionNames, getFunction } from './functions/registry.js';
 import { CALL_STATE, makeEmitter, setNestedEvaluator, type CallState } from './functions/helpers.js';
 import { ScriptError, SkipSignal, scriptError } from './functions/signals.js';
 import type { OutboundPolicy } from '../util/outbound.js';
@@ -264,7 +264,7 @@ function makeHost(ctx: FnContext, state: CallState & { fatal?: Error }): (name: 
 function createSandbox(host: (name: string, argsJson: string) => string): Sandbox & { exportValue: unknown; errorText: unknown } {
   const context = vm.createContext(Object.create(null), { codeGeneration: { strings: false, wasm: false }, microtaskMode: 'afterEvaluate' });
   const setup = BRIDGE.runInContext(context) as (h: unknown, n: string[], u: string) => { bind: (j: string) => void; exportValue: unknown; errorText: unknown };
-  const helpers = setup(host, functionNames(), UNDEF);
+  const helpers = setup(host, boundFunctionNames(), UNDEF);
   const global = vm.runInContext('globalThis', context) as Record<string, unknown>;
   return { context, global, bind: helpers.bind, exportValue: helpers.exportValue, errorText: helpers.errorText };
 }

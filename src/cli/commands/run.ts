@@ -61,9 +61,10 @@ export function runFlags(cmd: Command): Command {
         await runAction(command);
       } catch (err) {
         // Validation errors (invalid workflow, workflow not found, missing/invalid target or
-        // params, conflicting flags) exit 2 — nothing ran.
-        const status = (err as { status?: unknown }).status;
-        if (typeof status === 'number' && status >= 400 && status < 500 && err instanceof Error && err.name === 'OsmError') process.exitCode = 2;
+        // params, conflicting flags) exit 2 — nothing ran. A failed dependency check (a required
+        // tool missing, a target of the wrong type) is a failed run instead: 1.
+        const e = err as { status?: unknown; code?: unknown; name?: unknown };
+        if (e.name === 'OsmError' && typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.code !== 'OSM_ERR_DEPENDENCY') process.exitCode = 2;
         throw err;
       }
     });
@@ -77,7 +78,8 @@ Exit codes:
        in its run record, as in the reference, but still exits 1; a step failure accepted
        by 'on_error: continue' does not count)
   2    usage or validation error, nothing ran: unknown option, invalid workflow, workflow
-       not found, missing target, an unrendered [[var]] in a command (--dry-run)
+       not found, missing target, an unrendered [[var]] in a command (--dry-run); a failed
+       dependency check (required tool missing, wrong target type) is 1
   130  interrupted (Ctrl-C / SIGINT, or SIGTERM)`;
 
 /** `osm run` and its aliases `scan`/`execute`. */
