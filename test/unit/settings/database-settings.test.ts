@@ -46,3 +46,28 @@ describe('database settings', () => {
     expect(() => mergeRedactedSecrets(shown.replace('@db:', '@other:'), yaml)).toThrow(/database\.url/);
   });
 });
+
+describe('osm config set database.*', () => {
+  it('validates before writing', async () => {
+    const { mkdtempSync, readFileSync, rmSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const { setSettingValue } = await import('../../../src/settings/set.js');
+    const { generateSettingsText } = await import('../../../src/settings/load.js');
+    const dir = mkdtempSync(join(tmpdir(), 'osm-dbset-'));
+    try {
+      const file = join(dir, 'osm-settings.yaml');
+      writeFileSync(file, generateSettingsText(dir), { mode: 0o600 });
+      setSettingValue(file, 'database.db_engine', 'postgresql');
+      setSettingValue(file, 'database.url', 'postgres://osm:pw@db:5432/osm');
+      setSettingValue(file, 'database.ssl_mode', 'verify-full');
+      const before = readFileSync(file, 'utf8');
+      expect(() => setSettingValue(file, 'database.db_engine', 'oracle')).toThrow();
+      expect(() => setSettingValue(file, 'database.ssl_mode', 'maybe')).toThrow();
+      expect(() => setSettingValue(file, 'database.url', 'http://db/osm')).toThrow(/postgres/);
+      expect(readFileSync(file, 'utf8')).toBe(before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
