@@ -270,6 +270,17 @@ export const acpAgentSchema = z.object({
   env: z.record(z.string(), z.string()).default({}),
 });
 
+/** Distributed mode (issue 15): the lease of a task on a worker and how many finished jobs BullMQ keeps. */
+export const distributedSchema = z
+  .object({
+    /** A worker that stops renewing its lock loses its task within this many seconds (lock 3/4, renewal and stalled check 1/4). */
+    lease_seconds: int(30, 2, 3600),
+    /** Finished jobs kept in Redis (for `GET /tasks`); results never depend on them. */
+    keep_completed: int(1000, 1),
+    keep_failed: int(5000, 1),
+  })
+  .prefault({});
+
 /**
  * Agent Client Protocol agents (agent-acp steps, run_agent(), POST /agent/chat/completions): name →
  * command. Entries here add to or replace the built-in names (claude-code, codex, gemini, opencode).
@@ -288,6 +299,7 @@ export const settingsSchema = z.object({
   server: serverSchema,
   scan_tactic: scanTacticSchema,
   redis: redisSchema,
+  distributed: distributedSchema,
   global_vars: z.record(z.string(), globalVarSchema).default({}),
   notification: notificationSchema,
   storage: storageSchema,

@@ -26,6 +26,7 @@ import { createWebhookRunsRepo, type WebhookRunsRepo } from './webhook-runs.js';
 import { createAccessRepo, type AccessRepo } from './access.js';
 import { createMaintenanceRepo, type MaintenanceRepo } from './maintenance.js';
 import { createAssetStatsRepo, type AssetStatsRepo } from './asset-stats.js';
+import { createAttemptsRepo, type AttemptsRepo } from './attempts.js';
 
 export interface Store {
   db: Database.Database;
@@ -55,6 +56,8 @@ export interface Store {
   maintenance: MaintenanceRepo;
   /** Asset facets and the trigger-kept facet counts (asset_status_counts, asset_type_counts). */
   assetStats: AssetStatsRepo;
+  /** Attempts of distributed runs (migration 016). */
+  attempts: AttemptsRepo;
   /** Runs `fn` in an IMMEDIATE transaction (a savepoint when already inside one). */
   tx<T>(fn: () => T): T;
   /** Whether a transaction is open on the connection. */
@@ -150,6 +153,7 @@ function buildStore(db: Db, path: string): Store {
   const access = createAccessRepo(db, q);
   const maintenance = createMaintenanceRepo(db);
   const assetStats = createAssetStatsRepo(db);
+  const attempts = createAttemptsRepo(db, q);
   return {
     db,
     path,
@@ -170,6 +174,7 @@ function buildStore(db: Db, path: string): Store {
     access,
     maintenance,
     assetStats,
+    attempts,
     tx: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     inTransaction: () => db.open && db.inTransaction,
     rollbackOpen: () => {

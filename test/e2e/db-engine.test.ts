@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runOsm } from '../helpers/cli.js';
+import { latestVersion } from '../../src/store/migrate.js';
 import { tempDir } from '../helpers/tmp.js';
 import { createPgDatabase, pgAvailable, type PgDatabase } from '../helpers/pg.js';
 
@@ -31,7 +32,7 @@ describe('db_engine postgresql', () => {
       expect(r.stderr + r.stdout).not.toContain('hunter22pw');
     }
     expect(existsSync(join(base.dir, 'database-osm.sqlite'))).toBe(false);
-  });
+  }, 300_000);
 
   it('osm db status: unreachable → exit 1 naming host:port and the cause; --json says reachable false', async () => {
     const r = await osm(['db', 'status'], { OSM_DATABASE_URL: DEAD });
@@ -44,7 +45,7 @@ describe('db_engine postgresql', () => {
     expect(j.stdout).not.toContain('hunter22pw');
     const sqlite = JSON.parse((await osm(['db', 'status', '--json'], {})).stdout);
     expect(sqlite).toMatchObject({ engine: 'sqlite', reachable: true });
-  });
+  }, 300_000);
 
   it('osm health reports the engine and PostgreSQL reachability', async () => {
     const r = await osm(['health', '--json'], { OSM_DATABASE_URL: DEAD });
@@ -52,7 +53,7 @@ describe('db_engine postgresql', () => {
     expect(checks.find((c) => c.name === 'engine')).toMatchObject({ section: 'Database', ok: false });
     expect(checks.find((c) => c.name === 'postgresql')?.detail).toMatch(/127\.0\.0\.1:1.*not reachable/);
     expect(r.code).toBe(1);
-  });
+  }, 300_000);
 });
 
 const available = await pgAvailable('db engine tests');
@@ -72,12 +73,12 @@ describe.skipIf(!available)('db_engine postgresql, server reachable', () => {
     const env = { OSM_DATABASE_URL: pg.url };
     const m = await runOsm(['-b', base.dir, 'db', 'migrate', '--json'], { env });
     expect(m.code, m.stderr).toBe(0);
-    expect(JSON.parse(m.stdout)).toMatchObject({ engine: 'postgresql', schema_version: 13 });
+    expect(JSON.parse(m.stdout)).toMatchObject({ engine: 'postgresql', schema_version: latestVersion() });
     const s = JSON.parse((await runOsm(['-b', base.dir, 'db', 'status', '--json'], { env })).stdout);
-    expect(s).toMatchObject({ engine: 'postgresql', reachable: true, postgresql: { reachable: true, schema_version: 13, pending: [] } });
+    expect(s).toMatchObject({ engine: 'postgresql', reachable: true, postgresql: { reachable: true, schema_version: latestVersion(), pending: [] } });
     const serve = await runOsm(['-b', base.dir, 'serve', '--port', '0'], { env });
     expect(serve.code).not.toBe(0);
     expect(serve.stderr).toMatch(/reachable \(server /);
     expect(serve.stderr).toContain('not available yet');
-  });
+  }, 300_000);
 });

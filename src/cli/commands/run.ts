@@ -49,11 +49,36 @@ export function runFlags(cmd: Command): Command {
     .option('--server-url <url>', 'alias of --server')
     .option('--api-key <key>', 'API key for --server (env OSM_API_KEY)')
     .addOption(new Option('--run-priority <priority>', 'priority for --server').choices(['low', 'normal', 'high', 'critical']).default('normal'))
+    .addHelpText('after', RUN_EXIT_CODES)
+    .exitOverride((err) => {
+      // Usage errors (unknown option, missing option value, bad choice) exit 2; help/version 0.
+      if (err.exitCode !== 0) (err as { exitCode: number }).exitCode = 2;
+      throw err;
+    })
     .action(async (_opts, command: Command) => {
       const { runAction } = await import('../actions/run.js');
-      await runAction(command);
+      try {
+        await runAction(command);
+      } catch (err) {
+        // Validation errors (invalid workflow, workflow not found, missing/invalid target or
+        // params, conflicting flags) exit 2 — nothing ran.
+        const status = (err as { status?: unknown }).status;
+        if (typeof status === 'number' && status >= 400 && status < 500 && err instanceof Error && err.name === 'OsmError') process.exitCode = 2;
+        throw err;
+      }
     });
 }
+
+/** The exit codes of `osm run` (also in README.md): scripts and CI rely on them. */
+export const RUN_EXIT_CODES = `
+Exit codes:
+  0    every run completed (for a flow: every module completed or was skipped)
+  1    a run, module or step failed (a flow whose module failed keeps the status 'completed'
+       in its run record, as in the reference, but still exits 1; a step failure accepted
+       by 'on_error: continue' does not count)
+  2    usage or validation error, nothing ran: unknown option, invalid workflow, workflow
+       not found, missing target, an unrendered [[var]] in a command (--dry-run)
+  130  interrupted (Ctrl-C / SIGINT, or SIGTERM)`;
 
 /** `osm run` and its aliases `scan`/`execute`. */
 export function registerRun(program: Command): void {
