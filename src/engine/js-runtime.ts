@@ -368,18 +368,12 @@ export function evaluateCondition(expr: string, vars: Record<string, unknown>, o
  * opened and left open is rolled back here, so the connection is never left holding the lock.
  */
 function guarded<T>(opts: EvalOptions, fn: () => T): T {
-  const db = (opts.ctx?.store as { db?: { inTransaction?: boolean; exec?: (sql: string) => unknown } } | undefined)?.db;
-  const wasOpen = Boolean(db?.inTransaction);
+  const store = opts.ctx?.store as { inTransaction?: () => boolean; rollbackOpen?: () => boolean } | undefined;
+  const wasOpen = Boolean(store?.inTransaction?.());
   try {
     return fn();
   } finally {
-    if (db && !wasOpen && db.inTransaction) {
-      try {
-        db.exec?.('ROLLBACK');
-      } catch {
-        /* already closed */
-      }
-    }
+    if (store && !wasOpen) store.rollbackOpen?.();
   }
 }
 

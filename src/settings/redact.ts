@@ -62,7 +62,7 @@ export function maskUrlPassword(url: string): string {
 }
 
 /** Paths whose value is a URL shown with only its password masked (see `maskUrlPassword`). */
-function isMaskedUrlPath(path: readonly (string | number)[]): boolean {
+export function isMaskedUrlPath(path: readonly (string | number)[]): boolean {
   return path.length === 2 && path[0] === 'database' && path[1] === 'url';
 }
 

@@ -26,6 +26,7 @@ import { Readable } from 'node:stream';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { errors } from '../errors.js';
 import type { Db } from './sql.js';
+import type { Store } from './db.js';
 import { sqliteSchemaInfo, type TableInfo } from './schema-info.js';
 import { schemaVersion } from './migrate.js';
 import { applyPgMigrations, pgSchemaVersion } from './pg/migrate.js';
@@ -195,7 +196,8 @@ function checkSameSchema(sqliteVersion: number, pgVersion: number): void {
  * Copies every table of the SQLite store `db` into the PostgreSQL database of `pool`, migrating
  * it first; replaces what the target tables held.
  */
-export async function copySqliteToPg(db: Db, pool: PgPool, opts: CopyOptions = {}): Promise<CopyResult> {
+export async function copySqliteToPg(store: Store, pool: PgPool, opts: CopyOptions = {}): Promise<CopyResult> {
+  const db = store.db;
   await applyPgMigrations(pool);
   const version = schemaVersion(db);
   checkSameSchema(version, await pgSchemaVersion(pool));
@@ -252,7 +254,8 @@ export async function copySqliteToPg(db: Db, pool: PgPool, opts: CopyOptions = {
  * Copies every table of the PostgreSQL database of `pool` into the SQLite store `db`; replaces
  * what the SQLite tables held. The PostgreSQL schema must be at the SQLite store's version.
  */
-export async function copyPgToSqlite(pool: PgPool, db: Db, opts: CopyOptions = {}): Promise<CopyResult> {
+export async function copyPgToSqlite(pool: PgPool, store: Store, opts: CopyOptions = {}): Promise<CopyResult> {
+  const db = store.db;
   const version = schemaVersion(db);
   const pgVersion = await pgSchemaVersion(pool);
   if (pgVersion === 0) throw errors.validation('the PostgreSQL database has no osm schema (nothing to copy from)');

@@ -60,6 +60,10 @@ export interface Store {
   attempts: AttemptsRepo;
   /** Runs `fn` in an IMMEDIATE transaction (a savepoint when already inside one). */
   tx<T>(fn: () => T): T;
+  /** Whether a transaction is open on the connection. */
+  inTransaction(): boolean;
+  /** Rolls back a transaction left open (a script cut off mid-import); false when none was. */
+  rollbackOpen(): boolean;
   close(): void;
 }
 
@@ -172,6 +176,16 @@ function buildStore(db: Db, path: string): Store {
     assetStats,
     attempts,
     tx: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    inTransaction: () => db.open && db.inTransaction,
+    rollbackOpen: () => {
+      if (!db.open || !db.inTransaction) return false;
+      try {
+        db.exec('ROLLBACK');
+        return true;
+      } catch {
+        return false; // closed by SQLite already
+      }
+    },
     close: () => {
       if (db.open) db.close();
     },

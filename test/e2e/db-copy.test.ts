@@ -85,7 +85,8 @@ describe.skipIf(!available)('osm db copy', () => {
     // New rows after the copy get fresh ids (the SQLite sequences moved past the copied ones).
     const again = await osm(b.dir, ['run', '-m', 'simple-bash', '-t', 'example.org', '--json']);
     expect(again.code, again.stderr).toBe(0);
-  });
+    // About 25 CLI processes: minutes on a shared, busy machine.
+  }, 600_000);
 
   it('a plain (non-JSON) copy prints per-table lines and the verdict; an unreachable target names host:port and the cause', async () => {
     const r = await osm(a.dir, ['db', 'copy', '--to', pg.url]);
@@ -100,5 +101,5 @@ describe.skipIf(!available)('osm db copy', () => {
     const both = await osm(a.dir, ['db', 'copy']);
     expect(both.code).toBe(1);
     expect(both.stderr).toContain('exactly one of --to');
-  });
+  }, 300_000);
 });

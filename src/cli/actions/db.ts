@@ -112,7 +112,7 @@ export async function dbCopy(command: Command): Promise<void> {
   const store = openStore(loaded.paths.db);
   let result: CopyResult;
   try {
-    result = c.to ? await copySqliteToPg(store.db, pool, { onProgress: progress.update }) : await copyPgToSqlite(pool, store.db, { onProgress: progress.update });
+    result = c.to ? await copySqliteToPg(store, pool, { onProgress: progress.update }) : await copyPgToSqlite(pool, store, { onProgress: progress.update });
   } finally {
     progress.end();
     store.close();

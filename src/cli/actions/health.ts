@@ -6,6 +6,8 @@ import { openApp } from '../app.js';
 import { listWorkflowFiles } from '../../workflow/lookup.js';
 import { buildBaseEnv } from '../../engine/executor.js';
 import { commandExists } from '../../engine/deps-check.js';
+import { dbEngineOf, pgTargetFromSettings } from '../../store/pg/config.js';
+import { probePg } from '../../store/pg/pool.js';
 
 interface Check {
   section: string;
@@ -54,6 +56,14 @@ export async function healthAction(command: Command): Promise<void> {
         detail = `${dir} (not writable)`;
       }
       checks.push({ section: 'Folders', name, ok, detail });
+    }
+    const db = app.settings().settings.database;
+    const engine = dbEngineOf(db);
+    checks.push({ section: 'Database', name: 'engine', ok: engine === 'sqlite', detail: engine === 'sqlite' ? 'sqlite' : 'postgresql configured, but the runtime store on PostgreSQL is not available yet: osm serve and osm run refuse to start (see osm db status, docs/database.md)' });
+    if (engine === 'postgresql') {
+      const target = pgTargetFromSettings(db);
+      const probe = await probePg(target);
+      checks.push({ section: 'Database', name: 'postgresql', ok: probe.reachable, detail: `${target.display} (${probe.address}) ${probe.reachable ? `reachable, server ${probe.version}` : `not reachable: ${probe.cause}`}` });
     }
     try {
       const r = app.store.maintenance.quickCheck();

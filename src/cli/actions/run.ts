@@ -11,6 +11,7 @@ import { parseParamPairs, parseParamsFileText } from '../../workflow/params.js';
 import type { AppContext } from '../../services/context.js';
 import { commandOrg, openApp } from '../app.js';
 import { loadSettings } from '../../settings/index.js';
+import { refuseUnsupportedEngine } from '../../store/pg/guard.js';
 import type { RunRecord } from '../../store/index.js';
 import { createRuns, normaliseTargets, executeStoredRun, type RunOptions } from '../../services/runs.js';
 import { chunkTargets, moduleSource, positiveInt, reshapeTargets, stdinTargets, type RunFlags } from './run-input.js';
@@ -30,6 +31,9 @@ import { jsonEventListener } from '../run-events.js';
 export async function runAction(command: Command): Promise<void> {
   const o = optionsOf<RunFlags>(command);
   checkWebhookFlags(o);
+  // A local run uses the runtime store, SQLite-only for now (a run sent to a server or master does not).
+  const remote = (!o.asWebhook && Boolean(o.server ?? o.serverUrl ?? process.env.OSM_SERVER)) || Boolean(o.distributedRun);
+  if (!remote) await refuseUnsupportedEngine(loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }).settings.database, 'osm run');
   if (o.resume) return resumeAction(o);
   if (o.queueRun) return queueRunAction(o);
   if (o.flow && o.module?.length) throw errors.validation('use either -f/--flow or -m/--module, not both');
