@@ -151,12 +151,15 @@ export function getRun(app: AppContext, idOrUuid: string, include: { steps?: boo
   const run = findRun(app, idOrUuid, scope);
   const running = run.status === 'running' ? app.store.steps.runningNames(run.id) : [];
   // Which step is running now (the spec's fields already say how many are done).
-  const out: RunApi & { current_step: string; running_steps: string[]; steps?: unknown[]; artifacts?: unknown[] } = { ...runToApi(run), current_step: running[0] ?? '', running_steps: running };
+  const out: RunApi & { current_step: string; running_steps: string[]; steps?: unknown[]; artifacts?: unknown[]; scope?: unknown } = { ...runToApi(run), current_step: running[0] ?? '', running_steps: running };
   if (include.steps) {
     const secrets = secretsOf(app, run);
     out.steps = app.store.steps.listByRun(run.id).map((s) => stepToApi(s, 'run', secrets));
   }
   if (include.artifacts) out.artifacts = app.store.artifacts.listByRun(run.id).map(artifactToApi);
+  // Target scope (docs/scope.md): values dropped as out of scope, when the run had a scope.
+  const scoped = app.store.runs.scopeStats(run.id);
+  if (scoped) out.scope = scoped;
   return out;
 }
 

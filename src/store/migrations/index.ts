@@ -11,6 +11,7 @@ import { sql as webhookKeyHash, run as hashWebhookKeys } from './010-webhook-key
 import { sql as teamAccess } from './011-team-access.js';
 import { sql as scheduleOrgs } from './012-schedule-orgs.js';
 import { sql as assetPorts } from './013-asset-ports.js';
+import { sql as runScope } from './015-run-scope.js';
 import type { Db } from '../sql.js';
 
 /** One schema step: applied once, in its own transaction, recorded in `schema_migrations`. */
@@ -39,4 +40,5 @@ export const migrations: readonly Migration[] = [
   { version: 11, name: 'team-access', sql: teamAccess },
   { version: 12, name: 'schedule-orgs', sql: scheduleOrgs },
   { version: 13, name: 'asset-ports', sql: assetPorts },
+  { version: 15, name: 'run-scope', sql: runScope },
 ];
