@@ -5,7 +5,7 @@
 import { errors } from '../errors.js';
 import type { Workflow } from '../workflow/types.js';
 import type { AppContext } from './context.js';
-import { importScope, layerSpecs, compileLayers, readScopeFile, ScopeParseError, specOf, type ImportScope, type LayerSpec, type ScopeCounts, type ScopeDecision, type ScopeSpec } from '../scope/index.js';
+import { ScopeSet, importScope, layerSpecs, compileLayers, readScopeFile, ScopeParseError, specOf, type ImportScope, type LayerSpec, type ScopeCounts, type ScopeDecision, type ScopeSpec } from '../scope/index.js';
 
 /** The org of a workspace (its row), else the given one. */
 function orgOf(app: AppContext, workspace: string, fallback?: string): { uuid: string; name?: string } | undefined {
@@ -69,8 +69,14 @@ export interface ScopeCheckResult extends ScopeDecision {
 
 /** `osm scope check <value>`: the decision and its reason, over the layers of a workspace / workflow / file. */
 export function checkScope(app: AppContext, value: string, opts: { workspace?: string; workflow?: Workflow; scopeFile?: string }): ScopeCheckResult {
-  const run = opts.scopeFile ? scopeFileSpec(opts.scopeFile) : undefined;
-  const specs = scopeLayersFor(app, { workspace: opts.workspace, workflow: opts.workflow, run });
-  const set = compileLayers(specs);
-  return { ...set.decide(value), scope: specs };
+  // The file is compiled as read, so decisions name its line numbers.
+  let file;
+  try {
+    file = opts.scopeFile ? readScopeFile(opts.scopeFile) : undefined;
+  } catch (err) {
+    throw errors.validation(err instanceof ScopeParseError ? err.message : String(err));
+  }
+  const specs = scopeLayersFor(app, { workspace: opts.workspace, workflow: opts.workflow });
+  const set = new ScopeSet([...compileLayers(specs).layers, ...(file ? [file] : [])]);
+  return { ...set.decide(value), scope: [...specs, ...(file ? [{ name: 'run', ...specOf(file) }] : [])] };
 }
