@@ -35,6 +35,8 @@ export const errors = {
   badRequest: def('OSM_ERR_BAD_REQUEST', 400, (msg: string) => msg),
   invalidBody: def('OSM_ERR_INVALID_BODY', 400, (detail?: string) => (detail ? `Invalid request body: ${detail}` : 'Invalid request body')),
   validation: def('OSM_ERR_VALIDATION', 400, (msg: string) => msg),
+  /** A run target outside the target scope (docs/scope.md); the CLI exits with 2. */
+  outOfScope: def('OSM_ERR_OUT_OF_SCOPE', 400, (msg: string) => msg),
   notFound: def('OSM_ERR_NOT_FOUND', 404, (msg: string) => msg),
   routeNotFound: def('OSM_ERR_ROUTE_NOT_FOUND', 404, (method: string, url: string) => `Route ${method}:${url} not found`),
   conflict: def('OSM_ERR_CONFLICT', 409, (msg: string) => msg),

@@ -19,6 +19,19 @@ import type { StepSummary } from './step-exec.js';
 import { notifyRunFinished } from '../events/webhooks.js';
 import { RESERVED_PARAM_NAMES } from '../workflow/reserved-params.js';
 import type { DisplayOptions, EngineDeps, Execution, RunInput, Scope } from './types.js';
+import { compileLayers, emptyCounts, layerSpecs, type ScopeSpec } from '../scope/index.js';
+import type { Settings } from '../settings/schema.js';
+
+/**
+ * The target scope of a run: settings, workspace, org, workflow and run layers (docs/scope.md);
+ * undefined when none is configured. Throws when a layer does not parse.
+ */
+export function runTargetScope(deps: EngineDeps, settings: Settings, src: { workspace: string; orgUuid?: string; workflow?: Workflow; run?: ScopeSpec }): Execution['targetScope'] {
+  const org = src.orgUuid ? { uuid: src.orgUuid, name: deps.store.orgs.get(src.orgUuid)?.name } : undefined;
+  const specs = layerSpecs({ settings, workspace: src.workspace, org, workflow: src.workflow, run: src.run });
+  if (specs.length === 0) return undefined;
+  return { set: compileLayers(specs), specs, counts: emptyCounts() };
+}
 
 export interface RunOutcome {
   run: RunRecord;
@@ -166,6 +179,7 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
         modules,
         totalSteps: finalRun.total_steps,
         artifacts,
+        ...(exec.targetScope ? { scope: deps.store.runs.scopeStats(runId) ?? { dropped: 0, by_source: {} } } : {}),
       },
       display.color,
       Boolean(display.verbose),
@@ -211,6 +225,23 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
   const info = analyzeTarget(input.target, { level: input.heuristics ?? 'basic', space: input.space });
   const workspaces = input.workspacesOverride || settings.paths.workspaces;
   const space = info.targetSpace;
+
+  // Target scope (docs/scope.md): an out-of-scope target is refused before anything runs.
+  try {
+    exec.targetScope = runTargetScope(deps, settings.settings, { workspace: space, orgUuid: run0.org_uuid, workflow: wf, run: input.scope });
+  } catch (err) {
+    if (recorder.started()) live.run({ ...runInfo(), status: 'running' });
+    return finish('failed', `refusing to execute: invalid scope: ${messageOf(err)}`);
+  }
+  if (exec.targetScope && !input.emptyTarget) {
+    const d = exec.targetScope.set.decide(input.target);
+    if (!d.in_scope) {
+      if (recorder.started()) live.run({ ...runInfo(), status: 'running' });
+      printer.error(`target ${input.target} is ${d.explanation}`);
+      return finish('failed', `refusing to execute: target ${input.target} is ${d.explanation}`);
+    }
+  }
+  if (exec.targetScope) deps.store.runs.initScope(run0.id, exec.targetScope.specs);
   output = join(workspaces, space);
   if (input.emptyTarget) {
     exec.logDir = mkdtempSync(join(tmpdir(), 'osm-logs-'));

@@ -28,6 +28,8 @@ import type { OutboundPolicy } from '../util/outbound.js';
 export { ScriptError, SkipSignal };
 
 /** What library functions may know about the evaluation's run. */
+import type { LayerSpec } from '../scope/index.js';
+
 export interface FnContext {
   workspace?: string;
   runUuid?: string;
@@ -51,6 +53,8 @@ export interface FnContext {
    * the policy allows (src/util/outbound.ts). Workflow scripts run without one.
    */
   outbound?: OutboundPolicy;
+  /** The run's target scope layers (docs/scope.md): imports drop and count rows out of scope. */
+  scope?: LayerSpec[];
 }
 
 export interface EvalOptions {

@@ -23,6 +23,7 @@ export function fnContext(scope: Scope): FnContext {
     store: exec.deps.store,
     settings: exec.settings,
     signal: exec.signal,
+    ...(exec.targetScope?.specs.length ? { scope: exec.targetScope.specs } : {}),
   };
 }
 
@@ -58,6 +59,7 @@ function workerContext(scope: Scope): WorkerFnContext {
     stateFile: c.stateFile,
     dbPath: scope.exec.deps.store.path,
     settings: scope.exec.settings.settings,
+    ...(c.scope ? { scope: c.scope } : {}),
   };
 }
 

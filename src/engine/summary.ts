@@ -35,6 +35,8 @@ export interface SummaryInput {
   modules?: ModuleSummary[];
   totalSteps: number;
   artifacts?: string[];
+  /** Target scope drops of the run (docs/scope.md), when it had a scope. */
+  scope?: { dropped: number; by_source: Record<string, number> };
 }
 
 /** The Execution Summary block (tests grep `Status: completed`, the step table and `completed_steps`). */
@@ -52,6 +54,10 @@ export function printSummary(exec: Execution, s: SummaryInput, color: boolean, v
     `  Duration: ${formatDuration(s.durationMs)}`,
   ];
   if (s.error) lines.push(`  ${s.status === 'completed' ? 'Note' : 'Error'}: ${s.error}`);
+  if (s.scope) {
+    const by = Object.entries(s.scope.by_source).map(([k, n]) => `${k}: ${n}`).join(', ');
+    lines.push(`  Scope: ${s.scope.dropped} out-of-scope item(s) dropped${by ? ` (${by})` : ''}`);
+  }
   p.always(lines.join('\n'));
   if (s.modules && s.modules.length) {
     p.always(`\n${c.bold('∴ Module Results:')}`);
@@ -75,6 +81,7 @@ export function printSummary(exec: Execution, s: SummaryInput, color: boolean, v
     completed_steps: s.steps.filter((r) => r.status === 'completed').length,
     failed_steps: s.steps.filter((r) => r.status === 'failed').length,
     skipped_steps: s.steps.filter((r) => r.status === 'skipped').length,
+    ...(s.scope ? { scope_dropped: s.scope.dropped } : {}),
   };
   p.logLine(`${new Date().toISOString()} INFO Execution Summary ${JSON.stringify(counts)}`);
 }

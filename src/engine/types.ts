@@ -8,6 +8,7 @@ import type { RunPrinter } from './printer.js';
 import type { ExecutionLog } from './exec-log.js';
 import type { RunRecorder } from './recorder.js';
 import type { LiveListener, RunOutput } from './live/run-output.js';
+import type { LayerSpec, ScopeCounts, ScopeSet, ScopeSpec } from '../scope/index.js';
 
 /** What the engine needs from its host (CLI process or daemon). */
 export interface EngineDeps {
@@ -40,6 +41,8 @@ export interface RunInput {
   disableNotification?: boolean;
   /** API runner_type override for bash steps. */
   runnerOverride?: { type: RunnerType; config: RunnerConfig };
+  /** The run's own target scope (`--scope-file`, POST /runs `scope`); it narrows the others. */
+  scope?: ScopeSpec;
 }
 
 /** Options of how a run is shown. */
@@ -84,6 +87,12 @@ export interface Execution {
   resume?: { sourceRunUuid: string; steps: Map<string, { exports: Record<string, unknown>; output: string }>; active: boolean };
   /** Modules of a flow that completed, with their variables (their reports become artifacts). */
   completedModules: { workflow: Workflow; vars: Record<string, unknown> }[];
+  /**
+   * The target scope in force (docs/scope.md), when one is configured: foreach items and imported
+   * rows out of it are dropped; `counts` are this process's drops (imports in evaluator processes
+   * add theirs to the run's row directly).
+   */
+  targetScope?: { set: ScopeSet; specs: LayerSpec[]; counts: ScopeCounts };
 }
 
 /** The variables and settings of the module (or flow) currently executing. */

@@ -11,6 +11,7 @@
  */
 import type { AssetInput, Store, UpsertResult, VulnInput } from '../store/index.js';
 import { parseJsonLine, type Mapped } from './records.js';
+import type { ImportScope } from '../scope/index.js';
 
 /**
  * Rows per transaction. Assets: 2,500 keeps the mapped rows of a batch (a few KB each for httpx
@@ -34,6 +35,8 @@ export interface ImportStats {
   skipped: number;
   /** Non-blank lines (or records) seen. */
   total: number;
+  /** Rows dropped because their value or URL is out of the target scope (docs/scope.md). */
+  out_of_scope: number;
   /** The first 100 rejected records: line number (1-based; the index for API bodies) and reason. */
   error_lines: { line: number; message: string }[];
 }
@@ -56,6 +59,8 @@ export interface ImportOptions {
   summaryEvent?: boolean;
   /** How many rejected records are listed in error_lines (default 100). */
   maxErrorLines?: number;
+  /** The target scope rows must be in (asset_value and url are checked); out-of-scope rows are dropped and counted. */
+  scope?: ImportScope;
   /** Called after every committed batch (progress, tests). */
   onBatch?: (stats: Readonly<ImportStats>) => void;
 }
@@ -74,7 +79,7 @@ export class RecordImporter<T> {
   private batch: T[] = [];
   private eventsWritten = 0;
   private eventsOmitted = 0;
-  readonly stats: ImportStats = { new: 0, updated: 0, unchanged: 0, errors: 0, skipped: 0, total: 0, error_lines: [] };
+  readonly stats: ImportStats = { new: 0, updated: 0, unchanged: 0, errors: 0, skipped: 0, total: 0, out_of_scope: 0, error_lines: [] };
 
   constructor(
     private readonly store: Store,
@@ -122,6 +127,7 @@ export class RecordImporter<T> {
   /** Commits the last batch and writes the summary events. */
   finish(): ImportStats {
     this.flush();
+    this.opts.scope?.flush?.();
     if (this.opts.events !== false && this.opts.summaryEvent !== false && this.stats.total > 0) {
       const { error_lines, ...counts } = this.stats;
       this.store.events.insert({
@@ -151,6 +157,17 @@ export class RecordImporter<T> {
       if (mapped.skip) this.stats.skipped++;
       else this.fail(line, mapped.message);
       return;
+    }
+    const scope = this.opts.scope;
+    if (scope) {
+      const row = mapped.value as { asset_value?: unknown; url?: unknown };
+      const values = [row.asset_value, row.url].filter((v): v is string => typeof v === 'string' && v !== '');
+      const out = values.find((v) => !scope.admits(v));
+      if (out !== undefined) {
+        this.stats.out_of_scope++;
+        scope.drop(out);
+        return;
+      }
     }
     this.batch.push(mapped.value);
     if (this.batch.length >= (this.opts.batchSize ?? DEFAULT_BATCH[this.kind.kind])) this.flush();

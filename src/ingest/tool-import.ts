@@ -54,6 +54,8 @@ export interface ToolImportStats {
   errors: number;
   /** Rows offered to the store. */
   total: number;
+  /** Rows dropped as out of the target scope (docs/scope.md). */
+  out_of_scope: number;
   assets: ImportStats;
   vulnerabilities: ImportStats;
   /** The first rejected records: line (or element) number and reason. */
@@ -131,6 +133,7 @@ class ToolRun {
       skipped: this.skipped + a.skipped + v.skipped,
       errors: this.sourceErrorCount + a.errors + v.errors,
       total: a.total + v.total,
+      out_of_scope: a.out_of_scope + v.out_of_scope,
       assets: a,
       vulnerabilities: v,
       error_lines: errorLines,

@@ -153,7 +153,7 @@ export function getRun(app: AppContext, idOrUuid: string, include: { steps?: boo
   // Which step is running now (the spec's fields already say how many are done).
   // Attempts of a distributed run (issue 15): which worker ran it, every execution and why.
   const attempts = app.store.attempts.listByRun(run.run_uuid);
-  const out: RunApi & { current_step: string; running_steps: string[]; worker: string; attempts: unknown[]; steps?: unknown[]; artifacts?: unknown[] } = {
+  const out: RunApi & { current_step: string; running_steps: string[]; worker: string; attempts: unknown[]; steps?: unknown[]; artifacts?: unknown[]; scope?: unknown } = {
     ...runToApi(run),
     current_step: running[0] ?? '',
     running_steps: running,
@@ -165,6 +165,9 @@ export function getRun(app: AppContext, idOrUuid: string, include: { steps?: boo
     out.steps = app.store.steps.listByRun(run.id).map((s) => stepToApi(s, 'run', secrets));
   }
   if (include.artifacts) out.artifacts = app.store.artifacts.listByRun(run.id).map(artifactToApi);
+  // Target scope (docs/scope.md): values dropped as out of scope, when the run had a scope.
+  const scoped = app.store.runs.scopeStats(run.id);
+  if (scoped) out.scope = scoped;
   return out;
 }
 

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { errors, messageOf } from '../errors.js';
 import { validateParamValue, validateTarget } from '../workflow/target.js';
 import type { RunInput } from '../engine/types.js';
+import { scopeSpecSchema } from '../scope/schema.js';
 
 /** setTimeout's largest delay (~24.8 days); a longer one would fire at once. */
 export const MAX_RUN_TIMEOUT_MS = 2 ** 31 - 1;
@@ -50,6 +51,8 @@ const optionFields = {
   runnerType: z.enum(['host', 'docker', 'ssh']),
   dockerImage: z.string().max(512).superRefine(checked((v) => validateTarget(v, 'docker_image'))),
   sshHost: z.string().max(512).superRefine(checked((v) => validateTarget(v, 'ssh_host'))),
+  /** The run's target scope (`--scope-file`, API `scope`): `{ include, exclude }` entry lists. */
+  scope: scopeSpecSchema,
 };
 
 /** Keys the engine and the queue add themselves; never taken from a request. */
@@ -122,6 +125,7 @@ export function engineInputOf(target: string, params: Record<string, string>, op
   if (o.emptyTarget !== undefined) input.emptyTarget = o.emptyTarget;
   if (o.disableWorkflowState !== undefined) input.disableWorkflowState = o.disableWorkflowState;
   if (o.disableNotification !== undefined) input.disableNotification = o.disableNotification;
+  if (o.scope !== undefined && (o.scope.include.length || o.scope.exclude.length)) input.scope = o.scope;
   if (o.runnerType === 'docker' && o.dockerImage) input.runnerOverride = { type: 'docker', config: { image: o.dockerImage } };
   if (o.runnerType === 'ssh' && o.sshHost) {
     const [user, host] = o.sshHost.includes('@') ? o.sshHost.split('@', 2) : ['', o.sshHost];

@@ -19,6 +19,7 @@ import { checkRunOptions, engineInputOf, MAX_RUN_TIMEOUT_MS, storedRunOptions, t
 import { isInside, isSafeName } from '../util/fs-safe.js';
 import { inScope, UNRESTRICTED, type Scope } from '../auth/scope.js';
 import { DEFAULT_ORG_UUID } from '../store/org-constants.js';
+import { assertTargetsInScope } from './scope.js';
 
 export type { RunOptions } from './run-options.js';
 
@@ -98,6 +99,8 @@ export function createRuns(app: AppContext, input: CreateRunsInput): CreatedRuns
   // The file is recorded for the engine, which honours it only inside the workflows folder.
   const options = { ...checked, workflow_path: workflow.file_path };
   const spaceOf = (target: string) => analyzeTarget(target, { level: checked.heuristics ?? 'basic', space: checked.space }).targetSpace;
+  // Target scope (docs/scope.md): a request with an out-of-scope target is refused as a whole.
+  if (!checked.emptyTarget) assertTargetsInScope(app, workflow, targets, checked.scope, spaceOf, input.orgUuid ?? input.scope?.orgs?.[0]);
   const runs = app.store.tx(() => {
     if (!checked.emptyTarget) claimWorkspaces(app, [...new Set(targets.map(spaceOf))], input.scope ?? UNRESTRICTED, input.orgUuid);
     return targets.map((target) =>
@@ -208,6 +211,8 @@ export interface ApiRunRequest {
   empty_target?: boolean;
   /** Skips the engine's target-type dependency checks only; targets and params are ALWAYS validated. */
   skip_validation?: boolean;
+  /** The run's target scope (docs/scope.md), already normalised by the route's schema. */
+  scope?: { include: string[]; exclude: string[] };
 }
 
 export interface ApiRunResponse {
@@ -330,6 +335,7 @@ function apiRunOptions(req: ApiRunRequest, runnerType: CheckedApiRun['runnerType
     ...(req.heuristics_check ? { heuristics: req.heuristics_check } : {}),
     ...(req.empty_target ? { emptyTarget: true } : {}),
     ...(req.skip_validation ? { skipValidation: true } : {}),
+    ...(req.scope && (req.scope.include.length || req.scope.exclude.length) ? { scope: req.scope } : {}),
   };
 }
 

@@ -8,6 +8,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseDuration } from '../util/duration.js';
+import { settingsScopeSchema } from '../scope/schema.js';
 
 /**
  * A string field that also accepts YAML numbers/booleans: `password: 123456` is a string to the
@@ -306,6 +307,8 @@ export const settingsSchema = z.object({
   cloud: cloudSchema,
   llm_config: llmConfigSchema,
   acp: acpSchema,
+  /** Target scope (docs/scope.md): global include/exclude, plus per workspace and per org. */
+  scope: settingsScopeSchema,
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

@@ -200,5 +200,14 @@ acp:
   default_agent: ${q(d.acp.default_agent)}
   agents: {}
   #   my-agent: { command: "my-acp-agent", args: ["--stdio"], env: { MY_API_KEY: "..." } }
+
+# Target scope enforced by the engine (docs/scope.md): targets out of scope are refused, foreach
+# items and imported rows out of scope are dropped and counted. Empty lists: no restriction.
+# Workspace and org scopes narrow it further for runs and imports of that workspace / org.
+scope:
+  include: []      # e.g. ["*.example.com", "example.com", "10.0.0.0/8"]
+  exclude: []      # e.g. ["admin.example.com", "10.0.0.1"]
+  workspaces: {}   # e.g. { example.com: { include: [".example.com"] } }
+  orgs: {}
 `;
 }

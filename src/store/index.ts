@@ -3,7 +3,7 @@ export { openStore, type Store, type OpenOptions } from './db.js';
 export { applyMigrations, schemaVersion, latestVersion } from './migrate.js';
 export { migrations, type Migration } from './migrations/index.js';
 export * from './types.js';
-export type { RunRecord, RunCreateInput, RunListFilter, RunPatch, RunsRepo } from './runs.js';
+export type { RunRecord, RunCreateInput, RunListFilter, RunPatch, RunsRepo, RunScopeLayer, RunScopeStats } from './runs.js';
 export type { StepRecord, StepCreateInput, StepPatch, StepListFilter, StepsRepo } from './steps.js';
 export type { ArtifactRecord, ArtifactInput, ArtifactListFilter, ArtifactsRepo } from './artifacts.js';
 export type { AssetRecord, AssetInput, AssetListFilter, AssetsRepo } from './assets.js';

@@ -135,6 +135,12 @@ export interface RunsRepo {
   countByStatus(): Record<string, number>;
   /** Deletes a run with its steps and artifacts. */
   delete(id: number): void;
+  /** Records that a run has a target scope (its layers as entry texts); keeps existing counts. */
+  initScope(id: number, layers: RunScopeLayer[]): void;
+  /** Adds dropped-value counts (by source) and samples to a run's scope row (created when missing). */
+  addScopeDrops(id: number, bySource: Record<string, number>, samples: { source: string; value: string }[]): void;
+  /** The scope row of a run (undefined when the run had no scope). */
+  scopeStats(id: number): RunScopeStats | undefined;
 }
 
 /** Allowed source states for each target state: the whole run state machine. */
@@ -146,6 +152,23 @@ const ALLOWED_FROM: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
   failed: ['pending', 'queued', 'running'],
   cancelled: ['pending', 'queued', 'running'],
 };
+
+/** One layer of a run's target scope, as recorded (docs/scope.md). */
+export interface RunScopeLayer {
+  name: string;
+  include: string[];
+  exclude: string[];
+}
+
+/** Out-of-scope values dropped during a run (migration 015). */
+export interface RunScopeStats {
+  dropped: number;
+  by_source: Record<string, number>;
+  samples: { source: string; value: string }[];
+  layers: RunScopeLayer[];
+}
+
+const MAX_SCOPE_SAMPLES = 20;
 
 /** Maps a runs row to its record (JSON parsed, booleans restored). */
 export function mapRun(row: Row): RunRecord {
@@ -349,6 +372,36 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
     countByStatus() {
       const rows = q('SELECT status, COUNT(*) AS n FROM runs GROUP BY status').all() as { status: string; n: number }[];
       return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+    },
+
+    initScope(id, layers) {
+      q(`INSERT INTO run_scope (run_id, layers, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT(run_id) DO UPDATE SET layers = excluded.layers, updated_at = excluded.updated_at`).run(id, JSON.stringify(layers), nowIso());
+    },
+
+    addScopeDrops(id, bySource, samples) {
+      const add = Object.values(bySource).reduce((a, b) => a + b, 0);
+      if (add === 0) return;
+      db.transaction(() => {
+        if (!q('SELECT 1 FROM runs WHERE id = ?').get(id)) return;
+        const row = q('SELECT by_source, samples FROM run_scope WHERE run_id = ?').get(id) as Row | undefined;
+        const by = parseJson<Record<string, number>>(row?.by_source, {});
+        for (const [k, n] of Object.entries(bySource)) by[k] = (by[k] ?? 0) + n;
+        const kept = [...parseJson<{ source: string; value: string }[]>(row?.samples, []), ...samples].slice(0, MAX_SCOPE_SAMPLES);
+        q(`INSERT INTO run_scope (run_id, dropped, by_source, samples, updated_at) VALUES (@id, @add, @by, @samples, @now)
+           ON CONFLICT(run_id) DO UPDATE SET dropped = dropped + @add, by_source = @by, samples = @samples, updated_at = @now`).run({ id, add, by: JSON.stringify(by), samples: JSON.stringify(kept), now: nowIso() });
+      }).immediate();
+    },
+
+    scopeStats(id) {
+      const row = q('SELECT * FROM run_scope WHERE run_id = ?').get(id) as Row | undefined;
+      if (!row) return undefined;
+      return {
+        dropped: Number(row.dropped),
+        by_source: parseJson<Record<string, number>>(row.by_source, {}),
+        samples: parseJson<{ source: string; value: string }[]>(row.samples, []),
+        layers: parseJson<RunScopeLayer[]>(row.layers, []),
+      };
     },
 
     delete(id) {

@@ -12,6 +12,7 @@ import {
   optStringMap, reqString, scalarText, stringList, unknownKeysOf,
 } from './wf-schema-common.js';
 import { HookStepSchema, StepSchema, optSteps } from './wf-step-schema.js';
+import { scopeSpecSchema } from '../scope/schema.js';
 
 export { StepSchema, HookStepSchema, STEP_KEYS } from './wf-step-schema.js';
 
@@ -20,7 +21,7 @@ const nullish = (v: unknown) => (v === null ? undefined : v);
 /** Top-level keys of a workflow file. */
 export const WORKFLOW_KEYS: ReadonlySet<string> = new Set([
   'kind', 'name', 'description', 'tags', 'hidden', 'help', 'params', 'dependencies', 'reports', 'triggers',
-  'preferences', 'hooks', 'runner', 'runner_config', 'steps', 'modules', 'extends', 'override',
+  'preferences', 'hooks', 'runner', 'runner_config', 'steps', 'modules', 'extends', 'override', 'scope',
 ]);
 
 /** Top-level keys a child with `extends` may set itself; every other key is ignored (reference §1.11). */
@@ -348,6 +349,8 @@ export const WorkflowSchema = z
       modules: listOf(ModuleRefSchema as unknown as z.ZodType<ModuleRef>, 'modules'),
       extends: optString,
       override: OverrideSchema,
+      /** Target scope of runs of this workflow (docs/scope.md); it can only narrow other scopes. */
+      scope: z.preprocess(nullish, scopeSpecSchema.optional()),
     },
     { error: 'a workflow file must be a YAML mapping' },
   )
@@ -370,6 +373,7 @@ export const WorkflowSchema = z
     modules: w.modules,
     extends: w.extends || undefined,
     override: w.override,
+    scope: w.scope && (w.scope.include.length || w.scope.exclude.length) ? w.scope : undefined,
     file_path: '',
     checksum: '',
     raw: '',

@@ -316,6 +316,8 @@ export interface Workflow {
   modules: ModuleRef[];
   /** Set when the file used `extends` (name of the parent as written). */
   extends?: string;
+  /** Target scope (`scope:` with include/exclude lists; docs/scope.md). */
+  scope?: { include: string[]; exclude: string[] };
 
   /** Absolute path of the file it was loaded from ('' for inline/synthetic workflows). */
   file_path: string;

@@ -4,11 +4,13 @@ import { openApp } from '../app.js';
 import { optionsOf } from '../context.js';
 import { createUi } from '../output.js';
 import { importTool } from '../../services/imports.js';
+import { scopeFileSpec } from '../../services/scope.js';
 
 interface ImportOptions {
   workspace: string;
   source?: string;
   baseUrl?: string;
+  scopeFile?: string;
 }
 
 /** Files from this size on get a progress indication on stderr. */
@@ -52,7 +54,7 @@ export async function importAction(tool: string, file: string, command: Command)
   const app = openApp(o);
   let stats;
   try {
-    stats = await importTool(app, { tool, file, workspace: o.workspace, source: o.source, baseUrl: o.baseUrl, onProgress: progress.onProgress });
+    stats = await importTool(app, { tool, file, workspace: o.workspace, source: o.source, baseUrl: o.baseUrl, onProgress: progress.onProgress, ...(o.scopeFile ? { scope: scopeFileSpec(o.scopeFile) } : {}) });
   } finally {
     progress.done();
     app.close();
@@ -68,6 +70,7 @@ export async function importAction(tool: string, file: string, command: Command)
     `  read: ${stats.read}  inserted: ${stats.new}  updated: ${stats.updated}  unchanged: ${stats.unchanged}  skipped: ${stats.skipped}  invalid: ${stats.errors}`,
   );
   ui.out(`  assets: ${stats.assets.new} new, ${stats.assets.updated} updated, ${stats.assets.unchanged} unchanged; findings: ${stats.vulnerabilities.new} new, ${stats.vulnerabilities.updated} updated, ${stats.vulnerabilities.unchanged} unchanged`);
+  if (stats.scope) ui.out(`  out of scope: ${stats.scope.dropped} row(s) dropped${stats.scope.samples.length ? ` (e.g. ${stats.scope.samples[0]!.value})` : ''}`);
   for (const e of stats.error_lines.slice(0, 10)) ui.warn(`record ${e.line}: ${e.message}`);
   if (stats.error_lines.length > 10) ui.warn(`… and ${stats.errors - 10} more invalid record(s) (--json lists the first ${stats.error_lines.length})`);
 }

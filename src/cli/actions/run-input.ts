@@ -29,6 +29,8 @@ export interface RunFlags {
   heuristicsCheck: 'none' | 'basic' | 'advanced';
   dryRun?: boolean;
   timeout?: string;
+  /** `--scope-file`: the run's target scope (docs/scope.md). */
+  scopeFile?: string;
   skipValidation?: boolean;
   emptyTarget?: boolean;
   disableWorkflowState?: boolean;

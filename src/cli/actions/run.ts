@@ -26,9 +26,20 @@ import { assertInstalledWorkflow } from '../../services/installed-workflow.js';
 import type { Workflow } from '../../workflow/types.js';
 import { registerWebhookRuns, webhookTriggerPath, webhookTriggersEnabled } from '../../services/webhook-runs.js';
 import { jsonEventListener } from '../run-events.js';
+import { scopeFileSpec } from '../../services/scope.js';
 
 /** `osm run`: collect targets and params, create run rows, execute them (or submit to a daemon). */
 export async function runAction(command: Command): Promise<void> {
+  try {
+    await runCommand(command);
+  } catch (err) {
+    // An out-of-scope target or a bad --scope-file is a usage error: exit code 2 (docs/scope.md).
+    if (isOsmError(err) && (err.code === 'OSM_ERR_OUT_OF_SCOPE' || (err.code === 'OSM_ERR_VALIDATION' && /^invalid scope/.test(err.message)))) process.exitCode = 2;
+    throw err;
+  }
+}
+
+async function runCommand(command: Command): Promise<void> {
   const o = optionsOf<RunFlags>(command);
   checkWebhookFlags(o);
   // A local run uses the runtime store, SQLite-only for now (a run sent to a server or master does not).
@@ -96,6 +107,7 @@ export async function runAction(command: Command): Promise<void> {
     emptyTarget: o.emptyTarget,
     disableWorkflowState: o.disableWorkflowState,
     disableNotification: (o as { disableNotification?: boolean }).disableNotification,
+    ...(o.scopeFile ? { scope: scopeFileSpec(o.scopeFile) } : {}),
   };
 
   if (server) {
@@ -392,7 +404,12 @@ async function runLocally(app: AppContext, workflows: string[], targets: string[
   const finalRuns = created.flatMap((c) => c.runs.map((r) => app.store.runs.get(r.id) ?? r));
   if (json) {
     // JSON lines of every run's events came first; the run record (an array for several) is the last line.
-    process.stdout.write(`${JSON.stringify(finalRuns.length === 1 ? finalRuns[0] : finalRuns)}\n`);
+    // A run with a target scope carries its drop counts (docs/scope.md).
+    const withScope = finalRuns.map((r) => {
+      const scoped = app.store.runs.scopeStats(r.id);
+      return scoped ? { ...r, scope: scoped } : r;
+    });
+    process.stdout.write(`${JSON.stringify(withScope.length === 1 ? withScope[0] : withScope)}\n`);
   } else if (finalRuns.length > 1) {
     printMultiSummary(finalRuns);
   }

@@ -33,6 +33,7 @@ export function registerImport(program: Command): void {
     .requiredOption('-w, --workspace <name>', 'the workspace to import into')
     .option('--source <name>', 'discovery source stored on assets (default: the tool name)')
     .option('--base-url <url>', 'base URL for gobuster output written without -e')
+    .option('--scope-file <file>', 'drop rows out of this scope (on top of the workspace scope of the settings; docs/scope.md)')
     .addHelpText('after', IMPORT_TOOLS_HELP)
     .action(async (tool: string, file: string, _opts, command: Command) => {
       const { importAction } = await import('../actions/import.js');

@@ -25,6 +25,7 @@ import { registerOrg } from './org.js'; COMMAND_MODULES.push(registerOrg);
 import { registerQuery } from './query.js'; COMMAND_MODULES.push(registerQuery);
 import { registerTeam } from './team.js'; COMMAND_MODULES.push(registerTeam);
 import { registerImport } from './import.js'; COMMAND_MODULES.push(registerImport);
+import { registerScope } from './scope.js'; COMMAND_MODULES.push(registerScope);
 import { registerReport } from './report.js'; COMMAND_MODULES.push(registerReport);
 import { registerCompletion } from './completion.js'; COMMAND_MODULES.push(registerCompletion);
 import { registerAgent } from './agent.js'; COMMAND_MODULES.push(registerAgent);

@@ -22,6 +22,7 @@ export function runFlags(cmd: Command): Command {
     .addOption(new Option('--heuristics-check <level>', 'target heuristics level').choices(['none', 'basic', 'advanced']).default('basic'))
     .option('--dry-run', 'print the plan; execute nothing')
     .option('--timeout <duration>', 'whole-run timeout (30m, 2h, 1d)')
+    .option('--scope-file <file>', 'target scope: one entry a line, ! excludes (or YAML include:/exclude:); out-of-scope targets are refused (exit 2), loop items and imported rows dropped (docs/scope.md)')
     .option('--skip-validation', 'skip target-type dependency checks')
     .option('--empty-target', 'run without a target (a placeholder is generated; no workspace files)')
     .option('--disable-workflow-state', 'do not write run-workflow.yaml')

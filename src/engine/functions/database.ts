@@ -13,6 +13,7 @@
 import { statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { DATABASE_UNAVAILABLE, type FnImpl } from './registry.js';
+import { importScopeOf } from './scope-import.js';
 import type { FnContext } from '../js-runtime.js';
 import { argStr, isMissing, optStr, writeText } from './helpers.js';
 import { contentTypeOf } from '../state-files.js';
@@ -49,7 +50,8 @@ function jsonArg(v: unknown): Record<string, unknown> | undefined {
 }
 
 function eventOpts(ctx: FnContext) {
-  return { runUuid: ctx.runUuid, workflowName: ctx.workflowName };
+  const scope = importScopeOf(ctx, 'import');
+  return { runUuid: ctx.runUuid, workflowName: ctx.workflowName, ...(scope ? { scope } : {}) };
 }
 
 /** Asset records in the API's shape or httpx's. */

@@ -12,6 +12,7 @@ import type { FnImpl } from './registry.js';
 import type { FnContext } from '../js-runtime.js';
 import { argStr, optStr } from './helpers.js';
 import { messageOf } from '../../errors.js';
+import { importScopeOf } from './scope-import.js';
 import type { Store } from '../../store/index.js';
 import { importToolFileSync, toolImporter, toolNames, type ToolImportStats } from '../../ingest/index.js';
 
@@ -26,7 +27,7 @@ function failed(ctx: FnContext, name: string, message: string): Record<string, u
 }
 
 function compact(s: ToolImportStats): Record<string, unknown> {
-  return { tool: s.tool, new: s.new, updated: s.updated, unchanged: s.unchanged, errors: s.errors, skipped: s.skipped, total: s.total, read: s.read, error_lines: s.error_lines.slice(0, 20) };
+  return { tool: s.tool, new: s.new, updated: s.updated, unchanged: s.unchanged, errors: s.errors, skipped: s.skipped, total: s.total, read: s.read, out_of_scope: s.out_of_scope, error_lines: s.error_lines.slice(0, 20) };
 }
 
 /** Runs one importer; `source`/`baseUrl` as the tool allows. */
@@ -38,7 +39,7 @@ function run(ctx: FnContext, fn: string, tool: string, w: unknown, file: unknown
   const path = argStr(file);
   if (!store || ws === null || path === null) return failed(ctx, fn, 'workspace, file_path and a database are required');
   try {
-    return compact(importToolFileSync(store, ws, importer, path, { ...extra, runUuid: ctx.runUuid, workflowName: ctx.workflowName }));
+    return compact(importToolFileSync(store, ws, importer, path, { ...extra, runUuid: ctx.runUuid, workflowName: ctx.workflowName, scope: importScopeOf(ctx, `import:${importer.name}`) }));
   } catch (e) {
     return failed(ctx, fn, messageOf(e));
   }

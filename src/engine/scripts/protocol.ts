@@ -1,5 +1,6 @@
 /** Messages between the engine (or the API) and its script evaluator processes. */
 import type { OutboundPolicy } from '../../util/outbound.js';
+import type { LayerSpec } from '../../scope/index.js';
 
 /** The parts of a function context that cross the process boundary (the store is reopened by path). */
 export interface WorkerFnContext {
@@ -18,6 +19,8 @@ export interface WorkerFnContext {
   settings?: unknown;
   /** When set, the http functions may only reach what this policy allows (API evaluations). */
   outbound?: OutboundPolicy;
+  /** The run's target scope layers (imports drop and count rows out of scope). */
+  scope?: LayerSpec[];
 }
 
 export interface ScriptRequest {

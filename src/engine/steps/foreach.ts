@@ -11,6 +11,7 @@ import { OrderedOutput } from './ordered-output.js';
 import { LANES_AVAILABLE, LanePool } from './lanes.js';
 import { laneSignature, trackPid } from './bash.js';
 import { targetEnvironment } from '../../workflow/target.js';
+import { scopeGate } from '../scope-gate.js';
 
 /**
  * `[[ name ]]` → `{{ name }}` for identifiers only (so JS array literals like `[[1,2]]` and bash
@@ -145,6 +146,8 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
     });
   }
 
+  // Target scope: out-of-scope items never reach the inner step (dropped and counted).
+  const gate = scopeGate(scope, 'foreach', step.name);
   const worker = async () => {
     for (;;) {
       if (scope.exec.signal.aborted || skip) return;
@@ -158,6 +161,11 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
         } catch (err) {
           scope.exec.printer.warn(`variable_pre_process failed for ${JSON.stringify(got.item)}: ${(err as Error).message}`);
         }
+      }
+      if (gate && !gate.admit(value)) {
+        record(got.i, '');
+        done++;
+        continue;
       }
       const child: Scope = {
         ...scope,
@@ -195,6 +203,7 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
     over = true;
     if (printer.wantsProgress) printer.progressDone(step.name);
     lanes?.close();
+    gate?.close();
     if (stream) closeSync(stream.fd);
     await out.close();
   }

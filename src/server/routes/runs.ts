@@ -7,6 +7,7 @@ import { submitDistributedRuns } from '../../distributed/service.js';
 import { cancelRun, getRun, listRuns, runArtifacts, runSteps } from '../../services/run-control.js';
 import { duplicateRun, resumeRun, startRun } from '../../services/run-reuse.js';
 import { orgFilterFor } from '../../auth/scope.js';
+import { scopeSpecSchema } from '../../scope/schema.js';
 
 /**
  * Body of POST /runs. Unknown keys are ignored (the reference accepts many echo-only fields).
@@ -34,6 +35,8 @@ const runBody = z
     empty_target: z.boolean().optional(),
     skip_validation: z.boolean().optional(),
     run_mode: z.enum(['local', 'distributed']).optional(),
+    /** Target scope of these runs (docs/scope.md): `{ include, exclude }` lists or lines of text. */
+    scope: scopeSpecSchema.optional(),
   })
   .superRefine((b, ctx) => {
     if (b.runner_type === 'docker' && !b.docker_image) ctx.addIssue({ code: 'custom', path: ['docker_image'], message: "required when runner_type is 'docker'" });

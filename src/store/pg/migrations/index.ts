@@ -24,6 +24,7 @@ import { sql as webhookKeyHash, run as hashWebhookKeys } from './010-webhook-key
 import { sql as teamAccess } from './011-team-access.js';
 import { sql as scheduleOrgs } from './012-schedule-orgs.js';
 import { sql as assetPorts } from './013-asset-ports.js';
+import { sql as runScope } from './015-run-scope.js';
 import { sql as runAttempts } from './016-run-attempts.js';
 
 /** What a migration's `run` gets: a client inside the migration's transaction. */
@@ -54,5 +55,6 @@ export const pgMigrations: readonly PgMigration[] = [
   { version: 11, name: 'team-access', sql: teamAccess },
   { version: 12, name: 'schedule-orgs', sql: scheduleOrgs },
   { version: 13, name: 'asset-ports', sql: assetPorts },
+  { version: 15, name: 'run-scope', sql: runScope },
   { version: 16, name: 'run-attempts', sql: runAttempts },
 ];

@@ -1,0 +1,108 @@
+/** Target scope end to end (docs/scope.md): refused targets, foreach items and imports dropped and counted, `osm scope check`. */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { finalJson, runOsm, ROOT } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const FIX = join(ROOT, 'test/fixtures/scope');
+let base: string;
+let cleanup: () => void;
+let scopeFile: string;
+const osm = (args: string[]) => runOsm(['-b', base, '-F', FIX, ...args]);
+
+beforeAll(() => {
+  ({ dir: base, cleanup } = tempDir('osm-scope-'));
+  scopeFile = join(base, 'scope.txt');
+  writeFileSync(scopeFile, '# engagement scope\n.example.com\n10.0.0.0/8\n!admin.example.com\n');
+});
+afterAll(() => cleanup());
+
+describe('osm run with a scope', () => {
+  it('refuses an out-of-scope target before anything runs (exit 2, no run row, no workspace)', async () => {
+    const r = await osm(['run', '-m', 'scope-foreach', '-t', 'admin.example.com', '--scope-file', scopeFile, '-S', 'refused-ws']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('1 target(s) out of scope, nothing was run: admin.example.com: out of scope: excluded by "admin.example.com" in the run scope');
+    expect(existsSync(join(base, 'workspaces', 'refused-ws'))).toBe(false);
+    const db = new Database(join(base, 'database-osm.sqlite'), { readonly: true });
+    try {
+      expect((db.prepare("SELECT COUNT(*) AS n FROM runs WHERE target = 'admin.example.com'").get() as { n: number }).n).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('an invalid scope file is a usage error listing every bad line (exit 2)', async () => {
+    const bad = join(base, 'bad-scope.txt');
+    writeFileSync(bad, 'ok.example.com\nfoo*.example.com\n!300.1.1.1\n');
+    const r = await osm(['run', '-m', 'scope-foreach', '-t', 'ok.example.com', '--scope-file', bad]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/line 2: wildcards are only allowed/);
+    expect(r.stderr).toMatch(/line 3: invalid IP address/);
+  });
+
+  it('foreach items and imported rows out of scope are dropped and counted; only in-scope items reach the command', async () => {
+    const r = await osm(['run', '-m', 'scope-foreach', '-t', 'www.example.com', '--scope-file', scopeFile, '-S', 'mixed', '--json']);
+    expect(r.code, r.stderr + r.stdout.slice(-2000)).toBe(0);
+    const seen = readFileSync(join(base, 'workspaces', 'mixed', 'seen.txt'), 'utf8').trim().split('\n').sort();
+    // plainword is not a network value: it passes (docs/scope.md); evil.org and admin.example.com never ran.
+    expect(seen).toEqual(['GOT 10.0.0.5', 'GOT a.example.com', 'GOT https://b.example.com/x', 'GOT plainword']);
+    const run = finalJson(r.stdout);
+    expect(run.scope).toMatchObject({ dropped: 4, by_source: { foreach: 2, 'import:subfinder': 2 } });
+    expect(run.scope.samples.map((s: { value: string }) => s.value).sort()).toEqual(['admin.example.com', 'admin.example.com', 'evil.org', 'evil.org']);
+    expect(run.scope.layers).toEqual([{ name: 'run', include: ['.example.com', '10.0.0.0/8'], exclude: ['admin.example.com'] }]);
+    const assets = JSON.parse((await osm(['assets', '-w', 'mixed', '--json'])).stdout);
+    expect(assets.data.map((a: { asset_value: string }) => a.asset_value)).toEqual(['www.example.com']);
+    // The terminal summary shows the counts too.
+    const text = await osm(['run', '-m', 'scope-foreach', '-t', 'www.example.com', '--scope-file', scopeFile, '-S', 'mixed2']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('Scope: 4 out-of-scope item(s) dropped (foreach: 2, import:subfinder: 2)');
+    expect(text.stdout).toMatch(/scope: 2 out-of-scope item\(s\) of loop dropped/);
+  });
+
+  it("a workflow's scope: key is enforced, and an invalid one fails validation", async () => {
+    const out = await osm(['run', '-m', 'scope-in-workflow', '-t', 'admin.example.com']);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain('in the workflow:scope-in-workflow scope');
+    const ok = await osm(['run', '-m', 'scope-in-workflow', '-t', 'www.example.com', '-S', 'wf-ok']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(existsSync(join(base, 'workspaces', 'wf-ok', 'ran.txt'))).toBe(true);
+    const bad = await osm(['workflow', 'validate', 'scope-bad']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stdout + bad.stderr).toMatch(/wildcards are only allowed/);
+    expect(bad.stdout + bad.stderr).toMatch(/invalid CIDR/);
+  });
+});
+
+describe('osm import with a scope', () => {
+  it('drops and counts rows out of scope', async () => {
+    const f = join(base, 'imp-scope.txt');
+    writeFileSync(f, '*.example.com\n!mail.example.com\n');
+    const r = await osm(['import', 'subfinder', join(ROOT, 'test/fixtures/tools/subfinder.jsonl'), '-w', 'imp', '--scope-file', f, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const stats = JSON.parse(r.stdout);
+    expect(stats).toMatchObject({ new: 2, out_of_scope: 1, scope: { dropped: 1, by_source: { 'import:subfinder': 1 } } });
+    const text = await osm(['import', 'subfinder', join(ROOT, 'test/fixtures/tools/subfinder.jsonl'), '-w', 'imp2', '--scope-file', f]);
+    expect(text.stdout).toContain('out of scope: 1 row(s) dropped (e.g. mail.example.com)');
+  });
+});
+
+describe('osm scope check', () => {
+  it('explains the decision: rule, list, layer; exit 0 in scope, 1 out', async () => {
+    const inR = await osm(['scope', 'check', 'https://API.example.com:8443/x', '--scope-file', scopeFile]);
+    expect(inR.code).toBe(0);
+    expect(inR.stdout).toContain('IN SCOPE');
+    expect(inR.stdout).toContain('read as: host api.example.com port 8443');
+    expect(inR.stdout).toContain('run: included — include ".example.com" (line 2)');
+    const out = await osm(['scope', 'check', 'admin.example.com', '--scope-file', scopeFile, '--json']);
+    expect(out.code).toBe(1);
+    expect(JSON.parse(out.stdout)).toMatchObject({ in_scope: false, layer: 'run', rule: { text: 'admin.example.com', line: 4, list: 'exclude' } });
+    const none = await osm(['scope', 'check', 'anything.org']);
+    expect(none.code).toBe(0);
+    expect(none.stdout).toContain('no scope is configured');
+    const wf = await osm(['scope', 'check', 'admin.example.com', '-m', 'scope-in-workflow']);
+    expect(wf.code).toBe(1);
+    expect(wf.stdout).toContain('workflow:scope-in-workflow: excluded');
+  });
+});
