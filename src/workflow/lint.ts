@@ -94,13 +94,24 @@ function lintStepList(steps: Step[], path: string, add: Add, opts: LintOptions):
   lintDuplicates(flattenParallel(steps, path), 'step', add);
   lintDeps(steps, path, 'step', add);
   const names = new Set(steps.map((s) => s.name));
-  const visit = (step: Step, p: string) => {
+  const visit = (step: Step, p: string, nested: boolean) => {
     lintStep(step, p, add, opts);
-    lintGotos(step, p, names, add);
-    step.parallel_steps?.forEach((c, i) => visit(c, `${p}.parallel_steps[${i}]`));
-    if (step.step) visit(step.step, `${p}.step`);
+    if (nested) lintNestedGotos(step, p, add);
+    else lintGotos(step, p, names, add);
+    step.parallel_steps?.forEach((c, i) => visit(c, `${p}.parallel_steps[${i}]`, true));
+    if (step.step) visit(step.step, `${p}.step`, true);
   };
-  steps.forEach((s, i) => visit(s, `${path}[${i}]`));
+  steps.forEach((s, i) => visit(s, `${path}[${i}]`, false));
+}
+
+/** A foreach inner step or parallel-steps child runs its decision's inline work, but a goto there means nothing. */
+function lintNestedGotos(step: Step, path: string, add: Add): void {
+  const d = step.decision;
+  if (!d) return;
+  const works = [...Object.values(d.cases ?? {}), ...(d.default ? [d.default] : []), ...(d.conditions ?? [])];
+  if (works.some((w) => w.goto)) {
+    add(step, 'decision', `${path}.decision`, 'goto is ignored in a foreach inner step or a parallel-steps child (its inline commands/functions still run)', 'warning', 'invalid-goto');
+  }
 }
 
 const KNOWN_ACTIONS: ReadonlySet<string> = new Set(ACTION_NAMES);

@@ -90,6 +90,26 @@ describe('lintWorkflow', () => {
     });
   });
 
+  describe('nested decision routes', () => {
+    it('warns that a goto in a foreach inner step is ignored (the inline work still runs)', () => {
+      expect(rules(mod(`  - name: f
+    type: foreach
+    input: in.txt
+    variable: url
+    step:
+      name: i
+      type: bash
+      command: echo [[url]]
+      decision:
+        switch: "[[url]]"
+        cases:
+          a: { command: "echo a [[url]]", goto: _end }
+`))).toEqual([
+        'invalid-goto|warning|steps[0].step.decision|goto is ignored in a foreach inner step or a parallel-steps child (its inline commands/functions still run)',
+      ]);
+    });
+  });
+
   describe('duplicate names', () => {
     it('flags duplicate step names (also across parallel children)', () => {
       expect(rules(mod('  - { name: a, type: bash, command: x }\n  - name: p\n    type: parallel-steps\n    parallel_steps:\n      - { name: a, type: bash, command: y }\n'))).toEqual([
