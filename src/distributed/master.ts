@@ -18,6 +18,10 @@ import { taskView, type TaskView } from './task-view.js';
 import { getWorkerView, listWorkerViews, type WorkerView } from './worker-registry.js';
 import { ackRecords, readRecords, type AttemptRecordMsg } from './records.js';
 import type { AttemptCause } from '../store/attempts.js';
+import type { AssetInput } from '../store/assets.js';
+import type { VulnInput } from '../store/vulns.js';
+import { isSafeName } from '../util/fs-safe.js';
+import { join } from 'node:path';
 
 export interface MasterOptions {
   config: DistributedConfig;
@@ -365,6 +369,18 @@ export class DistributedMaster {
       return;
     }
     const latest = store.attempts.latest(uuid);
+    if (rec.kind === 'rows') {
+      // Rows of a superseded attempt are dropped; replays are harmless (upserts merge by value).
+      if (rec.attempt < latest || !isSafeName(rec.workspace)) return;
+      store.tx(() => {
+        if (!store.workspaces.get(rec.workspace)) {
+          store.workspaces.upsertRunInfo({ name: rec.workspace, local_path: join(this.app.settings().paths.workspaces, rec.workspace), last_run: rec.at, run_workflow: run.workflow_name });
+        }
+        if (rec.table === 'assets') store.assets.upsertMany(rec.workspace, rec.rows as AssetInput[]);
+        else store.vulns.upsertMany(rec.workspace, rec.rows as VulnInput[]);
+      });
+      return;
+    }
     if (rec.attempt < latest) {
       store.attempts.end(uuid, rec.attempt, 'refused', { at: rec.at, error: `result of attempt ${rec.attempt} refused: attempt ${latest} started since` });
       this.log('late result refused (fencing)', { run_uuid: uuid, attempt: rec.attempt, latest });

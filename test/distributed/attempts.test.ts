@@ -93,6 +93,15 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
   beforeAll(async () => {
     wfDir = tmp();
     writeWorkflows(wfDir, ['slow', 'quick']);
+    const fx = (name: string) => path.join(ROOT, 'test', 'fixtures', 'data', name);
+    fs.writeFileSync(
+      path.join(wfDir, 'modules', 'importer.yaml'),
+      [
+        'kind: module', 'name: importer', 'description: imports assets and findings', 'steps:',
+        '  - name: assets', '    type: function', `    function: db_import_asset_from_file("{{Workspace}}", "${fx('httpx-run1.jsonl')}")`,
+        '  - name: vulns', '    type: function', `    function: db_import_vuln_from_file("{{Workspace}}", "${fx('nuclei.jsonl')}")`, '',
+      ].join('\n'),
+    );
     t = await makeTestServer({ workflowFolder: wfDir });
     config = resolveDistributedConfig(t.app.settings(), { redisUrl: REDIS_URL, prefix });
     master = new DistributedMaster(t.app, { config, attempts: 1, sweepMs: 500, recordsMs: 200, keepCompleted: 5 });
@@ -229,6 +238,52 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     expect((await api('POST', `/osm/api/runs/${uuid}/cancel`)).statusCode).toBe(200);
     await until(() => t.app.store.attempts.get(uuid, 2)?.outcome === 'cancelled', 'attempt 2 to end cancelled');
     again.kill('SIGTERM');
+  });
+
+  it("assets and findings a worker imports reach the master's database, also when the master was down", async () => {
+    const w = await startInProcess('w-importer');
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'importer', target: 'shop.example.com' });
+    expect(res.statusCode, res.body).toBe(202);
+    const uuid = res.json().run_uuid as string;
+    const run = await until(() => (t.app.store.runs.getByUuid(uuid)?.status === 'completed' ? t.app.store.runs.getByUuid(uuid) : undefined), 'the import run');
+    const wapp = inProcess.find((p) => p.worker === w)!.app;
+    const onWorker = {
+      assets: wapp.store.assets.list({ workspace: run.workspace }, { offset: 0, limit: 100 }).data.map((a) => a.url).sort(),
+      vulns: wapp.store.vulns.list({ workspace: run.workspace }, { offset: 0, limit: 100 }).data.map((v) => `${v.template_id}|${v.asset_value}`).sort(),
+    };
+    expect(onWorker.assets.length).toBeGreaterThan(0);
+    expect(onWorker.vulns.length).toBeGreaterThan(0);
+    const onMaster = () => ({
+      assets: t.app.store.assets.list({ workspace: run.workspace }, { offset: 0, limit: 100 }).data.map((a) => a.url).sort(),
+      vulns: t.app.store.vulns.list({ workspace: run.workspace }, { offset: 0, limit: 100 }).data.map((v) => `${v.template_id}|${v.asset_value}`).sort(),
+    });
+    expect(onMaster()).toEqual(onWorker);
+    const apiAssets = (await api('GET', `/osm/api/assets?workspace=${encodeURIComponent(run.workspace)}`)).json();
+    expect(apiAssets.pagination?.total ?? apiAssets.data.length).toBe(onWorker.assets.length);
+
+    // With the master stopped, another target: rows wait in Redis and arrive once it is back.
+    detachMaster(t.app);
+    await master.stop();
+    const { submitted } = await (async () => {
+      const m2 = new DistributedMaster(t.app, { config, attempts: 1, sweepMs: 60_000, recordsMs: 60_000, keepCompleted: 5 });
+      // Submitting needs a producer: a master instance that is started, then stopped at once after submit.
+      await m2.start();
+      const r = t.app.store.runs.create({ workflow_name: 'importer', workflow_kind: 'module', target: 'shop2.example.com', status: 'queued', workspace: run.workspace, trigger_type: 'api', run_mode: 'distributed', priority: 'normal', params: {} });
+      await m2.submit([r]);
+      await m2.stop();
+      return { submitted: r };
+    })();
+    await until(async () => (await redis.xrange(recordsKey(prefix), '-', '+')).some(([, f]) => f.join().includes('"kind":"end"') && f.join().includes(submitted.run_uuid)), 'the end record of the second run');
+    // (Same workspace as the first run by the target heuristics: empty it on the master to see the rows arrive.)
+    const ws = t.app.store.runs.getByUuid(submitted.run_uuid)!.workspace;
+    t.app.store.db.prepare('DELETE FROM assets WHERE workspace = ?').run(ws);
+    t.app.store.db.prepare('DELETE FROM vulnerabilities WHERE workspace = ?').run(ws);
+    master = new DistributedMaster(t.app, { config, attempts: 1, sweepMs: 500, recordsMs: 200, keepCompleted: 5 });
+    await master.start();
+    attachMaster(t.app, master);
+    expect(t.app.store.runs.getByUuid(submitted.run_uuid)?.status).toBe('completed');
+    expect(t.app.store.assets.list({ workspace: ws }, { offset: 0, limit: 100 }).total).toBe(onWorker.assets.length);
+    expect(t.app.store.vulns.list({ workspace: ws }, { offset: 0, limit: 100 }).total).toBe(onWorker.vulns.length);
   });
 
   it('tasks finishing while the master is stopped, with BullMQ trimming finished jobs: every run completed exactly once', async () => {
