@@ -554,15 +554,34 @@ export class DistributedMaster {
     return { ...taskView(job, state), run: run ? runToApi(run) : null };
   }
 
+  /** Jobs per BullMQ state. */
+  async jobCounts(): Promise<Record<string, number>> {
+    return this.q.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
+  }
+
+  /** Tasks waiting while no worker is online: a warning for the run list and health (undefined when fine). */
+  async waitingWithoutWorkers(): Promise<string | undefined> {
+    const c = await this.q.getJobCounts('waiting', 'prioritized', 'delayed');
+    const waiting = (c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0);
+    if (waiting === 0) return undefined;
+    const online = (await this.listWorkers()).filter((w) => w.status !== 'offline').length;
+    return online === 0 ? `${waiting} distributed task(s) waiting and no worker online (start one with osm worker join)` : undefined;
+  }
+
+  /** Attempt totals of a worker from the master's database (they survive restarts of both). */
+  private withTotals(w: WorkerView): WorkerView & { totals: Record<string, number> } {
+    return { ...w, totals: this.app.store.attempts.totalsByWorker()[w.id] ?? {} };
+  }
+
   /** `GET /workers`. */
-  async listWorkers(): Promise<WorkerView[]> {
-    return listWorkerViews(await this.q.client, this.q, this.prefix);
+  async listWorkers(): Promise<(WorkerView & { totals: Record<string, number> })[]> {
+    return (await listWorkerViews(await this.q.client, this.q, this.prefix)).map((w) => this.withTotals(w));
   }
 
   /** `GET /workers/{id}`. */
-  async getWorker(id: string): Promise<WorkerView> {
+  async getWorker(id: string): Promise<WorkerView & { totals: Record<string, number> }> {
     const w = await getWorkerView(await this.q.client, this.q, this.prefix, id);
     if (!w) throw errors.workerNotFound();
-    return w;
+    return this.withTotals(w);
   }
 }

@@ -82,9 +82,9 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     return child;
   }
 
-  async function startInProcess(name: string, concurrency = 1): Promise<DistributedWorker> {
+  async function startInProcess(name: string, concurrency = 1, lockDurationMs = 1000): Promise<DistributedWorker> {
     const app = createAppContext({ baseFolder: tmp(), workflowFolder: wfDir });
-    const worker = new DistributedWorker(app, { config, name, concurrency, lockDurationMs: 1000, stalledIntervalMs: 500, maxStalledCount: 1 });
+    const worker = new DistributedWorker(app, { config, name, concurrency, lockDurationMs, stalledIntervalMs: 500, maxStalledCount: 1 });
     inProcess.push({ worker, app });
     await worker.start();
     return worker;
@@ -296,13 +296,18 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     }
     detachMaster(t.app);
     await master.stop();
-    await startInProcess('w-busy-1', 4);
-    await startInProcess('w-busy-2', 4);
+    // A longer lease here: 8 runs at once on a loaded machine must not stall (that would be a legitimate re-run).
+    await startInProcess('w-busy-1', 4, 10_000);
+    await startInProcess('w-busy-2', 4, 10_000);
     // Every attempt started and ended (2 records per run) while no master listens.
     await until(async () => (await redis.xlen(recordsKey(prefix))) >= 2 * N, 'the records of every run', 120_000);
     const queue = new Queue(QUEUE_NAME, { connection: connectionOptions(config.redis), prefix });
     try {
-      const counts = await queue.getJobCounts('completed', 'active', 'wait', 'prioritized');
+      // (An end record is written just before its job completes: wait for the queue to drain too.)
+      const counts = await until(async () => {
+        const c = await queue.getJobCounts('completed', 'active', 'wait', 'prioritized');
+        return c.active + c.wait + c.prioritized === 0 ? c : undefined;
+      }, 'the queue to drain');
       expect(counts.completed).toBeLessThanOrEqual(5); // trimmed: most finished jobs are gone from Redis
       expect(counts.active + counts.wait + counts.prioritized).toBe(0);
     } finally {
@@ -314,7 +319,7 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     for (const uuid of uuids) {
       const run = t.app.store.runs.getByUuid(uuid)!;
       expect(run.status, `${uuid}: ${run.error_message}`).toBe('completed');
-      expect(t.app.store.attempts.listByRun(uuid).map((a) => [a.attempt, a.outcome])).toEqual([[1, 'completed']]);
+      expect(t.app.store.attempts.listByRun(uuid).map((a) => [a.attempt, a.outcome]), JSON.stringify(t.app.store.attempts.listByRun(uuid))).toEqual([[1, 'completed']]);
       expect(t.app.store.events.list({ run_id: uuid, topic: 'run.completed' }, { offset: 0, limit: 10 }).total).toBe(1);
       expect(t.app.store.steps.listByRun(run.id)).toHaveLength(2);
     }
@@ -329,4 +334,26 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
       await q2.close();
     }
   }, 240_000);
+
+  it('operations: worker totals from attempts, distributed metrics, a warning when tasks wait and no worker is online', async () => {
+    await until(async () => ((await api('GET', '/osm/api/workers')).json().data as { status: string }[]).every((w) => w.status === 'offline'), 'every worker offline');
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'quick', target: 'lonely.example.com' });
+    const uuid = res.json().run_uuid as string;
+    const list = (await api('GET', '/osm/api/runs')).json();
+    expect(list.warnings?.[0]).toMatch(/waiting and no worker online/);
+    expect((await api('GET', '/osm/api/health')).json().warnings?.[0]).toMatch(/no worker online/);
+
+    const busy = (await api('GET', '/osm/api/workers/w-busy-1')).json();
+    expect(busy.totals.completed).toBeGreaterThan(0);
+    const metrics = await api('GET', '/metrics');
+    expect(metrics.statusCode).toBe(200);
+    expect(metrics.body).toMatch(/osm_distributed_queue_jobs\{state="(waiting|prioritized)"\} 1/);
+    expect(metrics.body).toMatch(/osm_distributed_attempts\{cause="(worker lost|stalled)"\} [1-9]/);
+    expect(metrics.body).toMatch(/osm_distributed_worker_attempts\{worker="w-busy-1",outcome="completed"\} [1-9]/);
+
+    await startInProcess('w-late');
+    await until(() => t.app.store.runs.getByUuid(uuid)?.status === 'completed', 'the waiting task to run');
+    expect((await api('GET', '/osm/api/runs')).json().warnings).toBeUndefined();
+    expect((await api('GET', '/metrics')).body).toMatch(/osm_distributed_worker_busy\{worker="w-late"\} 0/);
+  });
 });

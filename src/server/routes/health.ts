@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { VERSION, REFERENCE_VERSION } from '../../version.js';
 import { defineRoute } from '../route.js';
+import { masterOf } from '../../distributed/attach.js';
 import type { RegisterRoutes } from '../app.js';
 
 /** Liveness, readiness (really checks the database), server info and the API health summary. */
@@ -35,8 +36,8 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
   }
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/health', summary: 'API health with database state and workflow count', tags: ['health'], sideEffects: 'none',
-    responses: { 200: { description: 'Health', schema: z.object({ status: z.string(), version: z.string(), database: z.string(), workflows_loaded: z.number() }) } },
-    handler: () => {
+    responses: { 200: { description: 'Health', schema: z.object({ status: z.string(), version: z.string(), database: z.string(), workflows_loaded: z.number(), warnings: z.array(z.string()).optional() }) } },
+    handler: async () => {
       let database = 'connected';
       let workflows = 0;
       try {
@@ -45,7 +46,11 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
       } catch {
         database = 'error';
       }
-      return { status: database === 'connected' ? 'healthy' : 'degraded', version: VERSION, database, workflows_loaded: workflows };
+      const out = { status: database === 'connected' ? 'healthy' : 'degraded', version: VERSION, database, workflows_loaded: workflows };
+      // A master warns when distributed tasks wait and no worker is online.
+      const master = masterOf(app);
+      const warning = master ? await master.waitingWithoutWorkers().catch(() => undefined) : undefined;
+      return warning ? { ...out, warnings: [warning] } : out;
     },
   });
 };
