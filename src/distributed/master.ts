@@ -9,7 +9,7 @@ import { errors, messageOf } from '../errors.js';
 import type { AppContext } from '../services/context.js';
 import { runToApi } from '../services/run-control.js';
 import type { RunRecord } from '../store/index.js';
-import { CANCEL_FLAG_TTL_S, QUEUE_NAME, cancelKey } from './keys.js';
+import { CANCEL_FLAG_TTL_S, DRAIN_FLAG_TTL_S, QUEUE_NAME, cancelKey, drainKey } from './keys.js';
 import { bullPriority, issuesText, PROTOCOL_VERSION, taskOptionsSchema, taskProgressSchema, taskResultSchema, type TaskData } from './protocol.js';
 import { storedRunOptions } from '../services/run-options.js';
 import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from './persist.js';
@@ -552,6 +552,13 @@ export class DistributedMaster {
     if (!job) throw errors.taskNotFound(id);
     const run = this.app.store.runs.getByUuid(String(job.id));
     return { ...taskView(job, state), run: run ? runToApi(run) : null };
+  }
+
+  /** `POST /workers/{id}/drain`: the worker finishes its tasks in hand and takes no new ones. */
+  async drainWorker(id: string): Promise<WorkerView & { totals: Record<string, number> }> {
+    const w = await this.getWorker(id);
+    await (await this.q.client).set(drainKey(this.prefix, id), '1', { EX: DRAIN_FLAG_TTL_S });
+    return w;
   }
 
   /** Jobs per BullMQ state. */

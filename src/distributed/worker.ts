@@ -13,7 +13,7 @@ import { abortRun } from '../engine/executor.js';
 import { isAlive, killGroup, sameProcess } from '../engine/process-registry.js';
 import type { AppContext } from '../services/context.js';
 import { VERSION } from '../version.js';
-import { cancelKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
+import { cancelKey, drainKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
 import { issuesText, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from './protocol.js';
 import { lockKey, MAX_SHIPPED_ROWS, recordEnd, recordStart, ROWS_PER_RECORD, type EndRecord } from './records.js';
 import { mapAsset } from '../store/assets.js';
@@ -105,6 +105,7 @@ export class DistributedWorker {
   private heartbeat?: NodeJS.Timeout;
   private poller?: NodeJS.Timeout;
   private stopping = false;
+  private draining = false;
   private running?: Promise<void>;
 
   constructor(
@@ -197,6 +198,7 @@ export class DistributedWorker {
       tasks_complete: this.counters.complete,
       tasks_failed: this.counters.failed,
       version: VERSION,
+      draining: this.draining,
     };
   }
 
@@ -210,8 +212,24 @@ export class DistributedWorker {
     }
   }
 
+  /** `osm worker drain`: once flagged, the worker finishes what it has and takes nothing new. */
+  private async pollDrain(): Promise<void> {
+    if (!this.queue || this.draining || this.stopping) return;
+    try {
+      const flag = await (await this.queue.client).get(drainKey(this.prefix, this.id));
+      if (!flag) return;
+      this.draining = true;
+      this.log('draining: finishing the tasks in hand, taking no new ones');
+      void this.worker?.pause(true).catch(() => undefined);
+      await this.publish();
+    } catch {
+      // Redis away: checked again next second
+    }
+  }
+
   /** Aborts runs whose task was cancelled on the master (their process groups are killed by the engine). */
   private async pollCancellations(): Promise<void> {
+    void this.pollDrain();
     if (!this.queue || this.current.size === 0) return;
     const uuids = [...this.current];
     try {
@@ -239,6 +257,11 @@ export class DistributedWorker {
     if (!parsed.success) throw new UnrecoverableError(`invalid task data: ${issuesText(parsed.error)}`);
     const data = parsed.data;
     const uuid = data.run_uuid;
+    if (this.draining) {
+      // A fetch already in flight when the drain began: hand the task back untouched (no attempt).
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
     const client = await this.queue!.client;
     // The attempt number (fencing token), recorded durably before anything runs.
     const attempt = await recordStart(client, this.prefix, token ?? '', {

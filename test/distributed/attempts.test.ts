@@ -356,4 +356,17 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     expect((await api('GET', '/osm/api/runs')).json().warnings).toBeUndefined();
     expect((await api('GET', '/metrics')).body).toMatch(/osm_distributed_worker_busy\{worker="w-late"\} 0/);
   });
+
+  it('a drained worker finishes nothing new: the next task goes to another worker', async () => {
+    await startInProcess('w-drained');
+    const drained = await api('POST', '/osm/api/workers/w-drained/drain');
+    expect(drained.statusCode, drained.body).toBe(200);
+    await until(async () => (await api('GET', '/osm/api/workers/w-drained')).json().draining === true, 'the worker to report draining');
+    expect((await api('POST', '/osm/api/workers/nobody/drain')).statusCode).toBe(404);
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'quick', target: 'drain.example.com' });
+    const uuid = res.json().run_uuid as string;
+    await startInProcess('w-open');
+    await until(() => t.app.store.runs.getByUuid(uuid)?.status === 'completed', 'the task on the open worker');
+    expect(t.app.store.attempts.listByRun(uuid).map((a) => a.worker_id)).toEqual(['w-open']);
+  });
 });
