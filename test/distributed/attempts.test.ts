@@ -70,7 +70,7 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
   async function spawnWorker(name: string, base: string): Promise<ChildProcess> {
     const child = spawn(
       process.execPath,
-      [BIN, '-b', base, '-F', wfDir, 'worker', 'join', '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--name', name, '--lock-duration', '1000', '--stalled-interval', '500'],
+      [BIN, '-b', base, '-F', wfDir, 'worker', 'join', '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--name', name, '--lock-duration', '3000', '--stalled-interval', '500'],
       { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     children.push(child);
@@ -82,7 +82,7 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     return child;
   }
 
-  async function startInProcess(name: string, concurrency = 1, lockDurationMs = 1000): Promise<DistributedWorker> {
+  async function startInProcess(name: string, concurrency = 1, lockDurationMs = 3000): Promise<DistributedWorker> {
     const app = createAppContext({ baseFolder: tmp(), workflowFolder: wfDir });
     const worker = new DistributedWorker(app, { config, name, concurrency, lockDurationMs, stalledIntervalMs: 500, maxStalledCount: 1 });
     inProcess.push({ worker, app });
