@@ -50,3 +50,9 @@ export const SCHEDULER_LOCK_TTL_MS = 15_000;
 
 /** Default `distributed.lease_seconds`: how long a worker that stops renewing keeps its task at most. */
 export const DEFAULT_LEASE_S = 30;
+
+/** The drain flag of one worker (`osm worker drain <id>`, `POST /workers/{id}/drain`); expires after a week. */
+export function drainKey(prefix: string, workerId: string): string {
+  return `${prefix}:drain:${workerId}`;
+}
+export const DRAIN_FLAG_TTL_S = 7 * 24 * 3600;

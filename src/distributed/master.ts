@@ -9,7 +9,7 @@ import { errors, messageOf } from '../errors.js';
 import type { AppContext } from '../services/context.js';
 import { runToApi } from '../services/run-control.js';
 import type { RunRecord } from '../store/index.js';
-import { CANCEL_FLAG_TTL_S, QUEUE_NAME, cancelKey } from './keys.js';
+import { CANCEL_FLAG_TTL_S, DRAIN_FLAG_TTL_S, QUEUE_NAME, cancelKey, drainKey } from './keys.js';
 import { bullPriority, issuesText, PROTOCOL_VERSION, taskOptionsSchema, taskProgressSchema, taskResultSchema, type TaskData } from './protocol.js';
 import { storedRunOptions } from '../services/run-options.js';
 import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from './persist.js';
@@ -18,6 +18,10 @@ import { taskView, type TaskView } from './task-view.js';
 import { getWorkerView, listWorkerViews, type WorkerView } from './worker-registry.js';
 import { ackRecords, readRecords, type AttemptRecordMsg } from './records.js';
 import type { AttemptCause } from '../store/attempts.js';
+import type { AssetInput } from '../store/assets.js';
+import type { VulnInput } from '../store/vulns.js';
+import { isSafeName } from '../util/fs-safe.js';
+import { join } from 'node:path';
 
 export interface MasterOptions {
   config: DistributedConfig;
@@ -365,6 +369,18 @@ export class DistributedMaster {
       return;
     }
     const latest = store.attempts.latest(uuid);
+    if (rec.kind === 'rows') {
+      // Rows of a superseded attempt are dropped; replays are harmless (upserts merge by value).
+      if (rec.attempt < latest || !isSafeName(rec.workspace)) return;
+      store.tx(() => {
+        if (!store.workspaces.get(rec.workspace)) {
+          store.workspaces.upsertRunInfo({ name: rec.workspace, local_path: join(this.app.settings().paths.workspaces, rec.workspace), last_run: rec.at, run_workflow: run.workflow_name });
+        }
+        if (rec.table === 'assets') store.assets.upsertMany(rec.workspace, rec.rows as AssetInput[]);
+        else store.vulns.upsertMany(rec.workspace, rec.rows as VulnInput[]);
+      });
+      return;
+    }
     if (rec.attempt < latest) {
       store.attempts.end(uuid, rec.attempt, 'refused', { at: rec.at, error: `result of attempt ${rec.attempt} refused: attempt ${latest} started since` });
       this.log('late result refused (fencing)', { run_uuid: uuid, attempt: rec.attempt, latest });
@@ -538,15 +554,41 @@ export class DistributedMaster {
     return { ...taskView(job, state), run: run ? runToApi(run) : null };
   }
 
+  /** `POST /workers/{id}/drain`: the worker finishes its tasks in hand and takes no new ones. */
+  async drainWorker(id: string): Promise<WorkerView & { totals: Record<string, number> }> {
+    const w = await this.getWorker(id);
+    await (await this.q.client).set(drainKey(this.prefix, id), '1', { EX: DRAIN_FLAG_TTL_S });
+    return w;
+  }
+
+  /** Jobs per BullMQ state. */
+  async jobCounts(): Promise<Record<string, number>> {
+    return this.q.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
+  }
+
+  /** Tasks waiting while no worker is online: a warning for the run list and health (undefined when fine). */
+  async waitingWithoutWorkers(): Promise<string | undefined> {
+    const c = await this.q.getJobCounts('waiting', 'prioritized', 'delayed');
+    const waiting = (c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0);
+    if (waiting === 0) return undefined;
+    const online = (await this.listWorkers()).filter((w) => w.status !== 'offline').length;
+    return online === 0 ? `${waiting} distributed task(s) waiting and no worker online (start one with osm worker join)` : undefined;
+  }
+
+  /** Attempt totals of a worker from the master's database (they survive restarts of both). */
+  private withTotals(w: WorkerView): WorkerView & { totals: Record<string, number> } {
+    return { ...w, totals: this.app.store.attempts.totalsByWorker()[w.id] ?? {} };
+  }
+
   /** `GET /workers`. */
-  async listWorkers(): Promise<WorkerView[]> {
-    return listWorkerViews(await this.q.client, this.q, this.prefix);
+  async listWorkers(): Promise<(WorkerView & { totals: Record<string, number> })[]> {
+    return (await listWorkerViews(await this.q.client, this.q, this.prefix)).map((w) => this.withTotals(w));
   }
 
   /** `GET /workers/{id}`. */
-  async getWorker(id: string): Promise<WorkerView> {
+  async getWorker(id: string): Promise<WorkerView & { totals: Record<string, number> }> {
     const w = await getWorkerView(await this.q.client, this.q, this.prefix, id);
     if (!w) throw errors.workerNotFound();
-    return w;
+    return this.withTotals(w);
   }
 }

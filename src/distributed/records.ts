@@ -31,6 +31,11 @@ export function lockKey(prefix: string, jobId: string): string {
   return `${prefix}:${QUEUE_NAME}:${jobId}:lock`;
 }
 
+/** Rows per `rows` record. */
+export const ROWS_PER_RECORD = 500;
+/** Rows of one table an attempt ships at most (the rest stay in the worker's database; the end record says so). */
+export const MAX_SHIPPED_ROWS = 100_000;
+
 /** How long attempt counters live after their last use (a run is not re-attempted after a month). */
 const ATTEMPT_KEY_TTL_S = 30 * 24 * 3600;
 
@@ -59,11 +64,26 @@ export const endRecordSchema = z.object({
   result: taskResultSchema.optional(),
 });
 
-export type StartRecord = z.infer<typeof startRecordSchema>;
-export type EndRecord = z.infer<typeof endRecordSchema>;
-export type AttemptRecordMsg = (StartRecord | EndRecord) & { attempt: number };
+/** Data rows the attempt produced on the worker (assets, vulnerabilities), shipped in chunks before its end record. */
+export const rowsRecordSchema = z.object({
+  v: z.literal(PROTOCOL_VERSION),
+  kind: z.literal('rows'),
+  run_uuid: z.string().uuid(),
+  worker_id: z.string().max(128),
+  at: z.string(),
+  /** Order of this chunk within the attempt (0, 1, …): the master keys it by run, attempt and seq. */
+  seq: z.number().int().min(0),
+  table: z.enum(['assets', 'vulnerabilities']),
+  workspace: z.string().min(1).max(255),
+  rows: z.array(z.record(z.string(), z.unknown())).max(ROWS_PER_RECORD),
+});
 
-const recordSchema = z.discriminatedUnion('kind', [startRecordSchema, endRecordSchema]);
+export type StartRecord = z.infer<typeof startRecordSchema>;
+export type RowsRecord = z.infer<typeof rowsRecordSchema>;
+export type EndRecord = z.infer<typeof endRecordSchema>;
+export type AttemptRecordMsg = (StartRecord | EndRecord | RowsRecord) & { attempt: number };
+
+const recordSchema = z.discriminatedUnion('kind', [startRecordSchema, endRecordSchema, rowsRecordSchema]);
 
 /** KEYS: lock, attempt counter, stream. ARGV: token, record JSON, ttl. → attempt number, 0 without the lock. */
 const START_SCRIPT = `
@@ -106,8 +126,8 @@ export async function recordStart(client: RedisClient, prefix: string, token: st
   return Number(n);
 }
 
-/** Ends an attempt: false when refused (the lease was lost or a newer attempt started). */
-export async function recordEnd(client: RedisClient, prefix: string, token: string, attempt: number, rec: EndRecord): Promise<boolean> {
+/** Ends an attempt (or ships a chunk of its rows): false when refused (the lease was lost or a newer attempt started). */
+export async function recordEnd(client: RedisClient, prefix: string, token: string, attempt: number, rec: EndRecord | RowsRecord): Promise<boolean> {
   const ok = await withCommands(client).runCommand('osmAttemptEnd', [lockKey(prefix, rec.run_uuid), attemptKey(prefix, rec.run_uuid), recordsKey(prefix), token, String(attempt), JSON.stringify(rec)]);
   return Number(ok) === 1;
 }

@@ -24,6 +24,8 @@ export interface WorkerEntry {
   tasks_complete: number;
   tasks_failed: number;
   version: string;
+  /** `osm worker drain`: finishes the tasks in hand, takes no new ones. */
+  draining?: boolean;
 }
 
 /** A worker as the API and `osm worker status` show it. */
@@ -38,6 +40,8 @@ export interface WorkerView {
   last_heartbeat: string;
   tasks_complete: number;
   tasks_failed: number;
+  /** Takes no new tasks (`osm worker drain`). */
+  draining: boolean;
 }
 
 /** The hash commands used here (BullMQ's client abstraction, `await queue.client`). */
@@ -71,6 +75,7 @@ function parseEntry(id: string, text: string | null | undefined): WorkerEntry | 
       tasks_complete: Number(v.tasks_complete ?? 0),
       tasks_failed: Number(v.tasks_failed ?? 0),
       version: String(v.version ?? ''),
+      draining: v.draining === true,
     };
   } catch {
     return undefined;
@@ -125,6 +130,7 @@ export function workerView(e: WorkerEntry, status: WorkerStatus): WorkerView {
     last_heartbeat: e.last_heartbeat,
     tasks_complete: e.tasks_complete,
     tasks_failed: e.tasks_failed,
+    draining: e.draining === true && status !== 'offline',
   };
 }
 

@@ -13,9 +13,12 @@ import { abortRun } from '../engine/executor.js';
 import { isAlive, killGroup, sameProcess } from '../engine/process-registry.js';
 import type { AppContext } from '../services/context.js';
 import { VERSION } from '../version.js';
-import { cancelKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
+import { cancelKey, drainKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
 import { issuesText, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from './protocol.js';
-import { lockKey, recordEnd, recordStart, type EndRecord } from './records.js';
+import { lockKey, MAX_SHIPPED_ROWS, recordEnd, recordStart, ROWS_PER_RECORD, type EndRecord } from './records.js';
+import { mapAsset } from '../store/assets.js';
+import { mapVuln } from '../store/vulns.js';
+import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { rejectionMessage, runTask } from './task-runner.js';
 import { effectiveStatus, liveWorkerNames, readWorkerEntry, writeWorkerEntry, type WorkerEntry } from './worker-registry.js';
@@ -69,6 +72,12 @@ export function reconcileWorkerRuns(app: AppContext): { failed: string[]; killed
   return report;
 }
 
+/** A shipped row: the values only (ids, workspace and timestamps are the master's own). */
+function stripRow(row: Record<string, unknown>): Record<string, unknown> {
+  const { id: _id, workspace: _w, created_at: _c, updated_at: _u, last_seen_at: _l, org_uuid: _o, fingerprint: _f, ...rest } = row;
+  return rest;
+}
+
 /** An attempt that lost its lease: its result is not recorded. */
 class Fenced extends Error {}
 
@@ -96,6 +105,7 @@ export class DistributedWorker {
   private heartbeat?: NodeJS.Timeout;
   private poller?: NodeJS.Timeout;
   private stopping = false;
+  private draining = false;
   private running?: Promise<void>;
 
   constructor(
@@ -188,6 +198,7 @@ export class DistributedWorker {
       tasks_complete: this.counters.complete,
       tasks_failed: this.counters.failed,
       version: VERSION,
+      draining: this.draining,
     };
   }
 
@@ -201,8 +212,24 @@ export class DistributedWorker {
     }
   }
 
+  /** `osm worker drain`: once flagged, the worker finishes what it has and takes nothing new. */
+  private async pollDrain(): Promise<void> {
+    if (!this.queue || this.draining || this.stopping) return;
+    try {
+      const flag = await (await this.queue.client).get(drainKey(this.prefix, this.id));
+      if (!flag) return;
+      this.draining = true;
+      this.log('draining: finishing the tasks in hand, taking no new ones');
+      void this.worker?.pause(true).catch(() => undefined);
+      await this.publish();
+    } catch {
+      // Redis away: checked again next second
+    }
+  }
+
   /** Aborts runs whose task was cancelled on the master (their process groups are killed by the engine). */
   private async pollCancellations(): Promise<void> {
+    void this.pollDrain();
     if (!this.queue || this.current.size === 0) return;
     const uuids = [...this.current];
     try {
@@ -230,6 +257,11 @@ export class DistributedWorker {
     if (!parsed.success) throw new UnrecoverableError(`invalid task data: ${issuesText(parsed.error)}`);
     const data = parsed.data;
     const uuid = data.run_uuid;
+    if (this.draining) {
+      // A fetch already in flight when the drain began: hand the task back untouched (no attempt).
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
     const client = await this.queue!.client;
     // The attempt number (fencing token), recorded durably before anything runs.
     const attempt = await recordStart(client, this.prefix, token ?? '', {
@@ -251,6 +283,7 @@ export class DistributedWorker {
       if (!ok) this.log('attempt result refused: this worker no longer holds the task (lease lost or a newer attempt started)', { run_uuid: uuid, attempt });
       return ok;
     };
+    const attemptStartedAt = nowIso();
     try {
       const flagged = await this.isFlagged(uuid);
       if (flagged) this.userCancelled.add(uuid);
@@ -267,6 +300,10 @@ export class DistributedWorker {
         await job.moveToWait(token);
         throw new WaitingError();
       }
+      // The rows the attempt wrote into this worker's database travel first, fenced like the end record.
+      const shipped = await this.shipRows(client, token ?? '', attempt, uuid, attemptStartedAt);
+      if (shipped === undefined) throw new Fenced(`rows of attempt ${attempt} refused`);
+      if (shipped.capped) result.truncated = true;
       if (!(await end({ outcome: 'result', error: '', final: true, result }))) throw new Fenced(`late result of attempt ${attempt} refused`);
       if (result.run.status === 'completed') this.counters.complete++;
       else this.counters.failed++;
@@ -289,6 +326,40 @@ export class DistributedWorker {
       this.lostLock.delete(uuid);
       await this.publish();
     }
+  }
+
+  /**
+   * Ships the assets and vulnerabilities of the run's workspace that this attempt created or saw
+   * (updated or last seen since it started), in chunks of ROWS_PER_RECORD, each fenced by lock and
+   * attempt. Undefined when refused; `capped` when more than MAX_SHIPPED_ROWS of a table.
+   */
+  private async shipRows(client: Awaited<Queue['client']>, token: string, attempt: number, uuid: string, since: string): Promise<{ rows: number; capped: boolean } | undefined> {
+    const run = this.app.store.runs.getByUuid(uuid);
+    if (!run?.workspace) return { rows: 0, capped: false };
+    const db = this.app.store.db;
+    let seq = 0;
+    let total = 0;
+    let capped = false;
+    const tables = [
+      { table: 'assets' as const, sql: 'SELECT * FROM assets WHERE workspace = ? AND (updated_at >= ? OR last_seen_at >= ?) ORDER BY id LIMIT ?', map: mapAsset },
+      { table: 'vulnerabilities' as const, sql: 'SELECT * FROM vulnerabilities WHERE workspace = ? AND (updated_at >= ? OR last_seen_at >= ?) ORDER BY id LIMIT ?', map: mapVuln },
+    ];
+    for (const t of tables) {
+      const rows = (db.prepare(t.sql).all(run.workspace, since, since, MAX_SHIPPED_ROWS + 1) as Record<string, unknown>[]).map((r) => stripRow(t.map(r) as unknown as Record<string, unknown>));
+      if (rows.length > MAX_SHIPPED_ROWS) {
+        capped = true;
+        rows.length = MAX_SHIPPED_ROWS;
+      }
+      for (let i = 0; i < rows.length; i += ROWS_PER_RECORD) {
+        const ok = await recordEnd(client, this.prefix, token, attempt, {
+          v: PROTOCOL_VERSION, kind: 'rows', run_uuid: uuid, worker_id: this.id, at: nowIso(), seq: seq++, table: t.table, workspace: run.workspace, rows: rows.slice(i, i + ROWS_PER_RECORD),
+        });
+        if (!ok) return undefined;
+      }
+      total += rows.length;
+    }
+    if (total > 0) this.log('rows shipped to the master', { run_uuid: uuid, attempt, rows: total, capped });
+    return { rows: total, capped };
   }
 
   /** Stops a run whose lease this worker lost: its process groups are killed by the engine at once. */

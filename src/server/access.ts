@@ -145,6 +145,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   // distributed mode
   'GET /osm/api/workers': 'viewer',
   'GET /osm/api/workers/:id': 'viewer',
+  'POST /osm/api/workers/:id/drain': 'operator',
   'GET /osm/api/tasks': 'viewer',
   'GET /osm/api/tasks/:id': 'viewer',
   'POST /osm/api/tasks': 'operator',

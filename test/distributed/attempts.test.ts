@@ -70,7 +70,7 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
   async function spawnWorker(name: string, base: string): Promise<ChildProcess> {
     const child = spawn(
       process.execPath,
-      [BIN, '-b', base, '-F', wfDir, 'worker', 'join', '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--name', name, '--lock-duration', '1000', '--stalled-interval', '500'],
+      [BIN, '-b', base, '-F', wfDir, 'worker', 'join', '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--name', name, '--lock-duration', '3000', '--stalled-interval', '500'],
       { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     children.push(child);
@@ -82,9 +82,9 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     return child;
   }
 
-  async function startInProcess(name: string, concurrency = 1): Promise<DistributedWorker> {
+  async function startInProcess(name: string, concurrency = 1, lockDurationMs = 3000): Promise<DistributedWorker> {
     const app = createAppContext({ baseFolder: tmp(), workflowFolder: wfDir });
-    const worker = new DistributedWorker(app, { config, name, concurrency, lockDurationMs: 1000, stalledIntervalMs: 500, maxStalledCount: 1 });
+    const worker = new DistributedWorker(app, { config, name, concurrency, lockDurationMs, stalledIntervalMs: 500, maxStalledCount: 1 });
     inProcess.push({ worker, app });
     await worker.start();
     return worker;
@@ -93,6 +93,15 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
   beforeAll(async () => {
     wfDir = tmp();
     writeWorkflows(wfDir, ['slow', 'quick']);
+    const fx = (name: string) => path.join(ROOT, 'test', 'fixtures', 'data', name);
+    fs.writeFileSync(
+      path.join(wfDir, 'modules', 'importer.yaml'),
+      [
+        'kind: module', 'name: importer', 'description: imports assets and findings', 'steps:',
+        '  - name: assets', '    type: function', `    function: db_import_asset_from_file("{{Workspace}}", "${fx('httpx-run1.jsonl')}")`,
+        '  - name: vulns', '    type: function', `    function: db_import_vuln_from_file("{{Workspace}}", "${fx('nuclei.jsonl')}")`, '',
+      ].join('\n'),
+    );
     t = await makeTestServer({ workflowFolder: wfDir });
     config = resolveDistributedConfig(t.app.settings(), { redisUrl: REDIS_URL, prefix });
     master = new DistributedMaster(t.app, { config, attempts: 1, sweepMs: 500, recordsMs: 200, keepCompleted: 5 });
@@ -231,6 +240,52 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     again.kill('SIGTERM');
   });
 
+  it("assets and findings a worker imports reach the master's database, also when the master was down", async () => {
+    const w = await startInProcess('w-importer');
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'importer', target: 'shop.example.com' });
+    expect(res.statusCode, res.body).toBe(202);
+    const uuid = res.json().run_uuid as string;
+    const run = await until(() => (t.app.store.runs.getByUuid(uuid)?.status === 'completed' ? t.app.store.runs.getByUuid(uuid) : undefined), 'the import run');
+    const wapp = inProcess.find((p) => p.worker === w)!.app;
+    const onWorker = {
+      assets: wapp.store.assets.list({ workspace: run.workspace }, { offset: 0, limit: 100 }).data.map((a) => a.url).sort(),
+      vulns: wapp.store.vulns.list({ workspace: run.workspace }, { offset: 0, limit: 100 }).data.map((v) => `${v.template_id}|${v.asset_value}`).sort(),
+    };
+    expect(onWorker.assets.length).toBeGreaterThan(0);
+    expect(onWorker.vulns.length).toBeGreaterThan(0);
+    const onMaster = () => ({
+      assets: t.app.store.assets.list({ workspace: run.workspace }, { offset: 0, limit: 100 }).data.map((a) => a.url).sort(),
+      vulns: t.app.store.vulns.list({ workspace: run.workspace }, { offset: 0, limit: 100 }).data.map((v) => `${v.template_id}|${v.asset_value}`).sort(),
+    });
+    expect(onMaster()).toEqual(onWorker);
+    const apiAssets = (await api('GET', `/osm/api/assets?workspace=${encodeURIComponent(run.workspace)}`)).json();
+    expect(apiAssets.pagination?.total ?? apiAssets.data.length).toBe(onWorker.assets.length);
+
+    // With the master stopped, another target: rows wait in Redis and arrive once it is back.
+    detachMaster(t.app);
+    await master.stop();
+    const { submitted } = await (async () => {
+      const m2 = new DistributedMaster(t.app, { config, attempts: 1, sweepMs: 60_000, recordsMs: 60_000, keepCompleted: 5 });
+      // Submitting needs a producer: a master instance that is started, then stopped at once after submit.
+      await m2.start();
+      const r = t.app.store.runs.create({ workflow_name: 'importer', workflow_kind: 'module', target: 'shop2.example.com', status: 'queued', workspace: run.workspace, trigger_type: 'api', run_mode: 'distributed', priority: 'normal', params: {} });
+      await m2.submit([r]);
+      await m2.stop();
+      return { submitted: r };
+    })();
+    await until(async () => (await redis.xrange(recordsKey(prefix), '-', '+')).some(([, f]) => f.join().includes('"kind":"end"') && f.join().includes(submitted.run_uuid)), 'the end record of the second run');
+    // (Same workspace as the first run by the target heuristics: empty it on the master to see the rows arrive.)
+    const ws = t.app.store.runs.getByUuid(submitted.run_uuid)!.workspace;
+    t.app.store.db.prepare('DELETE FROM assets WHERE workspace = ?').run(ws);
+    t.app.store.db.prepare('DELETE FROM vulnerabilities WHERE workspace = ?').run(ws);
+    master = new DistributedMaster(t.app, { config, attempts: 1, sweepMs: 500, recordsMs: 200, keepCompleted: 5 });
+    await master.start();
+    attachMaster(t.app, master);
+    expect(t.app.store.runs.getByUuid(submitted.run_uuid)?.status).toBe('completed');
+    expect(t.app.store.assets.list({ workspace: ws }, { offset: 0, limit: 100 }).total).toBe(onWorker.assets.length);
+    expect(t.app.store.vulns.list({ workspace: ws }, { offset: 0, limit: 100 }).total).toBe(onWorker.vulns.length);
+  });
+
   it('tasks finishing while the master is stopped, with BullMQ trimming finished jobs: every run completed exactly once', async () => {
     const N = 60;
     const uuids: string[] = [];
@@ -241,13 +296,18 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     }
     detachMaster(t.app);
     await master.stop();
-    await startInProcess('w-busy-1', 4);
-    await startInProcess('w-busy-2', 4);
+    // A longer lease here: 8 runs at once on a loaded machine must not stall (that would be a legitimate re-run).
+    await startInProcess('w-busy-1', 4, 10_000);
+    await startInProcess('w-busy-2', 4, 10_000);
     // Every attempt started and ended (2 records per run) while no master listens.
     await until(async () => (await redis.xlen(recordsKey(prefix))) >= 2 * N, 'the records of every run', 120_000);
     const queue = new Queue(QUEUE_NAME, { connection: connectionOptions(config.redis), prefix });
     try {
-      const counts = await queue.getJobCounts('completed', 'active', 'wait', 'prioritized');
+      // (An end record is written just before its job completes: wait for the queue to drain too.)
+      const counts = await until(async () => {
+        const c = await queue.getJobCounts('completed', 'active', 'wait', 'prioritized');
+        return c.active + c.wait + c.prioritized === 0 ? c : undefined;
+      }, 'the queue to drain');
       expect(counts.completed).toBeLessThanOrEqual(5); // trimmed: most finished jobs are gone from Redis
       expect(counts.active + counts.wait + counts.prioritized).toBe(0);
     } finally {
@@ -259,7 +319,7 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     for (const uuid of uuids) {
       const run = t.app.store.runs.getByUuid(uuid)!;
       expect(run.status, `${uuid}: ${run.error_message}`).toBe('completed');
-      expect(t.app.store.attempts.listByRun(uuid).map((a) => [a.attempt, a.outcome])).toEqual([[1, 'completed']]);
+      expect(t.app.store.attempts.listByRun(uuid).map((a) => [a.attempt, a.outcome]), JSON.stringify(t.app.store.attempts.listByRun(uuid))).toEqual([[1, 'completed']]);
       expect(t.app.store.events.list({ run_id: uuid, topic: 'run.completed' }, { offset: 0, limit: 10 }).total).toBe(1);
       expect(t.app.store.steps.listByRun(run.id)).toHaveLength(2);
     }
@@ -274,4 +334,39 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
       await q2.close();
     }
   }, 240_000);
+
+  it('operations: worker totals from attempts, distributed metrics, a warning when tasks wait and no worker is online', async () => {
+    await until(async () => ((await api('GET', '/osm/api/workers')).json().data as { status: string }[]).every((w) => w.status === 'offline'), 'every worker offline');
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'quick', target: 'lonely.example.com' });
+    const uuid = res.json().run_uuid as string;
+    const list = (await api('GET', '/osm/api/runs')).json();
+    expect(list.warnings?.[0]).toMatch(/waiting and no worker online/);
+    expect((await api('GET', '/osm/api/health')).json().warnings?.[0]).toMatch(/no worker online/);
+
+    const busy = (await api('GET', '/osm/api/workers/w-busy-1')).json();
+    expect(busy.totals.completed).toBeGreaterThan(0);
+    const metrics = await api('GET', '/metrics');
+    expect(metrics.statusCode).toBe(200);
+    expect(metrics.body).toMatch(/osm_distributed_queue_jobs\{state="(waiting|prioritized)"\} 1/);
+    expect(metrics.body).toMatch(/osm_distributed_attempts\{cause="(worker lost|stalled)"\} [1-9]/);
+    expect(metrics.body).toMatch(/osm_distributed_worker_attempts\{worker="w-busy-1",outcome="completed"\} [1-9]/);
+
+    await startInProcess('w-late');
+    await until(() => t.app.store.runs.getByUuid(uuid)?.status === 'completed', 'the waiting task to run');
+    expect((await api('GET', '/osm/api/runs')).json().warnings).toBeUndefined();
+    expect((await api('GET', '/metrics')).body).toMatch(/osm_distributed_worker_busy\{worker="w-late"\} 0/);
+  });
+
+  it('a drained worker finishes nothing new: the next task goes to another worker', async () => {
+    await startInProcess('w-drained');
+    const drained = await api('POST', '/osm/api/workers/w-drained/drain');
+    expect(drained.statusCode, drained.body).toBe(200);
+    await until(async () => (await api('GET', '/osm/api/workers/w-drained')).json().draining === true, 'the worker to report draining');
+    expect((await api('POST', '/osm/api/workers/nobody/drain')).statusCode).toBe(404);
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'quick', target: 'drain.example.com' });
+    const uuid = res.json().run_uuid as string;
+    await startInProcess('w-open');
+    await until(() => t.app.store.runs.getByUuid(uuid)?.status === 'completed', 'the task on the open worker');
+    expect(t.app.store.attempts.listByRun(uuid).map((a) => a.worker_id)).toEqual(['w-open']);
+  });
 });

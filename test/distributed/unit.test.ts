@@ -133,7 +133,7 @@ describe('worker status', () => {
     expect(workerView(entry(), 'offline')).toMatchObject({ status: 'offline', current_task: null, current_tasks: [] });
     expect(workerView(entry(), 'busy')).toEqual({
       id: 'w1', hostname: 'h', status: 'busy', current_task: 't1', current_tasks: ['t1'], concurrency: 1, joined_at: 'j',
-      last_heartbeat: entry().last_heartbeat, tasks_complete: 3, tasks_failed: 1,
+      last_heartbeat: entry().last_heartbeat, tasks_complete: 3, tasks_failed: 1, draining: false,
     });
   });
 

@@ -239,7 +239,7 @@ describe('GET /osm/api/runs and /runs/{id}', () => {
     const byId = await get(idle, `/osm/api/runs/${first.id}`);
     expect(byId.statusCode).toBe(200);
     // The detail adds the running step(s) to the list's fields.
-    const detail = { ...first, current_step: '', running_steps: [] };
+    const detail = { ...first, current_step: '', running_steps: [], worker: '', attempts: [] };
     expect(byId.json()).toEqual({ data: detail });
     expect((await get(idle, `/osm/api/runs/${first.run_uuid}`)).json()).toEqual({ data: detail });
     for (const id of ['999999', '00000000-0000-4000-8000-000000000000']) {

@@ -12,7 +12,7 @@ import { openApp } from '../app.js';
 import { loadSettings } from '../../settings/index.js';
 import { connectionOptions, pingRedis, resolveDistributedConfig } from '../../distributed/redis-config.js';
 import { DistributedWorker } from '../../distributed/worker.js';
-import { QUEUE_NAME, schedulerLeaderKey } from '../../distributed/keys.js';
+import { DRAIN_FLAG_TTL_S, QUEUE_NAME, drainKey, schedulerLeaderKey } from '../../distributed/keys.js';
 import { listWorkerViews } from '../../distributed/worker-registry.js';
 import { VERSION } from '../../version.js';
 
@@ -88,6 +88,27 @@ export async function workerJoin(command: Command): Promise<void> {
   });
 }
 
+/** `osm worker drain <id>`: sets the worker's drain flag (it stops taking tasks within a second). */
+export async function workerDrain(command: Command, id: string): Promise<void> {
+  const o = optionsOf<StatusFlags>(command);
+  const ui = createUi(o);
+  const settings = loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const config = resolveDistributedConfig(settings, { redisUrl: o.redisUrl, prefix: o.redisPrefix });
+  await pingRedis(config.redis);
+  const queue = new Queue(QUEUE_NAME, { connection: connectionOptions(config.redis), prefix: config.prefix });
+  queue.on('error', () => undefined);
+  try {
+    const client = await queue.client;
+    const w = (await listWorkerViews(client, queue, config.prefix)).find((v) => v.id === id);
+    if (!w) throw errors.workerNotFound();
+    await client.set(drainKey(config.prefix, id), '1', { EX: DRAIN_FLAG_TTL_S });
+    if (o.json) ui.json({ message: 'Worker draining', worker: w });
+    else ui.info(`Worker ${id} draining: it finishes ${w.current_tasks.length} task(s) in hand and takes no new ones.`);
+  } finally {
+    await queue.close();
+  }
+}
+
 /** `osm worker status [--json]`. */
 export async function workerStatus(command: Command): Promise<void> {
   const o = optionsOf<StatusFlags>(command);
@@ -111,7 +132,7 @@ export async function workerStatus(command: Command): Promise<void> {
       return;
     }
     const color = colorEnabled(o.disableColor);
-    const rows = workers.map((w) => [w.id, w.hostname, w.status, w.current_tasks.join(', ') || '-', w.tasks_complete, w.tasks_failed, w.joined_at, w.last_heartbeat]);
+    const rows = workers.map((w) => [w.id, w.hostname, w.draining ? `${w.status} (draining)` : w.status, w.current_tasks.join(', ') || '-', w.tasks_complete, w.tasks_failed, w.joined_at, w.last_heartbeat]);
     ui.out(await renderTable(['ID', 'Host', 'Status', 'Current task', 'Done', 'Failed', 'Joined', 'Last heartbeat'], rows, { color }));
   } finally {
     await queue.close();

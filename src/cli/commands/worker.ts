@@ -31,6 +31,16 @@ export function registerWorker(program: Command): void {
       await workerStatus(command);
     });
 
+  worker
+    .command('drain <id>')
+    .description('drain a worker: it finishes the tasks in hand and takes no new ones (restart it to undo)')
+    .option('--redis-url <url>', 'Redis URL (default: redis section of the settings)')
+    .option('--redis-prefix <prefix>', 'Redis key prefix (default redis.prefix, $OSM_REDIS_PREFIX or osm)')
+    .action(async (id: string, _opts, command: Command) => {
+      const { workerDrain } = await import('../actions/worker.js');
+      await workerDrain(command, id);
+    });
+
   // The reference's database queue (`worker queue …`): the same runs table `osm run --queue` fills.
   const queue = worker.command('queue').description("the database run queue: list, add (like 'osm run --queue') and execute queued runs");
   queue

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppContext } from '../../services/context.js';
 import { errors } from '../../errors.js';
+import { masterOf } from '../../distributed/attach.js';
 
 /**
  * Prometheus metrics at `/metrics`: request counts and durations per route pattern, runs by
@@ -37,6 +38,61 @@ export function registerMetrics(server: FastifyInstance, app: AppContext): Regis
     registers: [registry],
     collect() {
       this.set(app.store.runs.countByStatus().queued ?? 0);
+    },
+  });
+  // Distributed mode (a master): queue depth by BullMQ state, workers busy/idle/offline, attempts by cause and outcome.
+  new Gauge({
+    name: 'osm_distributed_queue_jobs',
+    help: 'Tasks in the distributed queue by BullMQ state (master only)',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const master = masterOf(app);
+      if (!master) return;
+      try {
+        for (const [state, n] of Object.entries(await master.jobCounts())) this.set({ state }, n);
+      } catch {
+        // Redis away: no sample rather than a failed scrape
+      }
+    },
+  });
+  new Gauge({
+    name: 'osm_distributed_worker_busy',
+    help: 'Per worker: 1 busy, 0 idle; offline workers are absent (master only)',
+    labelNames: ['worker'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const master = masterOf(app);
+      if (!master) return;
+      try {
+        for (const w of await master.listWorkers()) if (w.status !== 'offline') this.set({ worker: w.id }, w.status === 'busy' ? 1 : 0);
+      } catch {
+        // Redis away
+      }
+    },
+  });
+  new Gauge({
+    name: 'osm_distributed_attempts',
+    help: 'Attempts of distributed runs recorded by the master, by cause (first, stalled, worker lost, retry, handed back)',
+    labelNames: ['cause'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [cause, n] of Object.entries(app.store.attempts.countByCause())) this.set({ cause }, n);
+    },
+  });
+  new Gauge({
+    name: 'osm_distributed_worker_attempts',
+    help: 'Attempts per worker and outcome, from the master database (survive restarts)',
+    labelNames: ['worker', 'outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [worker, byOutcome] of Object.entries(app.store.attempts.totalsByWorker())) {
+        for (const [outcome, n] of Object.entries(byOutcome)) this.set({ worker, outcome }, n);
+      }
     },
   });
   server.addHook('onResponse', async (req, reply) => {

@@ -62,6 +62,13 @@ export const registerDistributedRoutes: RegisterRoutes = (server, deps) => {
   });
 
   defineRoute(server, app, {
+    method: 'POST', url: '/osm/api/workers/:id/drain', summary: 'Drain a worker: it finishes its tasks in hand and takes no new ones', tags: ['distributed'], sideEffects: 'writes',
+    params: idParams,
+    responses: { 200: { description: 'The worker (draining within a second)' }, 404: { description: 'Worker not found' } },
+    handler: async ({ params }) => ({ message: 'Worker draining', worker: await requireMaster(app).drainWorker(params.id) }),
+  });
+
+  defineRoute(server, app, {
     method: 'GET', url: '/osm/api/tasks', summary: 'Tasks in the distributed queue: running, waiting, recently completed and failed', tags: ['distributed'], sideEffects: 'none',
     query: z.object({ limit: intParam('limit', { min: 1, cap: 100, default: 50 }).transform((v) => v ?? 50) }),
     responses: { 200: { description: '{ running, waiting, completed, failed } (each at most `limit`, default 50, max 100)' } },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { VERSION, REFERENCE_VERSION } from '../../version.js';
 import { defineRoute } from '../route.js';
+import { masterOf } from '../../distributed/attach.js';
 import type { RegisterRoutes } from '../app.js';
 
 /** Liveness, readiness (really checks the database), server info and the API health summary. */
@@ -38,11 +39,11 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/health', summary: 'API health with database state and workflow count', tags: ['health'], sideEffects: 'none',
     responses: {
       200: {
-        description: 'Health; `database` is the reference\'s string, `database_engine` / `database_reachable` say which engine and whether it answers',
-        schema: z.object({ status: z.string(), version: z.string(), database: z.string(), database_engine: z.string(), database_reachable: z.boolean(), workflows_loaded: z.number() }),
+        description: 'Health; `database` is the reference\'s string, `database_engine` / `database_reachable` say which engine and whether it answers; `warnings` when distributed tasks wait and no worker is online',
+        schema: z.object({ status: z.string(), version: z.string(), database: z.string(), database_engine: z.string(), database_reachable: z.boolean(), workflows_loaded: z.number(), warnings: z.array(z.string()).optional() }),
       },
     },
-    handler: () => {
+    handler: async () => {
       let database = 'connected';
       let workflows = 0;
       try {
@@ -51,7 +52,11 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
       } catch {
         database = 'error';
       }
-      return { status: database === 'connected' ? 'healthy' : 'degraded', version: VERSION, database, database_engine: 'sqlite', database_reachable: database === 'connected', workflows_loaded: workflows };
+      const out = { status: database === 'connected' ? 'healthy' : 'degraded', version: VERSION, database, database_engine: 'sqlite', database_reachable: database === 'connected', workflows_loaded: workflows };
+      // A master warns when distributed tasks wait and no worker is online.
+      const master = masterOf(app);
+      const warning = master ? await master.waitingWithoutWorkers().catch(() => undefined) : undefined;
+      return warning ? { ...out, warnings: [warning] } : out;
     },
   });
 };

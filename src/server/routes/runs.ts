@@ -1,3 +1,4 @@
+import { masterOf } from '../../distributed/attach.js';
 import { z } from 'zod';
 import { RUN_STATUSES, type RunStatus } from '../../store/index.js';
 import { boolParam, defineRoute, listEnvelope, paginationShape } from '../route.js';
@@ -74,7 +75,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/runs', summary: 'List runs, newest first', tags: ['runs'], sideEffects: 'none',
     query: listQuery,
-    handler: ({ query, scope }) => {
+    handler: async ({ query, scope }) => {
       const r = listRuns(
         app,
         {
@@ -86,7 +87,11 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
         },
         { offset: query.offset, limit: query.limit },
       );
-      return listEnvelope(r.data, r.total, query.offset, query.limit);
+      const out = listEnvelope(r.data, r.total, query.offset, query.limit);
+      // A master warns when distributed tasks wait and no worker is online (additive field).
+      const master = masterOf(app);
+      const warning = master ? await master.waitingWithoutWorkers().catch(() => undefined) : undefined;
+      return warning ? { ...out, warnings: [warning] } : out;
     },
   });
 
