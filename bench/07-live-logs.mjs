@@ -9,6 +9,10 @@
  * (b) Followers: a foreach over 10,000 items (parallel 16, each printing a line) with 20 SSE
  *     clients following the run's log, while /health is probed; baseline: the same foreach with
  *     no follower. Both on a fresh daemon.
+ * (c) The same two in real browsers (Debian's Chromium through playwright-core, when installed):
+ *     the latency from the step writing a line to the dashboard's run page showing it (timed in
+ *     the page by a MutationObserver against the clock printed in the line), and 20 Chromium pages
+ *     following the run page of the 10k-item foreach while /health is probed.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
@@ -18,6 +22,9 @@ import { request } from 'undici';
 import { quantile, round, scaled, sleep, tempDir } from './lib/common.mjs';
 import { configSet, startDaemon, waitJob } from './lib/daemon.mjs';
 import { startProbe } from './lib/probe.mjs';
+import { findChromium, launchChromium } from '../web/tools/chromium.mjs';
+import { readFileSync } from 'node:fs';
+import YAML from 'yaml';
 
 export const meta = { id: 7, name: 'live-logs', title: 'Live logs: line latency to an SSE client; 20 followers during a 10,000-item foreach' };
 
@@ -32,11 +39,28 @@ steps:
     command: '${TICK_LOOP}'
 `;
 
+// The same ticker after a pause, so a browser page is open and watching before the first line.
+const TICKER_LATE = `kind: module
+name: bench-ticker-late
+steps:
+  - name: wait
+    type: bash
+    command: sleep 4
+  - name: tick
+    type: bash
+    command: '${TICK_LOOP}'
+`;
+
 const FANOUT = `kind: module
 name: bench-fan-echo
 params:
   - name: input_file
+  - name: gate
+    default: ''
 steps:
+  - name: wait
+    type: bash
+    command: 'if [ -n "{{gate}}" ]; then while [ ! -e "{{gate}}" ]; do sleep 0.05; done; fi'
   - name: fan
     type: foreach
     input: "{{input_file}}"
@@ -113,6 +137,98 @@ async function fanRun(daemon, input, followers) {
   return { health, linesPerFollower: got };
 }
 
+/** A logged-in browser storage state (cookie), made once through the login form. */
+async function browserLogin(browser, url, base) {
+  const settings = YAML.parse(readFileSync(path.join(base, 'osm-settings.yaml'), 'utf8'));
+  const [username, password] = Object.entries(settings.server.simple_user_map_key)[0];
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  const state = await context.storageState();
+  await context.close();
+  return state;
+}
+
+/** Opens the run's page in a fresh context; resolves once its log view is on screen. */
+async function openRunPage(browser, state, url, uuid) {
+  const context = await browser.newContext({ storageState: state, viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${url}/runs/${uuid}`);
+  await page.locator('.log-view, .log').first().waitFor({ timeout: 60_000 });
+  return { context, page };
+}
+
+/** Installs an observer in the page recording, for each new log row holding a clock, now − that clock. */
+function watchLatency(page) {
+  return page.evaluate(() => {
+    const since = Date.now();
+    window.__lat = [];
+    new MutationObserver((records) => {
+      const at = Date.now();
+      for (const r of records)
+        for (const n of r.addedNodes) {
+          if (!(n instanceof HTMLElement) || !n.classList.contains('log-line')) continue;
+          const text = n.lastChild?.textContent ?? '';
+          if (/^\d+$/.test(text) && Number(text) >= since) window.__lat.push(at - Number(text));
+        }
+    }).observe(document.body, { subtree: true, childList: true });
+  });
+}
+
+/** Lines of the fan-out shown in a page. */
+const fanLinesShown = (page) => page.evaluate(() => [...document.querySelectorAll('.log-line')].filter((n) => /follow\.example\.com$/.test(n.lastChild?.textContent ?? '')).length);
+
+/** (c) Real browsers: line latency to the run page, then 20 pages following a 10k-item foreach. */
+async function browserPart(daemon, base, input, items, log) {
+  const chrome = await launchChromium();
+  try {
+    const state = await browserLogin(chrome.browser, daemon.url, base);
+    const sub = await daemon.api('POST', '/osm/api/runs', { module: 'bench-ticker-late', target: 'tick.example.com' });
+    const one = await openRunPage(chrome.browser, state, daemon.url, sub.run_uuid);
+    await watchLatency(one.page);
+    await waitJob(daemon, sub.job_id, 100);
+    await sleep(1000);
+    const lat = await one.page.evaluate(() => window.__lat);
+    await one.context.close();
+    if (lat.length < TICKS / 2) throw new Error(`the run page showed only ${lat.length} of ${TICKS} clock lines live`);
+    const latency = stats(lat);
+    log(`  browser latency: p50 ${latency.p50_ms} ms, p95 ${latency.p95_ms} ms (${latency.n} lines)`);
+
+    // 20 pages open on the run page while its first step waits at a gate; the probe covers the fan-out only.
+    const gated = async (pageCount) => {
+      const gate = path.join(path.dirname(input), `gate-${pageCount}`);
+      const fan = await daemon.api('POST', '/osm/api/runs', { module: 'bench-fan-echo', target: 'follow.example.com', params: { input_file: input, gate } });
+      const t0 = Date.now();
+      const opened = [];
+      for (let i = 0; i < pageCount; i += 5) opened.push(...(await Promise.all(Array.from({ length: Math.min(5, pageCount - i) }, () => openRunPage(chrome.browser, state, daemon.url, fan.run_uuid)))));
+      const openedMs = Date.now() - t0;
+      const probe = startProbe(`${daemon.url}/health`);
+      writeFileSync(gate, '');
+      const job = await waitJob(daemon, fan.job_id, 50);
+      const health = await probe.stop();
+      if (job.completed !== 1) throw new Error(`foreach run did not complete: ${JSON.stringify(job).slice(0, 300)}`);
+      return { pages: opened, health, openedMs };
+    };
+    const alone = await gated(0);
+    const { pages, health, openedMs } = await gated(20);
+    let shown = [];
+    for (let tries = 0; tries < 60; tries++) {
+      shown = await Promise.all(pages.map((p) => fanLinesShown(p.page)));
+      if (shown.every((n) => n === items)) break;
+      await sleep(500);
+    }
+    for (const p of pages) await p.context.close();
+    log(`  /health p99 ${health.p99_ms} ms with 20 browser pages following (pages opened in ${openedMs} ms); lines shown per page: ${[...new Set(shown)].join(', ')}`);
+    return { latency, health, alone: alone.health, shown, openedMs };
+  } finally {
+    await chrome.close();
+  }
+}
+
 /** Runs the benchmark; returns table rows and details for the JSON result. */
 export async function run({ log }) {
   const items = scaled(10_000, 200);
@@ -123,6 +239,7 @@ export async function run({ log }) {
     const wf = path.join(dir, 'workflows');
     mkdirSync(path.join(wf, 'modules'), { recursive: true });
     writeFileSync(path.join(wf, 'modules', 'bench-ticker.yaml'), TICKER);
+    writeFileSync(path.join(wf, 'modules', 'bench-ticker-late.yaml'), TICKER_LATE);
     writeFileSync(path.join(wf, 'modules', 'bench-fan-echo.yaml'), FANOUT);
     const input = path.join(dir, 'lines.txt');
     await writeLines(input, items);
@@ -146,6 +263,34 @@ export async function run({ log }) {
     const followed = await fanRun(daemon, input, 20);
     const complete = followed.linesPerFollower.every((n) => n === items);
     log(`  /health p99: ${followed.health.p99_ms} ms with 20 followers, ${alone.health.p99_ms} ms without; every follower got ${complete ? 'every' : 'NOT every'} line`);
+
+    // (c) the same in real browsers, when Chromium is installed
+    const browser = findChromium() ? await browserPart(daemon, base, input, items, log) : null;
+    if (!browser) log('  no Chromium: the browser rows are skipped (apt-get install -y chromium)');
+    const browserRows = browser
+      ? [
+          {
+            metric: 'log line latency to the dashboard run page in Chromium (p95)',
+            figure: browser.latency.p95_ms,
+            unit: 'ms',
+            baseline: pipe.p95_ms,
+            baselineLabel: 'ms, the same loop read from a pipe',
+            ratio: pipe.p95_ms > 0 ? round(browser.latency.p95_ms / pipe.p95_ms, 1) : null,
+            target: 'p95 < 300 ms',
+            met: browser.latency.p95_ms < 300,
+          },
+          {
+            metric: '/health p99, 20 Chromium pages following a 10k-item foreach',
+            figure: browser.health.p99_ms,
+            unit: 'ms',
+            baseline: browser.alone.p99_ms,
+            baselineLabel: 'ms, same foreach, no page open',
+            ratio: round(browser.health.p99_ms / browser.alone.p99_ms, 1),
+            target: 'p99 < 50 ms, every line shown',
+            met: browser.health.p99_ms < 50 && browser.health.failures === 0 && browser.shown.every((n) => n === items),
+          },
+        ]
+      : [];
     return {
       rows: [
         {
@@ -168,6 +313,7 @@ export async function run({ log }) {
           target: 'p99 < 50 ms, every line delivered',
           met: followed.health.p99_ms < 50 && followed.health.failures === 0 && complete,
         },
+        ...browserRows,
       ],
       details: {
         ticks: TICKS,
@@ -178,6 +324,7 @@ export async function run({ log }) {
         lines_per_follower: followed.linesPerFollower,
         health_with_followers: followed.health,
         health_without_followers: alone.health,
+        browser: browser && { latency: browser.latency, health: browser.health, health_without_pages: browser.alone, lines_shown_per_page: browser.shown, pages_opened_ms: browser.openedMs },
       },
     };
   } finally {

@@ -20,6 +20,7 @@ const BENCHES = [
   () => import('./06-startup.mjs'),
   () => import('./07-live-logs.mjs'),
   () => import('./08-dashboard.mjs'),
+  () => import('./09-db-copy.mjs'),
 ];
 
 /** Newest modification time (ms) of the files under `dir` whose names end with `ext`. */

@@ -1,4 +1,5 @@
 /** The application context of one CLI command, built from the global flags. */
+import { dbEngineOf } from '../store/pg/config.js';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAppContext, type AppContext } from '../services/context.js';
@@ -32,7 +33,12 @@ export function setActiveOrg(app: AppContext, uuid: string | undefined): void {
 
 /** Opens settings, database and workflow loader for the folders the global flags name. */
 export function openApp(o: GlobalOptions): AppContext {
-  return createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  // The runtime store is SQLite-only for now: say so rather than read the SQLite base silently.
+  if (dbEngineOf(app.settings().settings.database) === 'postgresql' && !o.json) {
+    process.stderr.write(`⚠ database.db_engine is postgresql, but this command reads the SQLite base ${app.settings().paths.db}: the runtime store on PostgreSQL is not available yet (docs/database.md)\n`);
+  }
+  return app;
 }
 
 /** Runs `fn` with an application context and closes it afterwards. */

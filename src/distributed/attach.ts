@@ -34,7 +34,8 @@ export interface StartMasterOptions extends Omit<MasterOptions, 'config'> {
  */
 export async function startMaster(app: AppContext, opts: StartMasterOptions = {}): Promise<{ master: DistributedMaster; stop: () => Promise<void> }> {
   const config = resolveDistributedConfig(app.settings(), { redisUrl: opts.redisUrl, prefix: opts.prefix });
-  const master = new DistributedMaster(app, { ...opts, config });
+  const d = app.settings().settings.distributed;
+  const master = new DistributedMaster(app, { keepCompleted: d.keep_completed, keepFailed: d.keep_failed, ...opts, config });
   await master.start();
   attachMaster(app, master);
   return {

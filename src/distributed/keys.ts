@@ -47,3 +47,6 @@ export function schedulerLeaderKey(prefix: string): string {
 
 /** How long the scheduler lock lives without renewal; the leader renews it every third of that. */
 export const SCHEDULER_LOCK_TTL_MS = 15_000;
+
+/** Default `distributed.lease_seconds`: how long a worker that stops renewing keeps its task at most. */
+export const DEFAULT_LEASE_S = 30;

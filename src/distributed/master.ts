@@ -16,6 +16,8 @@ import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { taskView, type TaskView } from './task-view.js';
 import { getWorkerView, listWorkerViews, type WorkerView } from './worker-registry.js';
+import { ackRecords, readRecords, type AttemptRecordMsg } from './records.js';
+import type { AttemptCause } from '../store/attempts.js';
 
 export interface MasterOptions {
   config: DistributedConfig;
@@ -25,6 +27,11 @@ export interface MasterOptions {
   backoffMs?: number;
   /** Reconciliation interval. Default 5000 ms. */
   sweepMs?: number;
+  /** How often the durable attempt records are read. Default 500 ms. */
+  recordsMs?: number;
+  /** Finished jobs BullMQ keeps (`distributed.keep_completed` / `keep_failed`); results never depend on them. */
+  keepCompleted?: number;
+  keepFailed?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -36,6 +43,10 @@ export interface TaskLists {
 }
 
 const WAITING_STATES = new Set(['waiting', 'prioritized', 'delayed', 'waiting-children', 'wait', 'paused']);
+
+function isOpen(run: RunRecord): boolean {
+  return run.status === 'queued' || run.status === 'running' || run.status === 'pending';
+}
 
 /** Job data of a stored run; only allowlisted options travel (none that name paths of this machine). */
 export function taskDataOf(run: RunRecord): TaskData {
@@ -63,6 +74,9 @@ export class DistributedMaster {
   private readonly inflight = new Set<string>();
   private sweepTimer?: NodeJS.Timeout;
   private sweeping?: Promise<void>;
+  private consuming?: Promise<void>;
+  private consumeAgain = false;
+  private recordsTimer?: NodeJS.Timeout;
   private stopped = false;
 
   constructor(
@@ -109,9 +123,16 @@ export class DistributedMaster {
     this.events.on('progress', ({ jobId, data }) => this.serial(jobId, () => this.onProgress(jobId, data)));
     this.events.on('completed', ({ jobId }) => this.serial(jobId, () => this.settle(jobId)));
     this.events.on('failed', ({ jobId }) => this.serial(jobId, () => this.settle(jobId)));
-    this.events.on('stalled', ({ jobId }) => this.log('task stalled: its worker stopped renewing the lock; BullMQ moved it back to wait', { run_uuid: jobId }));
+    this.events.on('stalled', ({ jobId }) => {
+      this.log('task stalled: its worker stopped renewing the lock; BullMQ moved it back to wait', { run_uuid: jobId });
+      void this.serial(jobId, () => this.onStalled(jobId));
+    });
+    // Records written while the master was away first: they are the truth about finished attempts.
+    await this.consume();
     await this.adoptQueuedJobs();
     await this.sweep();
+    this.recordsTimer = setInterval(() => void this.consume(), this.opts.recordsMs ?? 500);
+    this.recordsTimer.unref();
     this.sweepTimer = setInterval(() => void this.sweep(), this.opts.sweepMs ?? 5000);
     this.sweepTimer.unref();
   }
@@ -121,7 +142,9 @@ export class DistributedMaster {
     if (this.stopped) return;
     this.stopped = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.recordsTimer) clearInterval(this.recordsTimer);
     await this.sweeping;
+    await this.consuming;
     await Promise.allSettled([...this.chains.values()]);
     await Promise.allSettled([this.events?.close(), this.queue?.close()]);
   }
@@ -145,8 +168,8 @@ export class DistributedMaster {
       priority: bullPriority(run.priority),
       attempts: Math.max(1, this.opts.attempts ?? 3),
       backoff: { type: 'exponential', delay: Math.max(0, this.opts.backoffMs ?? 5000) },
-      removeOnComplete: { age: 7 * 24 * 3600, count: 1000 },
-      removeOnFail: { age: 30 * 24 * 3600, count: 5000 },
+      removeOnComplete: { age: 7 * 24 * 3600, count: Math.max(1, this.opts.keepCompleted ?? 1000) },
+      removeOnFail: { age: 30 * 24 * 3600, count: Math.max(1, this.opts.keepFailed ?? 5000) },
     };
   }
 
@@ -180,6 +203,8 @@ export class DistributedMaster {
     const run = this.runOf(jobId);
     const p = taskProgressSchema.safeParse(data);
     if (!run || !p.success) return;
+    // Progress of an attempt that was superseded (a paused worker waking up) says nothing.
+    if (p.data.attempt !== undefined && p.data.attempt < this.app.store.attempts.latest(jobId)) return;
     if (run.status === 'queued') markRemoteStarted(this.app, run);
     applyProgress(this.app, this.app.store.runs.get(run.id) ?? run, p.data);
   }
@@ -189,13 +214,23 @@ export class DistributedMaster {
     return run && run.run_mode === 'distributed' ? run : undefined;
   }
 
-  /** Records a finished task (completed with a result, or failed for good); retries are left alone. */
+  /**
+   * A task finished in BullMQ (completed, or failed for good; retries are left alone). The
+   * durable records are applied first — they carry the result; the job only matters when no
+   * record exists (a worker of an older version, or BullMQ failing a task itself after stalls).
+   * The job state is read BEFORE the records: a worker writes its end record before completing
+   * the job, and BullMQ trims a job only after it completed, so a job missing here has its
+   * record in the stream already.
+   */
   private async settle(jobId: string): Promise<void> {
-    const run = this.runOf(jobId);
-    if (!run) return;
-    // State first, then the job: a finished job no longer changes, while a job read before its
-    // state could be an older copy (e.g. read while waiting for a retry, then completed).
+    if (!this.runOf(jobId)) return;
     const state = await this.q.getJobState(jobId);
+    await this.consume();
+    const run = this.runOf(jobId);
+    if (!run || !isOpen(run)) {
+      this.inflight.delete(jobId);
+      return;
+    }
     if (state === 'unknown') return this.lost(run);
     if (state !== 'completed' && state !== 'failed') {
       if (state === 'active') await this.onActive(jobId);
@@ -210,13 +245,148 @@ export class DistributedMaster {
         failRemoteRun(this.app, run, `the worker returned an invalid result: ${issuesText(parsed.error)}`, at);
       } else {
         const r = applyTaskResult(this.app, run, parsed.data);
-        this.log('distributed run recorded', { run_uuid: jobId, status: r.run.status, worker: parsed.data.worker_id, steps: parsed.data.steps.length });
+        this.log('distributed run recorded from the job (no attempt record)', { run_uuid: jobId, status: r.run.status, worker: parsed.data.worker_id });
       }
       this.inflight.delete(jobId);
     } else if (state === 'failed') {
-      failRemoteRun(this.app, run, job.failedReason || 'task failed', at);
-      this.log('distributed run failed', { run_uuid: jobId, error: job.failedReason });
+      const reason = job.failedReason || 'task failed';
+      this.app.store.attempts.endOlder(jobId, Number.MAX_SAFE_INTEGER, /stalled/.test(reason) ? 'stalled' : 'error', reason);
+      failRemoteRun(this.app, run, reason, at);
+      this.log('distributed run failed', { run_uuid: jobId, error: reason });
       this.inflight.delete(jobId);
+    }
+  }
+
+  /** BullMQ moved a task back to wait after its lock expired: its attempt ended, the run waits again. */
+  private async onStalled(jobId: string): Promise<void> {
+    const run = this.runOf(jobId);
+    if (!run || !isOpen(run)) return;
+    await this.consume();
+    const state = await this.q.getJobState(jobId);
+    if (!WAITING_STATES.has(state)) return; // already taken again: the next start record closes the attempt
+    const latest = this.app.store.attempts.latest(jobId);
+    const open = latest > 0 ? this.app.store.attempts.get(jobId, latest) : undefined;
+    if (open && open.ended_at === null) {
+      const lost = await this.workerOffline(open.worker_id);
+      this.app.store.attempts.end(jobId, latest, lost ? 'worker lost' : 'stalled', { error: 'the worker stopped renewing its lease' });
+    }
+    if (this.app.store.attempts.requeueRun(jobId)) this.log('distributed run queued again after a stall', { run_uuid: jobId });
+  }
+
+  private async workerOffline(workerId: string): Promise<boolean> {
+    try {
+      const w = await getWorkerView(await this.q.client, this.q, this.prefix, workerId);
+      return !w || w.status === 'offline';
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Applies the durable attempt records (oldest first) and removes them once applied. Serial: a
+   * call while one is running makes it read once more before resolving.
+   */
+  consume(): Promise<void> {
+    if (this.stopped || !this.queue) return Promise.resolve();
+    if (this.consuming) {
+      this.consumeAgain = true;
+      return this.consuming;
+    }
+    this.consuming = (async () => {
+      do {
+        this.consumeAgain = false;
+        await this.consumeOnce();
+      } while (this.consumeAgain && !this.stopped);
+    })()
+      .catch((err: unknown) => this.log('distributed: cannot read attempt records', { error: messageOf(err) }))
+      .finally(() => {
+        this.consuming = undefined;
+      });
+    return this.consuming;
+  }
+
+  private async consumeOnce(): Promise<void> {
+    const client = await this.q.client;
+    for (;;) {
+      const batch = await readRecords(client, this.prefix, 200);
+      if (batch.length === 0) return;
+      const done: string[] = [];
+      for (const entry of batch) {
+        if (entry.record) {
+          try {
+            await this.applyRecord(entry.record);
+          } catch (err) {
+            // Not acknowledged: retried on the next read (the database may be busy).
+            this.log('distributed: cannot apply an attempt record', { run_uuid: entry.record.run_uuid, attempt: entry.record.attempt, error: messageOf(err) });
+            await ackRecords(client, this.prefix, done);
+            return;
+          }
+        } else {
+          this.log('distributed: dropping an unreadable attempt record', { id: entry.id, error: entry.invalid });
+        }
+        done.push(entry.id);
+      }
+      await ackRecords(client, this.prefix, done);
+      if (batch.length < 200) return;
+    }
+  }
+
+  private async applyRecord(rec: AttemptRecordMsg): Promise<void> {
+    const run = this.runOf(rec.run_uuid);
+    if (!run) return;
+    const store = this.app.store;
+    const uuid = rec.run_uuid;
+    if (rec.kind === 'start') {
+      const prev = store.attempts.listByRun(uuid).filter((a) => a.attempt < rec.attempt);
+      const last = prev[prev.length - 1];
+      let cause: AttemptCause = 'first';
+      if (last) {
+        if (last.outcome === 'error') cause = 'retry';
+        else if (last.outcome === 'handed back') cause = 'handed back';
+        else if (last.outcome === 'worker lost') cause = 'worker lost';
+        else if (last.outcome === 'stalled') cause = 'stalled';
+        else if (last.ended_at === null) cause = (await this.workerOffline(last.worker_id)) ? 'worker lost' : 'stalled';
+        else cause = 'retry';
+      }
+      store.tx(() => {
+        store.attempts.endOlder(uuid, rec.attempt, cause === 'worker lost' ? 'worker lost' : 'stalled', `superseded by attempt ${rec.attempt}`);
+        const inserted = store.attempts.start({ run_uuid: uuid, attempt: rec.attempt, worker_id: rec.worker_id, started_at: rec.at, cause });
+        const cur = store.runs.get(run.id) ?? run;
+        if (cur.status === 'queued') store.runs.transition(run.id, 'running', { at: rec.at });
+        if (inserted && rec.attempt > 1) {
+          store.events.insert({
+            topic: 'run.reattempt', name: 'run.reattempt', source: 'distributed', source_type: 'run', data_type: 'scan',
+            data: { scan_id: uuid, target: run.target, attempt: rec.attempt, cause, worker_id: rec.worker_id, previous_worker: last?.worker_id ?? '' },
+            workspace: run.workspace, run_id: uuid, workflow_name: run.workflow_name, processed: true,
+          });
+        }
+      });
+      if (rec.attempt > 1) this.log('distributed run re-executed', { run_uuid: uuid, attempt: rec.attempt, cause, worker: rec.worker_id });
+      return;
+    }
+    const latest = store.attempts.latest(uuid);
+    if (rec.attempt < latest) {
+      store.attempts.end(uuid, rec.attempt, 'refused', { at: rec.at, error: `result of attempt ${rec.attempt} refused: attempt ${latest} started since` });
+      this.log('late result refused (fencing)', { run_uuid: uuid, attempt: rec.attempt, latest });
+      return;
+    }
+    store.attempts.start({ run_uuid: uuid, attempt: rec.attempt, worker_id: rec.worker_id, started_at: rec.at, cause: 'first' });
+    if (rec.outcome === 'result' && rec.result) {
+      const r = applyTaskResult(this.app, run, rec.result);
+      store.attempts.end(uuid, rec.attempt, rec.result.run.status, { at: rec.at, error: rec.result.run.error_message });
+      this.inflight.delete(uuid);
+      this.log('distributed run recorded', { run_uuid: uuid, status: r.run.status, worker: rec.worker_id, attempt: rec.attempt, steps: rec.result.steps.length });
+    } else if (rec.outcome === 'error') {
+      store.attempts.end(uuid, rec.attempt, 'error', { at: rec.at, error: rec.error });
+      if (rec.final) {
+        failRemoteRun(this.app, run, rec.error || 'task failed', rec.at);
+        this.inflight.delete(uuid);
+      } else {
+        store.attempts.requeueRun(uuid);
+      }
+    } else {
+      store.attempts.end(uuid, rec.attempt, 'handed back', { at: rec.at, error: rec.error });
+      store.attempts.requeueRun(uuid);
     }
   }
 
@@ -242,6 +412,7 @@ export class DistributedMaster {
   }
 
   private async doSweep(): Promise<void> {
+    await this.consume();
     for (const run of this.app.store.runs.listUnfinishedByMode('distributed')) {
       if (this.inflight.has(run.run_uuid)) continue;
       await this.serial(run.run_uuid, () => this.ensureTask(run.run_uuid));
@@ -269,7 +440,11 @@ export class DistributedMaster {
       this.inflight.add(uuid);
       return this.check(uuid);
     }
-    if (run.status === 'queued') {
+    // No job: its end record, if any, was written before the job could be trimmed.
+    await this.consume();
+    const now = this.runOf(uuid);
+    if (!now || !isOpen(now)) return;
+    if (now.status === 'queued') {
       await this.submit([run]).catch(() => undefined);
       return;
     }
@@ -277,8 +452,9 @@ export class DistributedMaster {
   }
 
   private async check(uuid: string): Promise<void> {
-    const run = this.app.store.runs.getByUuid(uuid);
     const state = await this.q.getJobState(uuid);
+    if (state === 'unknown') await this.consume();
+    const run = this.app.store.runs.getByUuid(uuid);
     if (!run) {
       if (WAITING_STATES.has(state)) await (await Job.fromId(this.q, uuid))?.remove().catch(() => undefined);
       this.inflight.delete(uuid);

@@ -57,6 +57,8 @@ export const taskProgressSchema = z.object({
   completed_steps: z.number().int().min(0),
   total_steps: z.number().int().min(0),
   current_step: z.string(),
+  /** The attempt this progress belongs to (older attempts' progress is ignored). */
+  attempt: z.number().int().min(1).optional(),
 });
 export type TaskProgress = z.infer<typeof taskProgressSchema>;
 

@@ -19,6 +19,8 @@ import { WORKER_POLL_MS } from './keys.js';
 export interface TaskContext {
   workerId: string;
   hostname: string;
+  /** The attempt number (fencing token) of this execution. */
+  attempt?: number;
   /** Called when progress changed (at most every WORKER_POLL_MS). */
   onProgress?: (p: TaskProgress) => void;
 }

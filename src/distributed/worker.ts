@@ -10,10 +10,12 @@ import { hostname as osHostname } from 'node:os';
 import { Queue, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { errors, messageOf } from '../errors.js';
 import { abortRun } from '../engine/executor.js';
+import { isAlive, killGroup, sameProcess } from '../engine/process-registry.js';
 import type { AppContext } from '../services/context.js';
 import { VERSION } from '../version.js';
-import { cancelKey, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
-import { issuesText, taskDataSchema, type TaskResult } from './protocol.js';
+import { cancelKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
+import { issuesText, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from './protocol.js';
+import { lockKey, recordEnd, recordStart, type EndRecord } from './records.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { rejectionMessage, runTask } from './task-runner.js';
 import { effectiveStatus, liveWorkerNames, readWorkerEntry, writeWorkerEntry, type WorkerEntry } from './worker-registry.js';
@@ -23,15 +25,52 @@ export interface WorkerOptions {
   /** Unique worker id (default `wosm-<8 hex>`). */
   name?: string;
   concurrency?: number;
-  /** BullMQ lock duration (default 30 s): how long a dead worker holds its task. */
+  /**
+   * `distributed.lease_seconds` (default 30): a task whose worker stops renewing its lock is back in
+   * wait within one lease (lock = 3/4 lease, renewed every 1/4; stalled check every 1/4).
+   */
+  leaseSeconds?: number;
+  /** BullMQ lock duration (overrides the one derived from the lease). */
   lockDurationMs?: number;
-  /** BullMQ stalled-job check interval (default 30 s). */
+  /** BullMQ stalled-job check interval (overrides the one derived from the lease). */
   stalledIntervalMs?: number;
   /** Re-runs allowed after stalls before the task fails (default 1). */
   maxStalledCount?: number;
   heartbeatMs?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
+
+/**
+ * At `osm worker join`, as `osm serve` does for its runs: this worker's own records of tasks that
+ * were executing when a previous worker process on this base folder died are marked failed, and
+ * a step process group still alive is killed — only when it is the very process recorded (PID and
+ * start time from /proc, PIDs are reused), so a worker killed with SIGKILL together with its
+ * spawner leaves no step running past the next start. Runs of a worker process still alive are
+ * left alone. (The master's record of the run is settled by the queue: the task stalls and runs
+ * again.)
+ */
+export function reconcileWorkerRuns(app: AppContext): { failed: string[]; killedPids: number[] } {
+  const store = app.store;
+  const report = { failed: [] as string[], killedPids: [] as number[] };
+  for (const run of store.runs.listUnfinishedByMode('distributed')) {
+    if (run.owner_pid && run.owner_pid !== process.pid && isAlive(run.owner_pid)) continue;
+    if (run.current_pid > 1 && run.current_pid !== process.pid && sameProcess(run.current_pid, run.current_pid_start)) {
+      killGroup(run.current_pid, 0);
+      report.killedPids.push(run.current_pid);
+    }
+    const message = `the worker process (pid ${run.owner_pid}) stopped while the run was ${run.status}; marked failed at worker start`;
+    store.tx(() => {
+      store.steps.failUnfinished(run.id, 'the process executing this step stopped');
+      store.runs.transition(run.id, 'failed', { error_message: message });
+      store.runs.update(run.id, { current_pid: 0 });
+    });
+    report.failed.push(run.run_uuid);
+  }
+  return report;
+}
+
+/** An attempt that lost its lease: its result is not recorded. */
+class Fenced extends Error {}
 
 /** True for a usable worker name. */
 export function isValidWorkerName(name: string): boolean {
@@ -49,6 +88,9 @@ export class DistributedWorker {
   private readonly userCancelled = new Set<string>();
   /** Tasks whose lock another worker may now hold: their runs are stopped here (no two copies at once). */
   private readonly lostLock = new Set<string>();
+  /** Lease of each task in hand: the job lock's token and when it was last confirmed in Redis. */
+  private readonly leases = new Map<string, { token: string; confirmedAt: number }>();
+  private leaseTimer?: NodeJS.Timeout;
   private counters = { complete: 0, failed: 0 };
   private joinedAt = new Date().toISOString();
   private heartbeat?: NodeJS.Timeout;
@@ -73,6 +115,16 @@ export class DistributedWorker {
     return this.opts.config.prefix;
   }
 
+  /** BullMQ lock duration: three quarters of the lease (renewed every third of it). */
+  get lockDurationMs(): number {
+    return this.opts.lockDurationMs ?? Math.round((this.opts.leaseSeconds ?? DEFAULT_LEASE_S) * 750);
+  }
+
+  /** Stalled-job check: a quarter of the lease, so a dead worker's task is back in wait within one lease. */
+  get stalledIntervalMs(): number {
+    return this.opts.stalledIntervalMs ?? Math.max(100, Math.round((this.opts.leaseSeconds ?? DEFAULT_LEASE_S) * 250));
+  }
+
   /** Tasks being executed now. */
   activeTasks(): string[] {
     return [...this.current];
@@ -92,14 +144,18 @@ export class DistributedWorker {
       throw errors.workerNameTaken(this.id);
     }
 
+    const orphans = reconcileWorkerRuns(this.app);
+    if (orphans.failed.length > 0) this.log('runs left unfinished by a previous worker process marked failed', { ...orphans });
+
     this.worker = new Worker(QUEUE_NAME, (job, token, signal) => this.process(job, token, signal), {
       connection,
       prefix,
       name: this.id,
       concurrency: Math.max(1, this.opts.concurrency ?? 1),
       autorun: false,
-      ...(this.opts.lockDurationMs ? { lockDuration: this.opts.lockDurationMs } : {}),
-      ...(this.opts.stalledIntervalMs ? { stalledInterval: this.opts.stalledIntervalMs } : {}),
+      lockDuration: this.lockDurationMs,
+      lockRenewTime: Math.max(50, Math.floor(this.lockDurationMs / 3)),
+      stalledInterval: this.stalledIntervalMs,
       ...(this.opts.maxStalledCount !== undefined ? { maxStalledCount: this.opts.maxStalledCount } : {}),
     });
     this.worker.on('error', (err) => this.log('worker error', { error: messageOf(err) }));
@@ -107,17 +163,13 @@ export class DistributedWorker {
       if (job && !(err instanceof WaitingError)) this.log('task failed', { run_uuid: job.id, error: err.message, attempts: job.attemptsMade });
     });
     this.worker.on('lockRenewalFailed', (ids) => {
-      for (const id of ids) {
-        if (!this.current.has(id)) continue;
-        this.log('lost the lock of a running task (it may be re-run elsewhere); aborting it here', { run_uuid: id });
-        this.lostLock.add(id);
-        abortRun(id, 'shutdown');
-      }
+      for (const id of ids) this.loseLease(id, 'lock renewal failed');
     });
     await this.worker.waitUntilReady();
     await this.publish();
     this.heartbeat = setInterval(() => void this.publish(), this.opts.heartbeatMs ?? HEARTBEAT_MS);
     this.poller = setInterval(() => void this.pollCancellations(), WORKER_POLL_MS);
+    this.leaseTimer = setInterval(() => void this.checkLeases(), Math.max(50, Math.min(WORKER_POLL_MS, Math.floor(this.lockDurationMs / 4))));
     this.running = this.worker.run().catch((err: unknown) => this.log('worker stopped with an error', { error: messageOf(err) }));
   }
 
@@ -172,48 +224,111 @@ export class DistributedWorker {
     return Boolean(await (await this.queue.client).get(cancelKey(this.prefix, uuid)));
   }
 
-  /** The BullMQ processor: one task. */
+  /** The BullMQ processor: one task, i.e. one attempt of its run. */
   private async process(job: Job, token: string | undefined, signal: AbortSignal | undefined): Promise<TaskResult> {
     const parsed = taskDataSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`invalid task data: ${issuesText(parsed.error)}`);
     const data = parsed.data;
     const uuid = data.run_uuid;
+    const client = await this.queue!.client;
+    // The attempt number (fencing token), recorded durably before anything runs.
+    const attempt = await recordStart(client, this.prefix, token ?? '', {
+      v: PROTOCOL_VERSION, kind: 'start', run_uuid: uuid, worker_id: this.id, at: new Date().toISOString(),
+      attempts_made: job.attemptsMade ?? 0, stalled: job.stalledCounter ?? 0,
+    });
+    if (attempt === 0) throw new Error(`worker ${this.id} does not hold the lock of task ${uuid}`);
     this.current.add(uuid);
+    this.leases.set(uuid, { token: token ?? '', confirmedAt: Date.now() });
     await this.publish();
     const onAbort = () => abortRun(uuid, 'cancelled');
     signal?.addEventListener('abort', onAbort);
-    this.log('task started', { run_uuid: uuid, workflow: data.workflow_name, target: data.target, attempt: job.attemptsMade + 1 });
+    this.log('task started', { run_uuid: uuid, workflow: data.workflow_name, target: data.target, attempt });
+    const end = async (rec: Omit<EndRecord, 'v' | 'kind' | 'run_uuid' | 'worker_id' | 'at'>): Promise<boolean> => {
+      if (this.lostLock.has(uuid)) return false;
+      const ok = await recordEnd(client, this.prefix, token ?? '', attempt, {
+        v: PROTOCOL_VERSION, kind: 'end', run_uuid: uuid, worker_id: this.id, at: new Date().toISOString(), ...rec,
+      });
+      if (!ok) this.log('attempt result refused: this worker no longer holds the task (lease lost or a newer attempt started)', { run_uuid: uuid, attempt });
+      return ok;
+    };
     try {
       const flagged = await this.isFlagged(uuid);
       if (flagged) this.userCancelled.add(uuid);
       const { result } = await runTask(
         this.app,
         data,
-        { workerId: this.id, hostname: this.hostname, onProgress: (p) => void job.updateProgress(p).catch(() => undefined) },
+        { workerId: this.id, hostname: this.hostname, attempt, onProgress: (p) => void job.updateProgress({ ...p, attempt }).catch(() => undefined) },
         { cancelledBeforeStart: flagged },
       );
-      if (this.lostLock.has(uuid)) throw new Error(`worker ${this.id} lost the task's lock; the run was stopped here`);
+      if (this.lostLock.has(uuid)) throw new Fenced(`worker ${this.id} lost the task's lease; attempt ${attempt} was stopped here`);
       if (this.stopping && result.run.status === 'cancelled' && !this.userCancelled.has(uuid)) {
         // Aborted by our own shutdown, not by a user: hand the task back for another worker.
+        await end({ outcome: 'handed back', error: `worker ${this.id} stopped`, final: false });
         await job.moveToWait(token);
         throw new WaitingError();
       }
+      if (!(await end({ outcome: 'result', error: '', final: true, result }))) throw new Fenced(`late result of attempt ${attempt} refused`);
       if (result.run.status === 'completed') this.counters.complete++;
       else this.counters.failed++;
-      this.log('task finished', { run_uuid: uuid, status: result.run.status, steps: result.steps.length });
+      this.log('task finished', { run_uuid: uuid, status: result.run.status, steps: result.steps.length, attempt });
       return result;
     } catch (err) {
       if (err instanceof WaitingError) throw err;
       this.counters.failed++;
-      // BullMQ keeps err.message as the job's failedReason, which the master records on the run.
-      throw new Error(rejectionMessage(err));
+      if (err instanceof Fenced) throw err;
+      // BullMQ keeps err.message as the job's failedReason; the end record is what the master applies.
+      const message = rejectionMessage(err);
+      const final = err instanceof UnrecoverableError || (job.attemptsMade ?? 0) + 1 >= (job.opts.attempts ?? 1);
+      await end({ outcome: 'error', error: message, final }).catch(() => undefined);
+      throw new Error(message);
     } finally {
       signal?.removeEventListener('abort', onAbort);
       this.current.delete(uuid);
+      this.leases.delete(uuid);
       this.userCancelled.delete(uuid);
       this.lostLock.delete(uuid);
       await this.publish();
     }
+  }
+
+  /** Stops a run whose lease this worker lost: its process groups are killed by the engine at once. */
+  private loseLease(uuid: string, why: string): void {
+    if (!this.current.has(uuid) || this.lostLock.has(uuid)) return;
+    this.log(`lost the lease of a running task (${why}); stopping it here, it may be re-run elsewhere`, { run_uuid: uuid });
+    this.lostLock.add(uuid);
+    abortRun(uuid, 'shutdown');
+  }
+
+  /**
+   * The lease watchdog: the lock of each task in hand is read back often; when it is held by
+   * someone else, or could not be confirmed for a whole lock duration (cut from Redis, or the
+   * process was paused), the run is stopped before another worker's copy gets far.
+   */
+  private async checkLeases(): Promise<void> {
+    if (!this.queue || this.leases.size === 0) return;
+    const now = Date.now();
+    const lockMs = this.lockDurationMs;
+    for (const [uuid, lease] of this.leases) {
+      if (now - lease.confirmedAt > lockMs) this.loseLease(uuid, `not confirmed for ${now - lease.confirmedAt} ms`);
+    }
+    let client: Awaited<Queue['client']>;
+    try {
+      client = await this.queue.client;
+    } catch {
+      return;
+    }
+    await Promise.all(
+      [...this.leases].map(async ([uuid, lease]) => {
+        const sentAt = Date.now();
+        try {
+          const holder = await client.get(lockKey(this.prefix, uuid));
+          if (holder === lease.token) lease.confirmedAt = Math.max(lease.confirmedAt, sentAt);
+          else this.loseLease(uuid, holder ? 'another worker holds it' : 'the lock expired');
+        } catch {
+          // Redis away: the time check above stops the run once the lock duration has passed.
+        }
+      }),
+    );
   }
 
   /**
@@ -225,6 +340,7 @@ export class DistributedWorker {
     this.stopping = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.poller) clearInterval(this.poller);
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const uuid of this.current) abortRun(uuid, 'shutdown');
     if (this.worker) {
       const closing = this.worker.close();

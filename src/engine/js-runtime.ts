@@ -20,7 +20,7 @@
  *   hostile getter cannot hang the host either.
  */
 import vm from 'node:vm';
-import { functionNames, getFunction } from './functions/registry.js';
+import { boundFunctionNames, getFunction } from './functions/registry.js';
 import { CALL_STATE, makeEmitter, setNestedEvaluator, type CallState } from './functions/helpers.js';
 import { ScriptError, SkipSignal, scriptError } from './functions/signals.js';
 import type { OutboundPolicy } from '../util/outbound.js';
@@ -268,7 +268,7 @@ function makeHost(ctx: FnContext, state: CallState & { fatal?: Error }): (name: 
 function createSandbox(host: (name: string, argsJson: string) => string): Sandbox & { exportValue: unknown; errorText: unknown } {
   const context = vm.createContext(Object.create(null), { codeGeneration: { strings: false, wasm: false }, microtaskMode: 'afterEvaluate' });
   const setup = BRIDGE.runInContext(context) as (h: unknown, n: string[], u: string) => { bind: (j: string) => void; exportValue: unknown; errorText: unknown };
-  const helpers = setup(host, functionNames(), UNDEF);
+  const helpers = setup(host, boundFunctionNames(), UNDEF);
   const global = vm.runInContext('globalThis', context) as Record<string, unknown>;
   return { context, global, bind: helpers.bind, exportValue: helpers.exportValue, errorText: helpers.errorText };
 }
@@ -372,18 +372,12 @@ export function evaluateCondition(expr: string, vars: Record<string, unknown>, o
  * opened and left open is rolled back here, so the connection is never left holding the lock.
  */
 function guarded<T>(opts: EvalOptions, fn: () => T): T {
-  const db = (opts.ctx?.store as { db?: { inTransaction?: boolean; exec?: (sql: string) => unknown } } | undefined)?.db;
-  const wasOpen = Boolean(db?.inTransaction);
+  const store = opts.ctx?.store as { inTransaction?: () => boolean; rollbackOpen?: () => boolean } | undefined;
+  const wasOpen = Boolean(store?.inTransaction?.());
   try {
     return fn();
   } finally {
-    if (db && !wasOpen && db.inTransaction) {
-      try {
-        db.exec?.('ROLLBACK');
-      } catch {
-        /* already closed */
-      }
-    }
+    if (store && !wasOpen) store.rollbackOpen?.();
   }
 }
 

@@ -6,7 +6,6 @@
  */
 import type { AssetRecord, RunRecord, Store, VulnRecord } from '../store/index.js';
 import { SEVERITIES } from '../store/index.js';
-import { assetFacets } from '../store/asset-stats.js';
 import { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff } from '../ingest/diff.js';
 
 /** Rows listed per asset type, findings per severity and items per change list. */
@@ -68,7 +67,7 @@ function finding(v: VulnRecord): ReportFinding {
 /** Reads the report data of `workspace`. */
 export function reportData(store: Store, workspace: string, opts: ReportOptions = {}): ReportData {
   const now = new Date().toISOString();
-  const types = assetFacets(store.db, workspace).asset_types;
+  const types = store.assetStats.facets(workspace).asset_types;
   const assetsByType = types.map((type) => {
     const page = store.assets.list({ workspace, asset_type: type }, { offset: 0, limit: REPORT_LIMITS.assetsPerType });
     return { type, total: page.total, items: page.data.map(asset).sort((a, b) => `${a.asset_value} ${a.url}`.localeCompare(`${b.asset_value} ${b.url}`)) };

@@ -2,7 +2,7 @@
  * Small reads the reference's API and web UI use: workspace names, asset facet values and the
  * stored vulnerability diff snapshots (the same read as GET /assets/diffs, on `vuln_diffs`).
  */
-import { assetFacets, type AssetFacets } from '../store/asset-stats.js';
+import type { AssetFacets } from '../store/asset-stats.js';
 import type { DiffSnapshotRecord, ListResult } from '../store/index.js';
 import type { AppContext } from './context.js';
 import { UNRESTRICTED, workspaceInScope, type Scope } from '../auth/scope.js';
@@ -15,7 +15,7 @@ export function workspaceNames(app: AppContext, scope: Scope = UNRESTRICTED): st
 
 /** GET /asset-stats: distinct technologies, sources, remarks and asset types (one workspace or all). */
 export function assetStats(app: AppContext, workspace?: string, scope: Scope = UNRESTRICTED): AssetFacets {
-  return assetFacets(app.store.db, workspace || undefined, scope.orgs ?? undefined);
+  return app.store.assetStats.facets(workspace || undefined, scope.orgs ?? undefined);
 }
 
 /** GET /vulnerabilities/diffs: stored snapshots, newest first. */

@@ -151,7 +151,15 @@ export function getRun(app: AppContext, idOrUuid: string, include: { steps?: boo
   const run = findRun(app, idOrUuid, scope);
   const running = run.status === 'running' ? app.store.steps.runningNames(run.id) : [];
   // Which step is running now (the spec's fields already say how many are done).
-  const out: RunApi & { current_step: string; running_steps: string[]; steps?: unknown[]; artifacts?: unknown[]; scope?: unknown } = { ...runToApi(run), current_step: running[0] ?? '', running_steps: running };
+  // Attempts of a distributed run (issue 15): which worker ran it, every execution and why.
+  const attempts = app.store.attempts.listByRun(run.run_uuid);
+  const out: RunApi & { current_step: string; running_steps: string[]; worker: string; attempts: unknown[]; steps?: unknown[]; artifacts?: unknown[]; scope?: unknown } = {
+    ...runToApi(run),
+    current_step: running[0] ?? '',
+    running_steps: running,
+    worker: attempts.length > 0 ? attempts[attempts.length - 1]!.worker_id : '',
+    attempts: attempts.map((a) => ({ attempt: a.attempt, worker_id: a.worker_id, started_at: a.started_at, ended_at: a.ended_at, outcome: a.outcome, cause: a.cause, error: a.error })),
+  };
   if (include.steps) {
     const secrets = secretsOf(app, run);
     out.steps = app.store.steps.listByRun(run.id).map((s) => stepToApi(s, 'run', secrets));

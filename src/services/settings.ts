@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { isAlias, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
 import { errors, messageOf } from '../errors.js';
 import { REDACTED, redactYamlText, secretAliases } from '../settings/index.js';
+import { isMaskedUrlPath, maskUrlPassword } from '../settings/redact.js';
 import type { AppContext } from './context.js';
 
 /** The settings file as text with every secret replaced by `[REDACTED]`. */
@@ -48,7 +49,7 @@ function scalarText(value: unknown): string {
 export function mergeRedactedSecrets(text: string, currentText: string): string {
   const doc = parseDocument(text);
   if (doc.errors.length > 0) return text; // replaceText reports the syntax errors
-  const spans: { start: number; end: number; path: (string | number)[] }[] = [];
+  const spans: { start: number; end: number; path: (string | number)[]; masked?: string }[] = [];
   const walk = (node: Node | null | undefined, path: (string | number)[]) => {
     if (!node) return;
     if (isMap(node)) {
@@ -57,6 +58,9 @@ export function mergeRedactedSecrets(text: string, currentText: string): string 
       node.items.forEach((item, i) => walk(item as Node | null, [...path, i]));
     } else if (isScalar(node) && !isAlias(node) && node.value === REDACTED && node.range) {
       spans.push({ start: node.range[0], end: node.range[1], path });
+    } else if (isScalar(node) && !isAlias(node) && isMaskedUrlPath(path) && typeof node.value === 'string' && node.value.includes(REDACTED) && node.range) {
+      // A connection URL shown with its password masked: kept when it still reads as the current one.
+      spans.push({ start: node.range[0], end: node.range[1], path, masked: node.value });
     }
   };
   walk(doc.contents as Node | null, []);
@@ -71,6 +75,7 @@ export function mergeRedactedSecrets(text: string, currentText: string): string 
   const replacements = spans.map((s) => {
     const v = valueAt(current, s.path);
     if (v === undefined || v === null || typeof v === 'object' || v === REDACTED) missing.push(pathText(s.path));
+    else if (s.masked !== undefined && maskUrlPassword(String(v)) !== s.masked) missing.push(pathText(s.path));
     return { ...s, value: v };
   });
   if (missing.length > 0) {

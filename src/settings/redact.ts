@@ -43,6 +43,34 @@ export function isSecretPath(path: readonly (string | number)[]): boolean {
   return isSecretKey(last);
 }
 
+/**
+ * A connection URL with its credentials masked: the password part (and `password`-like query
+ * parameters) become `[REDACTED]`, the rest stays readable (`postgres://osm:[REDACTED]@db:5432/osm`).
+ * Text that does not parse as a URL is redacted whole.
+ */
+export function maskUrlPassword(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return REDACTED;
+  }
+  if (!u.host) return REDACTED;
+  const auth = u.username || u.password ? `${u.username}${u.password ? `:${REDACTED}` : ''}@` : '';
+  const params = [...u.searchParams].map(([k, v]) => `${encodeURIComponent(k)}=${/pass|secret|key|token/i.test(k) ? REDACTED : encodeURIComponent(v)}`);
+  return `${u.protocol}//${auth}${u.host}${u.pathname === '/' ? '' : u.pathname}${params.length ? `?${params.join('&')}` : ''}`;
+}
+
+/** Paths whose value is a URL shown with only its password masked (see `maskUrlPassword`). */
+export function isMaskedUrlPath(path: readonly (string | number)[]): boolean {
+  return path.length === 2 && path[0] === 'database' && path[1] === 'url';
+}
+
+/** The redacted form of a secret scalar at `path`. */
+function redactedScalar(path: readonly (string | number)[], value: unknown): string {
+  return isMaskedUrlPath(path) && typeof value === 'string' ? maskUrlPassword(value) : REDACTED;
+}
+
 function isEmptyValue(v: unknown): boolean {
   return v === null || v === undefined || v === '';
 }
@@ -60,7 +88,7 @@ function redactValue(value: unknown, path: (string | number)[]): unknown {
     return out;
   }
   if (value !== null && typeof value === 'object') return value;
-  if (path.length > 0 && !isEmptyValue(value) && isSecretPath(path)) return REDACTED;
+  if (path.length > 0 && !isEmptyValue(value) && isSecretPath(path)) return redactedScalar(path, value);
   return value;
 }
 
@@ -73,18 +101,18 @@ export function redactYamlText(text: string): string {
   const docs = parseAllDocuments(text);
   const list = Array.isArray(docs) ? docs : [docs];
   if (!Array.isArray(docs) || list.some((d) => d.errors.length > 0)) return redactYamlLines(text);
-  const spans: [number, number][] = [];
+  const spans: [number, number, string][] = [];
   for (const doc of list) collectSpans(doc.contents as Node | null, [], spans);
   spans.sort((a, b) => b[0] - a[0]);
   let out = text;
-  for (const [start, end] of spans) {
+  for (const [start, end, replacement] of spans) {
     const old = out.slice(start, end);
-    out = out.slice(0, start) + `"${REDACTED}"` + (old.endsWith('\n') ? '\n' : '') + out.slice(end);
+    out = out.slice(0, start) + JSON.stringify(replacement) + (old.endsWith('\n') ? '\n' : '') + out.slice(end);
   }
   return out;
 }
 
-function collectSpans(node: Node | null | undefined, path: (string | number)[], spans: [number, number][]): void {
+function collectSpans(node: Node | null | undefined, path: (string | number)[], spans: [number, number, string][]): void {
   if (!node) return;
   if (isMap(node)) {
     for (const pair of node.items) {
@@ -95,7 +123,7 @@ function collectSpans(node: Node | null | undefined, path: (string | number)[], 
     node.items.forEach((item, i) => collectSpans(item as Node | null, [...path, i], spans));
   } else if ((isScalar(node) || isAlias(node)) && node.range && path.length > 0 && isSecretPath(path)) {
     if (isScalar(node) && isEmptyValue(node.value)) return;
-    spans.push([node.range[0], node.range[1]]);
+    spans.push([node.range[0], node.range[1], isScalar(node) ? redactedScalar(path, node.value) : REDACTED]);
   }
 }
 
@@ -213,6 +241,15 @@ export function settingsSecretValues(settings: unknown): string[] {
     const last = String(path[path.length - 1] ?? '');
     if (text.length < 6 || /username/i.test(last) || !isSecretPath(path)) return;
     out.add(text);
+    // The password inside a connection URL is a secret on its own (it may appear without the URL).
+    if (last === 'url') {
+      try {
+        const password = decodeURIComponent(new URL(text).password);
+        if (password.length >= 6) out.add(password);
+      } catch {
+        // not a URL: the whole value is masked already
+      }
+    }
   };
   walk(settings, []);
   return [...out].sort((a, b) => b.length - a.length);

@@ -55,6 +55,19 @@ export const environmentsSchema = z
   })
   .prefault({});
 
+/** libpq's sslmode values. */
+export const PG_SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
+
+/** True for a parseable `postgres://` / `postgresql://` URL naming a host. */
+export function isPostgresUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 export const databaseSchema = z
   .object({
     db_engine: z.enum(['sqlite', 'postgresql', 'postgres']).default('sqlite'),
@@ -66,7 +79,12 @@ export const databaseSchema = z
     password: text(''),
     db_name: text('osmedeus'),
     connection_timeout: int(60),
-    ssl_mode: text('disable'),
+    ssl_mode: z.enum(PG_SSL_MODES).default('disable'),
+    /**
+     * One PostgreSQL connection URL (`postgres://user:password@host:5432/db?sslmode=require`);
+     * when set it replaces host/port/username/password/db_name/ssl_mode. `OSM_DATABASE_URL` overrides it.
+     */
+    url: text('').refine((v) => v === '' || isPostgresUrl(v), 'must be a postgres:// or postgresql:// URL with a host (postgres://user:password@host:5432/db)'),
   })
   .prefault({});
 
@@ -253,6 +271,17 @@ export const acpAgentSchema = z.object({
   env: z.record(z.string(), z.string()).default({}),
 });
 
+/** Distributed mode (issue 15): the lease of a task on a worker and how many finished jobs BullMQ keeps. */
+export const distributedSchema = z
+  .object({
+    /** A worker that stops renewing its lock loses its task within this many seconds (lock 3/4, renewal and stalled check 1/4). */
+    lease_seconds: int(30, 2, 3600),
+    /** Finished jobs kept in Redis (for `GET /tasks`); results never depend on them. */
+    keep_completed: int(1000, 1),
+    keep_failed: int(5000, 1),
+  })
+  .prefault({});
+
 /**
  * Agent Client Protocol agents (agent-acp steps, run_agent(), POST /agent/chat/completions): name →
  * command. Entries here add to or replace the built-in names (claude-code, codex, gemini, opencode).
@@ -271,6 +300,7 @@ export const settingsSchema = z.object({
   server: serverSchema,
   scan_tactic: scanTacticSchema,
   redis: redisSchema,
+  distributed: distributedSchema,
   global_vars: z.record(z.string(), globalVarSchema).default({}),
   notification: notificationSchema,
   storage: storageSchema,

@@ -58,7 +58,9 @@ database:
   password: ${q(db.password)}
   db_name: ${q(db.db_name)}
   connection_timeout: ${db.connection_timeout}
-  ssl_mode: ${q(db.ssl_mode)}
+  ssl_mode: ${q(db.ssl_mode)}                # disable | allow | prefer | require | verify-ca | verify-full
+  # Or one URL instead of the fields above (OSM_DATABASE_URL overrides it): postgres://user:password@host:5432/db
+  url: ""
 
 server:
   # Loopback only by default; "0.0.0.0" listens on every interface (osm serve then prints a warning).

@@ -69,3 +69,32 @@ export function assetFacets(db: Db, workspace?: string, orgs?: readonly string[]
     return { technologies, sources, remarks, asset_types: assetTypes };
   })();
 }
+
+/** Asset totals by type and by status code, from the trigger-kept facet tables (never a scan of assets). */
+export interface AssetFacetTotals {
+  byType: { k: string; n: number }[];
+  byStatus: { k: number; n: number }[];
+  total: number;
+}
+
+export interface AssetStatsRepo {
+  /** Distinct facet values (GET /asset-stats, reports). */
+  facets(workspace?: string, orgs?: readonly string[]): AssetFacets;
+  /** Counts by type and status of one workspace and/or one org's workspaces (`osm assets --stats`). */
+  totals(filter: { workspace?: string; org_uuid?: string }): AssetFacetTotals;
+}
+
+export function createAssetStatsRepo(db: Db): AssetStatsRepo {
+  return {
+    facets: (workspace, orgs) => assetFacets(db, workspace, orgs),
+    totals: ({ workspace, org_uuid }) => {
+      const conds = [...(workspace ? ['workspace = ?'] : []), ...(org_uuid ? ['workspace IN (SELECT name FROM workspaces WHERE org_uuid = ?)'] : [])];
+      const where = conds.length > 0 ? ` WHERE ${conds.join(' AND ')}` : '';
+      const args = [...(workspace ? [workspace] : []), ...(org_uuid ? [org_uuid] : [])];
+      const q = cacheOf(db);
+      const byType = q(`SELECT asset_type AS k, SUM(n) AS n FROM asset_type_counts${where} GROUP BY asset_type HAVING SUM(n) > 0 ORDER BY n DESC, k`).all(...args) as { k: string; n: number }[];
+      const byStatus = q(`SELECT status_code AS k, SUM(n) AS n FROM asset_status_counts${where} GROUP BY status_code HAVING SUM(n) > 0 ORDER BY n DESC, k`).all(...args) as { k: number; n: number }[];
+      return { byType, byStatus, total: byType.reduce((sum, r) => sum + r.n, 0) };
+    },
+  };
+}

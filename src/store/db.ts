@@ -24,6 +24,9 @@ import { createStatsRepo, type StatsRepo } from './stats.js';
 import { createOrgsRepo, type OrgsRepo } from './orgs.js';
 import { createWebhookRunsRepo, type WebhookRunsRepo } from './webhook-runs.js';
 import { createAccessRepo, type AccessRepo } from './access.js';
+import { createMaintenanceRepo, type MaintenanceRepo } from './maintenance.js';
+import { createAssetStatsRepo, type AssetStatsRepo } from './asset-stats.js';
+import { createAttemptsRepo, type AttemptsRepo } from './attempts.js';
 
 export interface Store {
   db: Database.Database;
@@ -49,8 +52,18 @@ export interface Store {
   orgs: OrgsRepo;
   /** Users, API tokens, JWT versions and the audit log (migration 011). */
   access: AccessRepo;
+  /** Liveness, integrity, tables and schema version (maintenance commands, health). */
+  maintenance: MaintenanceRepo;
+  /** Asset facets and the trigger-kept facet counts (asset_status_counts, asset_type_counts). */
+  assetStats: AssetStatsRepo;
+  /** Attempts of distributed runs (migration 016). */
+  attempts: AttemptsRepo;
   /** Runs `fn` in an IMMEDIATE transaction (a savepoint when already inside one). */
   tx<T>(fn: () => T): T;
+  /** Whether a transaction is open on the connection. */
+  inTransaction(): boolean;
+  /** Rolls back a transaction left open (a script cut off mid-import); false when none was. */
+  rollbackOpen(): boolean;
   close(): void;
 }
 
@@ -138,6 +151,9 @@ function buildStore(db: Db, path: string): Store {
   const orgs = createOrgsRepo(db, q);
   const webhookRuns = createWebhookRunsRepo(db, q);
   const access = createAccessRepo(db, q);
+  const maintenance = createMaintenanceRepo(db);
+  const assetStats = createAssetStatsRepo(db);
+  const attempts = createAttemptsRepo(db, q);
   return {
     db,
     path,
@@ -156,7 +172,20 @@ function buildStore(db: Db, path: string): Store {
     webhookRuns,
     orgs,
     access,
+    maintenance,
+    assetStats,
+    attempts,
     tx: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    inTransaction: () => db.open && db.inTransaction,
+    rollbackOpen: () => {
+      if (!db.open || !db.inTransaction) return false;
+      try {
+        db.exec('ROLLBACK');
+        return true;
+      } catch {
+        return false; // closed by SQLite already
+      }
+    },
     close: () => {
       if (db.open) db.close();
     },

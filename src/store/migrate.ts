@@ -38,7 +38,9 @@ export function applyMigrations(db: Db, list: readonly Migration[] = allMigratio
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
   let scrubbed = false;
   for (const m of list) {
-    if (m.version <= current) continue;
+    // A version below the database's is still applied when it was never recorded (numbers are
+    // reserved per branch, so 015 may arrive after 016 was applied).
+    if (m.version <= current && isApplied.get(m.version)) continue;
     // secure_delete zeroes what the migration deletes instead of leaving it in free space.
     const secureBefore = m.scrub ? db.pragma('secure_delete', { simple: true }) : undefined;
     if (m.scrub) db.pragma('secure_delete = ON');

@@ -58,6 +58,8 @@ function autoExports(step: Step): string[] {
 
 /** Keys of a step whose text is not rendered as a template, or which hold nested steps checked separately. */
 const SKIP_STEP_KEYS = new Set(['name', 'type', 'parallel_steps', 'step', 'unknown_keys', 'depends_on', 'on_success', 'on_error', 'decision']);
+/** Command fields of bash-like steps: an unrendered `[[name]]` there fails the step at run time. */
+const COMMAND_KEYS = new Set(['command', 'commands', 'parallel_commands']);
 /** Keys evaluated after the step ran, so its own automatic exports are visible there. */
 const AFTER_RUN_KEYS = new Set(['exports', 'decision', 'on_success', 'on_error']);
 
@@ -99,7 +101,9 @@ function checkText(ctx: Ctx, node: object, key: string, path: string, texts: str
         if (seen.has(`${key}:[${name}`)) continue;
         seen.add(`${key}:[${name}`);
         if (scope.loopVar === undefined) {
-          ctx.add(issueAt(ctx.wf, node, key, path, `[[${name}]] is only valid inside a foreach step`, 'warning', 'foreach-variable'));
+          // In a command it would reach the shell literally: the step fails at run time without running it.
+          const fatal = COMMAND_KEYS.has(key);
+          ctx.add(issueAt(ctx.wf, node, key, path, `[[${name}]] is only valid inside a foreach step${fatal ? ' (outside one it is not rendered: the step fails without running)' : ''}`, fatal ? 'error' : 'warning', 'foreach-variable'));
         } else if (!scope.known.has(name)) {
           ctx.add(issueAt(ctx.wf, node, key, path, `undefined loop variable '[[${name}]]' (the foreach variable is '${scope.loopVar}')`, 'warning', 'undefined-variable'));
         }

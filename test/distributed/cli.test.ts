@@ -50,10 +50,10 @@ describe('CLI without Redis', () => {
 
   it('osm run -D refuses flags it cannot honour; --redis-url needs -D', async () => {
     const a = await runOsm(['-b', tmp(), 'run', '-D', '--queue', '-m', 'x', '-t', 'a.com']);
-    expect(a.code).toBe(1);
+    expect(a.code).toBe(2);
     expect(a.stderr).toContain('-D/--distributed-run submits runs to the master');
     const b = await runOsm(['-b', tmp(), 'run', '--redis-url', REDIS_URL, '-m', 'x', '-t', 'a.com']);
-    expect(b.code).toBe(1);
+    expect(b.code).toBe(2);
     expect(b.stderr).toContain('--redis-url goes with -D/--distributed-run');
   });
 

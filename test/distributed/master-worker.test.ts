@@ -92,8 +92,9 @@ describe.skipIf(!hasRedis)('distributed master and worker (BullMQ on Redis)', ()
     expect(t.app.store.runs.listQueued(10, [])).toEqual([]);
 
     // A result delivered twice does not duplicate anything.
-    const job = await Job.fromId(queue, uuid);
-    const result = taskResultSchema.parse(job!.returnvalue);
+    // (The master records the worker's durable end record, written just before the job completes.)
+    const job = await until(async () => ((await queue.getJobState(uuid)) === 'completed' ? Job.fromId(queue, uuid) : undefined), 'the job to complete');
+    const result = taskResultSchema.parse(job.returnvalue);
     const eventsBefore = t.app.store.events.list({ run_id: uuid }, { offset: 0, limit: 100 }).total;
     const again = applyTaskResult(t.app, runOf(uuid)!, result);
     expect(again.transitioned).toBe(false);
@@ -161,7 +162,10 @@ describe.skipIf(!hasRedis)('distributed master and worker (BullMQ on Redis)', ()
     expect(run.error_message).not.toBe('');
     const steps = t.app.store.steps.listByRun(run.id).map((s) => [s.step_name, s.status]);
     expect(steps).toEqual([['ok', 'completed'], ['boom', 'failed']]);
-    const task = (await api('GET', `/osm/api/tasks/${uuid}`)).json();
+    const task = await until(async () => {
+      const v = (await api('GET', `/osm/api/tasks/${uuid}`)).json();
+      return v.status === 'completed' ? v : undefined;
+    }, 'the job to complete');
     expect(task).toMatchObject({ status: 'completed', run_status: 'failed', attempts: 1 });
   });
 

@@ -57,7 +57,7 @@ describe('reference run flags', () => {
     const runs = finalJson(part.stdout);
     expect(runs.map((r: { target: string }) => r.target)).toEqual(['d.com', 'e.com']);
     const bad = await osm(['run', '-m', 'foreach', '-T', file, '--chunk-size', '2', '--chunk-part', '5']);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('chunk-part 5 exceeds total chunks 3 (0-indexed)');
   });
 
@@ -171,7 +171,7 @@ describe('untrusted targets', () => {
   for (const t of hostile) {
     it(`rejects ${JSON.stringify(t)} before anything runs`, async () => {
       const r = await osm(['run', '-m', 'marker', '-t', t]);
-      expect(r.code).toBe(1);
+      expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/^Error: .*(contains forbidden character|must not start with)/m);
       expect(r.stdout).not.toContain('ran ');
     });
@@ -179,7 +179,7 @@ describe('untrusted targets', () => {
 
   it('rejects hostile params too, naming the parameter', async () => {
     const r = await osm(['run', '-m', 'marker', '-t', 'example.com', '-p', 'x=$(id)']);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain('params["x"]');
   });
 
@@ -231,7 +231,7 @@ describe('targets, params and output modes', () => {
 
   it('no targets is a clear error; --empty-target generates one', async () => {
     const r = await osm(['run', '-m', 'marker']);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain('no targets specified');
     const e = await osm(['run', '-m', 'function-forms', '--empty-target', '--json']);
     expect(e.code).toBe(0);
@@ -240,7 +240,7 @@ describe('targets, params and output modes', () => {
 
   it('unknown workflow names the searched folder and suggests close names', async () => {
     const r = await osm(['run', '-m', 'markr', '-t', 'example.com']);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain('workflow not found: markr');
     expect(r.stderr).toContain('marker');
   });
@@ -294,7 +294,7 @@ describe('resume', () => {
     d.close();
     expect(resumed.status).toBe('completed');
     const again = await osm(['run', '--resume', resumed.run_uuid]);
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(2);
     expect(again.stderr).toContain("Cannot resume run with status 'completed'");
   });
 });

@@ -271,7 +271,9 @@ describe('http, llm and remote-bash', () => {
 describe('flows', () => {
   it('runs modules in dependency order with params, exports, conditions and exclusions', async () => {
     const r = await osm(['run', '-f', 'flow', '-t', 'example.com', '-x', 'excluded']);
-    expect(r.code).toBe(0);
+    // The record stays 'completed' (reference semantics) but a failed module exits 1 (issue 16).
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("module 'broken' failed");
     expect(r.stdout).toContain('mod-a from_flow=flow-value flow=flow module=first');
     expect(r.stdout).toContain('mod-b sees a_result=a-value');
     expect(r.stdout).not.toContain('MOD-C-RAN');
@@ -284,7 +286,7 @@ describe('flows', () => {
 
   it('a CLI param beats the flow param default; fuzzy exclusion works', async () => {
     const r = await osm(['run', '-f', 'flow', '-t', 'example.com', '-p', 'flow_param=cli-value', '-X', 'xclud']);
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(1);
     expect(r.stdout).toContain('mod-a from_flow=cli-value');
     expect(r.stdout).not.toContain('MOD-C-RAN');
   });

@@ -28,7 +28,7 @@ describe('reference global flags', () => {
     expect(text).not.toMatch(/\u001b/); // … the file did not
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const bad = await osm(['--log-file', file, 'run', '-m', 'no-such-workflow', '-t', 'a.com']);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(readFileSync(file, 'utf8')).toContain('Error: ');
   });
 
@@ -93,7 +93,7 @@ describe('reference global flags', () => {
     expect(r.stdout).toContain('Processing chunk 1/2 (2 targets, indices 0-1)');
     expect(r.stdout).toContain('Running against 2 targets (concurrency: 2)');
     const bad = await osm(['run', '-m', 'sample-recon', '-T', list, '--chunk-threads', '2']);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--chunk-threads goes with --chunk-part');
   });
 

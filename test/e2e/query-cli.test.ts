@@ -52,7 +52,7 @@ describe('osm query', () => {
     expect(acme.data.map((x: { target: string }) => x.target)).toEqual(['orgtest.net']);
     expect(JSON.parse((await osm(['query', 'runs', '--org', 'default', '--json'])).stdout).data.some((x: { target: string }) => x.target === 'orgtest.net')).toBe(false);
     const unknown = await osm(['--org', 'nope', 'run', '-m', 'sample-recon', '-t', 'x.net']);
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('org not found: nope');
   });
 

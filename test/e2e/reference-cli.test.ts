@@ -60,7 +60,7 @@ describe('validation wording (reference §1.16)', () => {
     writeFileSync(join(tmp.dir, 'nokind.yaml'), 'name: nokind\nsteps:\n  - name: a\n    command: echo\n');
     writeFileSync(join(tmp.dir, 'notype.yaml'), 'kind: module\nname: notype\nsteps:\n  - name: a\n    command: echo\n');
     const run = await osm(['run', '-m', join(tmp.dir, 'notype.yaml'), '-t', 'example.com']);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr).toBe(`Error: validation error: steps[0].type - step type is required (${join(tmp.dir, 'notype.yaml')}:4)\n`);
     const show = await osm(['workflow', 'show', join(tmp.dir, 'nokind.yaml')]);
     expect(show.code).toBe(1);
@@ -92,7 +92,7 @@ describe('--dry-run over several targets', () => {
 describe('not-found messages', () => {
   it('start with the reference wording and help the user on', async () => {
     const r = await osm(['run', '-m', 'sample-recn', '-t', 'example.com']);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr.split('\n')[0]).toBe('Error: workflow not found: sample-recn');
     expect(r.stderr).toContain('did you mean: sample-recon?');
   });

@@ -56,7 +56,7 @@ describe('a workflow file outside the workflows folder', () => {
     writeFileSync(file, 'kind: module\nname: later\nsteps:\n  - name: hi\n    type: bash\n    command: echo later\n');
     const before = runs().length;
     const r = await osm(['run', '-f', file, '-t', 'later.example', '--queue']);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain(`--queue: the daemon finds workflows by name in ${wf}; 'later' (${file}) is not the workflow of that name there`);
     expect(runs().length).toBe(before);
     const ok = await osm(['run', '-m', 'installed', '-t', 'later.example', '--queue']);
@@ -73,7 +73,7 @@ describe('a workflow file outside the workflows folder', () => {
     expect(failed.status).toBe('failed');
     writeFileSync(flag, '');
     const byRow = await osm(['run', '--resume', failed.run_uuid]);
-    expect(byRow.code).toBe(1);
+    expect(byRow.code).toBe(2);
     expect(byRow.stderr).toContain('Workflow "flaky" is not in the workflows folder: name its file with -f to resume the run with it');
     const named = await osm(['run', '--resume', failed.run_uuid, '-f', file]);
     expect(named.code, named.stderr).toBe(0);
@@ -85,7 +85,7 @@ describe('a workflow file outside the workflows folder', () => {
 describe('params', () => {
   it('-p cannot set a built-in variable', async () => {
     const r = await osm(['run', '-m', 'installed', '-t', 'p.example', '-p', 'Output=/tmp/elsewhere']);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain('params.Output is a reserved variable name and cannot be set');
     const ok = await osm(['run', '-m', 'installed', '-t', 'p.example', '-p', 'threads=3']);
     expect(ok.code, ok.stderr).toBe(0);

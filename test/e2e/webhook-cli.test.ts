@@ -81,7 +81,7 @@ describe('osm run --as-webhook', () => {
     const before = count('webhook_runs');
     const fail = async (args: string[], message: RegExp) => {
       const r = await osm(['run', ...args]);
-      expect(r.code, `${args.join(' ')}\n${r.stdout}`).toBe(1);
+      expect(r.code, `${args.join(' ')}\n${r.stdout}`).toBe(2);
       expect(r.stderr).toMatch(message);
     };
     await fail(['-m', 'hook-echo', '-t', 'a.com;id', '--as-webhook'], /forbidden character ";"/);

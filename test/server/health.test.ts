@@ -14,11 +14,11 @@ const anon = (url: string) => t.server.inject({ method: 'GET', url });
 describe('health routes (public)', () => {
   it('answer without credentials', async () => {
     expect((await anon('/health')).json()).toEqual({ status: 'ok' });
-    expect((await anon('/health/ready')).json()).toEqual({ status: 'ready', database: 'ok' });
+    expect((await anon('/health/ready')).json()).toEqual({ status: 'ready', database: 'ok', engine: 'sqlite' });
     expect((await anon('/server-info')).json()).toMatchObject({ name: 'osm' });
     const api = await anon('/osm/api/health');
     expect(api.statusCode).toBe(200);
-    expect(api.json()).toMatchObject({ status: 'healthy', database: 'connected' });
+    expect(api.json()).toMatchObject({ status: 'healthy', database: 'connected', database_engine: 'sqlite', database_reachable: true });
     expect(typeof api.json().workflows_loaded).toBe('number');
   });
 

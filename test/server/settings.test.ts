@@ -51,6 +51,27 @@ describe('GET /settings/yaml', () => {
 });
 
 describe('PUT /settings/yaml', () => {
+  it('validates database.* (engine, ssl_mode, url) and shows database.url with only its password masked', async () => {
+    const get = async () => (await t.server.inject({ method: 'GET', url: '/osm/api/settings/yaml', headers: t.auth })).body;
+    const put = (payload: string) => t.server.inject({ method: 'PUT', url: '/osm/api/settings/yaml', headers: yamlHeaders(), payload });
+    const redacted = await get();
+    expect(redacted).toMatch(/db_engine: sqlite/);
+    for (const bad of [redacted.replace(/db_engine: sqlite/, 'db_engine: oracle'), redacted.replace(/ssl_mode: "disable"/, 'ssl_mode: "sometimes"'), redacted.replace(/url: ""/, 'url: "mysql://db/osm"')]) {
+      expect(bad).not.toBe(redacted);
+      const r = await put(bad);
+      expect(r.statusCode).toBe(400);
+      expect(r.json().message).toMatch(/^Invalid YAML configuration: database\./);
+    }
+    const ok = await put(redacted.replace(/url: ""/, 'url: "postgres://osm:s3cretPassw0rd@db.internal:5432/osm"'));
+    expect(ok.statusCode, ok.body).toBe(200);
+    const shown = await get();
+    expect(shown).toContain('postgres://osm:[REDACTED]@db.internal:5432/osm');
+    expect(shown).not.toContain('s3cretPassw0rd');
+    // Sent back as shown, the real URL is kept.
+    expect((await put(shown)).statusCode).toBe(200);
+    expect(fs.readFileSync(t.app.manager.path, 'utf8')).toContain('postgres://osm:s3cretPassw0rd@db.internal:5432/osm');
+  });
+
   it('refuses unknown keys and a file that would lock every client out, leaving the file untouched', async () => {
     const before = fs.readFileSync(t.app.manager.path, 'utf8');
     const put = (payload: string) => t.server.inject({ method: 'PUT', url: '/osm/api/settings/yaml', headers: yamlHeaders(), payload });

@@ -38,12 +38,7 @@ export async function assetsList(command: Command): Promise<void> {
     const org = commandOrg(app, o);
     if (o.stats) {
       // Exact and cheap: the trigger-kept counter tables, never a scan of the assets table.
-      const conds = [...(o.workspace ? ['workspace = ?'] : []), ...(org ? ['workspace IN (SELECT name FROM workspaces WHERE org_uuid = ?)'] : [])];
-      const where = conds.length > 0 ? ` WHERE ${conds.join(' AND ')}` : '';
-      const args = [...(o.workspace ? [o.workspace] : []), ...(org ? [org] : [])];
-      const byType = app.store.db.prepare(`SELECT asset_type AS k, SUM(n) AS n FROM asset_type_counts${where} GROUP BY asset_type HAVING SUM(n) > 0 ORDER BY n DESC, k`).all(...args) as { k: string; n: number }[];
-      const byStatus = app.store.db.prepare(`SELECT status_code AS k, SUM(n) AS n FROM asset_status_counts${where} GROUP BY status_code HAVING SUM(n) > 0 ORDER BY n DESC, k`).all(...args) as { k: number; n: number }[];
-      const total = byType.reduce((sum, r) => sum + r.n, 0);
+      const { byType, byStatus, total } = app.store.assetStats.totals({ workspace: o.workspace, org_uuid: org });
       if (o.json) {
         ui.json({ workspace: o.workspace ?? '', total, by_type: Object.fromEntries(byType.map((r) => [r.k || '(none)', r.n])), by_status: Object.fromEntries(byStatus.map((r) => [String(r.k), r.n])) });
         return;

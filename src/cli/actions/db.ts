@@ -5,29 +5,156 @@ import { optionsOf } from '../context.js';
 import { errors } from '../../errors.js';
 import { loadSettings } from '../../settings/index.js';
 import { openStore } from '../../store/index.js';
-import { runReadOnlyQuery } from '../../store/readonly-query.js';
+import { latestVersion, migrations } from '../../store/index.js';
+import { inspectSqliteFile, listTableRows } from '../../store/maintenance.js';
+import { copyPgToSqlite, copySqliteToPg, type CopyProgress, type CopyResult } from '../../store/copy.js';
+import { dbEngineOf, pgTarget, pgTargetFromSettings } from '../../store/pg/config.js';
+import { openPgPool, probePg, requireReachable } from '../../store/pg/pool.js';
+import { applyPgMigrations, pgLatestVersion, pgSchemaVersion } from '../../store/pg/migrate.js';
+import { pgMigrations } from '../../store/pg/migrations/index.js';
 import { indexWorkflows } from '../../workflow/indexer.js';
 import { renderTable, colorEnabled } from '../output.js';
 
 function settingsOf(command: Command) {
-  const o = optionsOf<{ force?: boolean; cleanWs?: boolean; table?: string; limit: string; where?: string; columns?: string; search?: string }>(command);
+  const o = optionsOf<{ force?: boolean; cleanWs?: boolean; to?: string; from?: string; table?: string; limit: string; where?: string; columns?: string; search?: string }>(command);
   if (o.disableDb) throw errors.validation('osm db maintains the real database: drop --disable-db');
   return { o, loaded: loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }) };
 }
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** `osm db migrate`. */
+/** `osm db migrate`: applies pending migrations to the configured engine. */
 export async function dbMigrate(command: Command): Promise<void> {
   const { o, loaded } = settingsOf(command);
+  const db = loaded.settings.database;
+  if (dbEngineOf(db) === 'postgresql') {
+    const target = pgTargetFromSettings(db);
+    await requireReachable(target);
+    const pool = openPgPool(target, { max: 1 });
+    try {
+      const applied = await applyPgMigrations(pool);
+      const v = await pgSchemaVersion(pool);
+      if (o.json) process.stdout.write(`${JSON.stringify({ engine: 'postgresql', database: target.display, schema_version: v, applied })}\n`);
+      else process.stdout.write(`✔ PostgreSQL ${target.display} is at schema version ${v}${applied.length ? ` (applied ${applied.join(', ')})` : ' (nothing to apply)'}\n`);
+    } finally {
+      await pool.end();
+    }
+    return;
+  }
+  const before = inspectSqliteFile(loaded.paths.db).version;
   const store = openStore(loaded.paths.db);
   try {
-    const v = (store.db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v;
-    if (o.json) process.stdout.write(`${JSON.stringify({ database: loaded.paths.db, schema_version: v })}\n`);
-    else process.stdout.write(`✔ Database ${loaded.paths.db} is at schema version ${v}\n`);
+    const v = store.maintenance.schemaVersion();
+    const applied = store.maintenance.latestVersion() > before ? migrations.filter((m) => m.version > before).map((m) => m.version) : [];
+    if (o.json) process.stdout.write(`${JSON.stringify({ engine: 'sqlite', database: loaded.paths.db, schema_version: v, applied })}\n`);
+    else process.stdout.write(`✔ Database ${loaded.paths.db} is at schema version ${v}${applied.length ? ` (applied ${applied.join(', ')})` : ''}\n`);
   } finally {
     store.close();
   }
+}
+
+/**
+ * `osm db status [--json]`: the configured engine, where the database is (URL with the password
+ * masked), whether it answers, and the schema version and pending migrations of each engine in use
+ * (the SQLite base always; PostgreSQL when it is configured). Exit 1 when PostgreSQL is configured
+ * and unreachable.
+ */
+export async function dbStatus(command: Command): Promise<void> {
+  const { o, loaded } = settingsOf(command);
+  const db = loaded.settings.database;
+  const engine = dbEngineOf(db);
+  const file = inspectSqliteFile(loaded.paths.db);
+  const sqlite = { path: loaded.paths.db, exists: file.exists, schema_version: file.version, latest_version: latestVersion(), pending: file.pending };
+  let postgresql: Record<string, unknown> | undefined;
+  let failure: string | undefined;
+  if (engine === 'postgresql') {
+    const target = pgTargetFromSettings(db);
+    const probe = await probePg(target);
+    postgresql = { url: target.display, address: probe.address, reachable: probe.reachable, ...(probe.version ? { server_version: probe.version } : {}), ...(probe.cause ? { error: probe.cause } : {}) };
+    if (probe.reachable) {
+      const pool = openPgPool(target, { max: 1 });
+      try {
+        const v = await pgSchemaVersion(pool);
+        Object.assign(postgresql, { schema_version: v, latest_version: pgLatestVersion(), pending: pgMigrations.filter((m) => m.version > v).map((m) => ({ version: m.version, name: m.name })) });
+      } finally {
+        await pool.end();
+      }
+    } else {
+      failure = `PostgreSQL at ${probe.address} (${target.display}) is not reachable: ${probe.cause}`;
+    }
+  }
+  const reachable = engine === 'sqlite' ? true : Boolean(postgresql?.reachable);
+  if (o.json) {
+    process.stdout.write(`${JSON.stringify({ engine, reachable, url: engine === 'postgresql' ? postgresql!.url : loaded.paths.db, sqlite, ...(postgresql ? { postgresql } : {}) }, null, 2)}\n`);
+  } else {
+    const pending = (list: { version: number; name: string }[]) => (list.length ? `${list.length} pending (${list.map((m) => `${m.version}-${m.name}`).join(', ')})` : 'none pending');
+    const lines = [`▶ Engine: ${engine}${engine === 'postgresql' ? ' (the daemon runtime store is SQLite-only for now; see docs/database.md)' : ''}`];
+    lines.push(`  SQLite base: ${sqlite.path}${file.exists ? `, schema version ${file.version} of ${sqlite.latest_version}, ${pending(file.pending)}` : ' (not created yet)'}`);
+    if (postgresql) {
+      lines.push(`  PostgreSQL: ${postgresql.url} (${postgresql.address}) ${postgresql.reachable ? `reachable, server ${postgresql.server_version}` : `UNREACHABLE: ${postgresql.error}`}`);
+      if (postgresql.reachable) lines.push(`  PostgreSQL schema version ${postgresql.schema_version} of ${postgresql.latest_version}, ${pending(postgresql.pending as { version: number; name: string }[])}`);
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+  if (failure) throw errors.unavailable(failure);
+}
+
+/**
+ * `osm db copy --to <postgres url>` / `--from <postgres url>`: the whole base between the SQLite
+ * store and PostgreSQL (src/store/copy.ts: truncate-and-reload per table, checksums verified).
+ */
+export async function dbCopy(command: Command): Promise<void> {
+  const { o, loaded } = settingsOf(command);
+  const c = o as unknown as { to?: string; from?: string };
+  if (Boolean(c.to) === Boolean(c.from)) throw errors.validation('give exactly one of --to <postgres url> (copy the SQLite base to PostgreSQL) or --from <postgres url> (copy PostgreSQL into the SQLite base)');
+  const target = pgTarget((c.to ?? c.from)!, c.to ? '--to' : '--from');
+  await requireReachable(target);
+  const progress = copyProgress(Boolean(o.json));
+  const pool = openPgPool(target, { max: 2 });
+  const store = openStore(loaded.paths.db);
+  let result: CopyResult;
+  try {
+    result = c.to ? await copySqliteToPg(store, pool, { onProgress: progress.update }) : await copyPgToSqlite(pool, store, { onProgress: progress.update });
+  } finally {
+    progress.end();
+    store.close();
+    await pool.end();
+  }
+  const from = c.to ? loaded.paths.db : target.display;
+  const to = c.to ? target.display : loaded.paths.db;
+  if (o.json) {
+    process.stdout.write(`${JSON.stringify({ from, to, ...result }, null, 2)}\n`);
+  } else {
+    const rows = result.tables.map((t) => [t.table, t.source_rows, t.target_rows, t.source_checksum.slice(0, 12), t.target_checksum.slice(0, 12), t.ok ? '✔' : '✘ MISMATCH', `${t.ms} ms`]);
+    process.stdout.write(`${await renderTable(['Table', 'Source rows', 'Target rows', 'Source sum', 'Target sum', 'Verified', 'Time'], rows, { color: colorEnabled(o.disableColor) })}\n`);
+    const total = result.tables.reduce((n, t) => n + t.target_rows, 0);
+    process.stdout.write(result.ok ? `✔ Copied ${total} rows in ${result.tables.length} tables from ${from} to ${to}; counts and checksums match\n` : `⏹ Copy from ${from} to ${to} finished but ${result.tables.filter((t) => !t.ok).map((t) => t.table).join(', ')} did not verify\n`);
+  }
+  if (!result.ok) process.exitCode = 1;
+}
+
+/** Progress of a copy on stderr: one rewritten line on a terminal, a plain line per table otherwise (none with --json). */
+function copyProgress(json: boolean): { update: (p: CopyProgress) => void; end: () => void } {
+  const tty = Boolean(process.stderr.isTTY) && process.env.TERM !== 'dumb';
+  let last = 0;
+  let drawn = false;
+  return {
+    update: (p) => {
+      if (tty) {
+        const now = Date.now();
+        if (!p.done && now - last < 100) return;
+        last = now;
+        const width = 24;
+        const frac = p.total > 0 ? Math.min(1, p.rows / p.total) : 1;
+        const bar = `${'█'.repeat(Math.round(frac * width))}${'░'.repeat(width - Math.round(frac * width))}`;
+        process.stderr.write(`\r\x1b[2K[${p.index}/${p.tables}] ${p.table} ${bar} ${p.rows}/${p.total}`);
+        drawn = true;
+      } else if (p.done && !json) {
+        process.stderr.write(`[${p.index}/${p.tables}] ${p.table}: ${p.rows} rows\n`);
+      }
+    },
+    end: () => {
+      if (drawn) process.stderr.write('\r\x1b[2K');
+    },
+  };
 }
 
 /** `osm db clean --force [--clean-ws]`. */
@@ -50,9 +177,9 @@ export async function dbList(command: Command): Promise<void> {
   const { o, loaded } = settingsOf(command);
   const store = openStore(loaded.paths.db);
   try {
-    const tables = (store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
+    const tables = store.maintenance.tables();
     if (!o.table) {
-      const rows = tables.map((t) => [t, (store.db.prepare(`SELECT COUNT(*) AS n FROM "${t}"`).get() as { n: number }).n]);
+      const rows = tables.map((t) => [t, store.maintenance.count(t)]);
       if (o.json) process.stdout.write(`${JSON.stringify(Object.fromEntries(rows), null, 2)}\n`);
       else process.stdout.write(`${await renderTable(['Table', 'Rows'], rows, { color: colorEnabled(o.disableColor) })}\n`);
       return;
@@ -60,22 +187,7 @@ export async function dbList(command: Command): Promise<void> {
     if (!tables.includes(o.table)) throw errors.validation(`unknown table ${JSON.stringify(o.table)}; tables: ${tables.join(', ')}`);
     const limit = Number(o.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw errors.validation(`--limit must be 1-10000, got ${JSON.stringify(o.limit)}`);
-    const info = store.db.prepare(`PRAGMA table_info("${o.table}")`).all() as { name: string; type: string }[];
-    const cols = o.columns ? o.columns.split(',').map((c) => c.trim()).filter(Boolean) : info.map((c) => c.name);
-    for (const c of cols) if (!IDENT.test(c) || !info.some((i) => i.name === c)) throw errors.validation(`unknown column ${JSON.stringify(c)} of ${o.table}`);
-    const conds: string[] = [];
-    if (o.where) conds.push(`(${o.where})`);
-    if (o.search) {
-      const text = info.filter((c) => /char|text|clob/i.test(c.type) || c.type === '').map((c) => `"${c.name}" LIKE '%' || ${sqlString(o.search!)} || '%'`);
-      if (text.length) conds.push(`(${text.join(' OR ')})`);
-    }
-    const sql = `SELECT ${cols.map((c) => `"${c}"`).join(', ')} FROM "${o.table}"${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''} ORDER BY rowid DESC LIMIT ${limit}`;
-    let res;
-    try {
-      res = runReadOnlyQuery(store, sql, limit);
-    } catch (err) {
-      throw errors.validation(`query failed: ${(err as Error).message}`);
-    }
+    const res = listTableRows(store, { table: o.table, columns: o.columns?.split(',').map((c) => c.trim()).filter(Boolean), where: o.where, search: o.search, limit });
     if (o.json) {
       process.stdout.write(`${JSON.stringify(res.rows, null, 2)}\n`);
       return;
@@ -89,10 +201,6 @@ export async function dbList(command: Command): Promise<void> {
   } finally {
     store.close();
   }
-}
-
-function sqlString(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`;
 }
 
 /** `osm db index workflow [--force]`. */

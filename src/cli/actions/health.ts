@@ -6,6 +6,8 @@ import { openApp } from '../app.js';
 import { listWorkflowFiles } from '../../workflow/lookup.js';
 import { buildBaseEnv } from '../../engine/executor.js';
 import { commandExists } from '../../engine/deps-check.js';
+import { dbEngineOf, pgTargetFromSettings } from '../../store/pg/config.js';
+import { probePg } from '../../store/pg/pool.js';
 
 interface Check {
   section: string;
@@ -55,9 +57,17 @@ export async function healthAction(command: Command): Promise<void> {
       }
       checks.push({ section: 'Folders', name, ok, detail });
     }
+    const db = app.settings().settings.database;
+    const engine = dbEngineOf(db);
+    checks.push({ section: 'Database', name: 'engine', ok: engine === 'sqlite', detail: engine === 'sqlite' ? 'sqlite' : 'postgresql configured, but the runtime store on PostgreSQL is not available yet: osm serve and osm run refuse to start (see osm db status, docs/database.md)' });
+    if (engine === 'postgresql') {
+      const target = pgTargetFromSettings(db);
+      const probe = await probePg(target);
+      checks.push({ section: 'Database', name: 'postgresql', ok: probe.reachable, detail: `${target.display} (${probe.address}) ${probe.reachable ? `reachable, server ${probe.version}` : `not reachable: ${probe.cause}`}` });
+    }
     try {
-      const r = app.store.db.prepare('PRAGMA quick_check').get() as { quick_check: string };
-      checks.push({ section: 'Database', name: 'sqlite', ok: r.quick_check === 'ok', detail: `${p.db} (quick_check: ${r.quick_check})` });
+      const r = app.store.maintenance.quickCheck();
+      checks.push({ section: 'Database', name: 'sqlite', ok: r === 'ok', detail: `${p.db} (quick_check: ${r})` });
     } catch (err) {
       checks.push({ section: 'Database', name: 'sqlite', ok: false, detail: (err as Error).message });
     }

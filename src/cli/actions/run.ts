@@ -11,12 +11,13 @@ import { parseParamPairs, parseParamsFileText } from '../../workflow/params.js';
 import type { AppContext } from '../../services/context.js';
 import { commandOrg, openApp } from '../app.js';
 import { loadSettings } from '../../settings/index.js';
+import { refuseUnsupportedEngine } from '../../store/pg/guard.js';
 import type { RunRecord } from '../../store/index.js';
 import { createRuns, normaliseTargets, executeStoredRun, type RunOptions } from '../../services/runs.js';
 import { chunkTargets, moduleSource, positiveInt, reshapeTargets, stdinTargets, type RunFlags } from './run-input.js';
 import { abortRun, activeRuns, buildBaseEnv, type RunOutcome } from '../../engine/executor.js';
 import { checkStaticDependencies } from '../../engine/deps-check.js';
-import { missingToolLines } from './dry-run-tools.js';
+import { missingToolLines, templateIssueLines } from './dry-run-tools.js';
 import type { Preferences } from '../../workflow/types.js';
 import { mapLimit } from '../../engine/pool.js';
 import { planRuns } from '../../services/plan.js';
@@ -42,6 +43,9 @@ export async function runAction(command: Command): Promise<void> {
 async function runCommand(command: Command): Promise<void> {
   const o = optionsOf<RunFlags>(command);
   checkWebhookFlags(o);
+  // A local run uses the runtime store, SQLite-only for now (a run sent to a server or master does not).
+  const remote = (!o.asWebhook && Boolean(o.server ?? o.serverUrl ?? process.env.OSM_SERVER)) || Boolean(o.distributedRun);
+  if (!remote) await refuseUnsupportedEngine(loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }).settings.database, 'osm run');
   if (o.resume) return resumeAction(o);
   if (o.queueRun) return queueRunAction(o);
   if (o.flow && o.module?.length) throw errors.validation('use either -f/--flow or -m/--module, not both');
@@ -118,14 +122,24 @@ async function runCommand(command: Command): Promise<void> {
     if (o.dryRun) {
       // Dependency checks still run in a dry run: a target-type mismatch or a missing tool fails it.
       const pathEnv = buildBaseEnv(app.settings().paths.binaries).PATH ?? '';
+      let unrendered = 0;
       for (const wf of workflows) {
         const loaded = app.loader.load(wf);
         for (const t of targets) checkStaticDependencies(loaded, t, pathEnv, { skipValidation: o.skipValidation, emptyTarget: o.emptyTarget });
         // The target scope is checked as a real run would (exit 2 when a target is out of scope).
         if (!o.emptyTarget) assertTargetsInScope(app, loaded, targets, options.scope, (t) => analyzeTarget(t, { level: options.heuristics ?? 'basic', space: options.space }).targetSpace);
         if (loaded.kind === 'flow') for (const line of missingToolLines(app.loader, loaded, pathEnv)) process.stdout.write(`${line}\n`);
+        const tpl = templateIssueLines(app.loader, loaded);
+        for (const line of tpl.lines) process.stdout.write(`${line}\n`);
+        unrendered += tpl.errors;
       }
       process.stdout.write(planRuns(app, workflows, targets, params, options));
+      // A placeholder that would reach a command unrendered fails that step at run time: the dry
+      // run says so with the usage/validation exit code.
+      if (unrendered > 0) {
+        process.stderr.write(`Error: ${unrendered} unrendered [[variable]] placeholder(s) in commands (see above); a run would fail those steps\n`);
+        process.exitCode = 2;
+      }
       return;
     }
     if (o.asCron !== undefined) {
@@ -319,6 +333,13 @@ async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; di
     if (o.json) process.stdout.write(`${JSON.stringify(out.run)}\n`);
     if (out.status === 'cancelled') process.exitCode = 130;
     else if (out.status !== 'completed') process.exitCode = 1;
+    else {
+      const note = failedModulesNote([out]);
+      if (note) {
+        process.exitCode = 1;
+        if (!o.json) process.stderr.write(`Error: ${note}\n`);
+      }
+    }
   } finally {
     app.close();
   }
@@ -404,7 +425,24 @@ async function runLocally(app: AppContext, workflows: string[], targets: string[
     process.exitCode = 1;
     const first = failed[0]!;
     if (!json) process.stderr.write(`Error: ${failed.length} of ${finalRuns.length} run(s) did not complete; ${first.target}: ${first.error_message || first.status}\n`);
+    return;
   }
+  const note = failedModulesNote(outcomes);
+  if (note) {
+    process.exitCode = 1;
+    if (!json) process.stderr.write(`Error: ${note}\n`);
+  }
+}
+
+/**
+ * A flow whose module failed still ends `completed` (reference semantics: a failing module does not
+ * fail its flow unless an `on_error: abort` action says so), but `osm run` exits 1 for it so cron
+ * jobs and CI notice. Returns the message, or undefined when every module completed or was skipped.
+ */
+export function failedModulesNote(outcomes: RunOutcome[]): string | undefined {
+  const bad = outcomes.flatMap((o) => o.modules.filter((m) => m.status === 'failed').map((m) => `${o.run.target}: module '${m.name}' failed${m.error ? ` (${m.error})` : ''}`));
+  if (bad.length === 0) return undefined;
+  return `${bad.length} flow module(s) failed (the run record stays 'completed', as in the reference); ${bad.join('; ')}`;
 }
 
 function printMultiSummary(runs: { target: string; workflow_name: string; status: string; error_message: string; run_uuid: string }[]): void {

@@ -1,3 +1,5 @@
+import { refuseUnsupportedEngine } from '../../store/pg/guard.js';
+import { loadSettings } from '../../settings/index.js';
 import type { Command } from 'commander';
 import { optionsOf } from '../context.js';
 import { errors } from '../../errors.js';
@@ -52,6 +54,7 @@ export function exposureWarnings(host: string, noAuth: boolean): string[] {
  */
 export async function serveAction(command: Command): Promise<void> {
   const o = optionsOf<ServeFlags>(command);
+  await refuseUnsupportedEngine(loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }).settings.database, 'osm serve');
   const app = openApp(o);
   const settings = app.settings();
   const host = o.host ?? String(settings.settings.server.host || '127.0.0.1');

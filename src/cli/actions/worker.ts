@@ -52,7 +52,8 @@ export async function workerJoin(command: Command): Promise<void> {
   let worker: DistributedWorker;
   try {
     const config = resolveDistributedConfig(app.settings(), { redisUrl: o.redisUrl, prefix: o.redisPrefix });
-    worker = new DistributedWorker(app, { config, name: o.name, concurrency, lockDurationMs, stalledIntervalMs, maxStalledCount, log });
+    const leaseSeconds = app.settings().settings.distributed.lease_seconds;
+    worker = new DistributedWorker(app, { config, name: o.name, concurrency, leaseSeconds, lockDurationMs, stalledIntervalMs, maxStalledCount, log });
     await worker.start();
     const settings = app.settings();
     process.stdout.write(

@@ -2,10 +2,18 @@ import type { Command } from 'commander';
 
 /** `osm db`: migrate, clean, list tables/rows, index workflows (reference workflow-engine §5.3). */
 export function registerDb(program: Command): void {
-  const db = program.command('db').description('database maintenance: migrate, clean, list, index');
+  const db = program.command('db').description('database maintenance: status, migrate, copy, clean, list, index');
   db.command('migrate')
-    .description('apply pending schema migrations (they also run whenever the database is opened)')
+    .description('apply pending schema migrations to the configured engine (SQLite also migrates whenever it is opened)')
     .action(async (_o, command: Command) => (await import('../actions/db.js')).dbMigrate(command));
+  db.command('status')
+    .description('engine, location (password masked), reachability, schema version and pending migrations')
+    .action(async (_o, command: Command) => (await import('../actions/db.js')).dbStatus(command));
+  db.command('copy')
+    .description('copy the whole base between the SQLite store and PostgreSQL (truncate-and-reload, counts and checksums verified)')
+    .option('--to <postgres-url>', 'copy the SQLite base into this PostgreSQL database (migrated first)')
+    .option('--from <postgres-url>', 'copy this PostgreSQL database into the SQLite base (replaces its data)')
+    .action(async (_o, command: Command) => (await import('../actions/db.js')).dbCopy(command));
   db.command('clean')
     .description('delete the database and recreate it with a fresh schema (needs --force)')
     .option('--force', 'confirm: every run, asset and finding is deleted')

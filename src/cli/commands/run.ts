@@ -50,11 +50,38 @@ export function runFlags(cmd: Command): Command {
     .option('--server-url <url>', 'alias of --server')
     .option('--api-key <key>', 'API key for --server (env OSM_API_KEY)')
     .addOption(new Option('--run-priority <priority>', 'priority for --server').choices(['low', 'normal', 'high', 'critical']).default('normal'))
+    .addHelpText('after', RUN_EXIT_CODES)
+    .exitOverride((err) => {
+      // Usage errors (unknown option, missing option value, bad choice) exit 2; help/version 0.
+      if (err.exitCode !== 0) (err as { exitCode: number }).exitCode = 2;
+      throw err;
+    })
     .action(async (_opts, command: Command) => {
       const { runAction } = await import('../actions/run.js');
-      await runAction(command);
+      try {
+        await runAction(command);
+      } catch (err) {
+        // Validation errors (invalid workflow, workflow not found, missing/invalid target or
+        // params, conflicting flags) exit 2 — nothing ran. A failed dependency check (a required
+        // tool missing, a target of the wrong type) is a failed run instead: 1.
+        const e = err as { status?: unknown; code?: unknown; name?: unknown };
+        if (e.name === 'OsmError' && typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.code !== 'OSM_ERR_DEPENDENCY') process.exitCode = 2;
+        throw err;
+      }
     });
 }
+
+/** The exit codes of `osm run` (also in README.md): scripts and CI rely on them. */
+export const RUN_EXIT_CODES = `
+Exit codes:
+  0    every run completed (for a flow: every module completed or was skipped)
+  1    a run, module or step failed (a flow whose module failed keeps the status 'completed'
+       in its run record, as in the reference, but still exits 1; a step failure accepted
+       by 'on_error: continue' does not count)
+  2    usage or validation error, nothing ran: unknown option, invalid workflow, workflow
+       not found, missing target, an unrendered [[var]] in a command (--dry-run); a failed
+       dependency check (required tool missing, wrong target type) is 1
+  130  interrupted (Ctrl-C / SIGINT, or SIGTERM)`;
 
 /** `osm run` and its aliases `scan`/`execute`. */
 export function registerRun(program: Command): void {

@@ -5,6 +5,19 @@
  * plane through registerFunctions('database', …); until then they answer an "error: …" string.
  */
 
+/**
+ * Functions of the reference's catalogue that osm does not implement. They are not listed (`osm
+ * func list`, `GET /functions/list`) and calling one fails loudly with "not supported in osm:
+ * <name>" — never a silent success. (db_update, run_status, run_status_by_uuid and
+ * db_reset_event_logs were listed before but only answered an error string: removed in issue 16.)
+ */
+export const UNSUPPORTED_FUNCTIONS: readonly string[] = [
+  'db_update', 'run_status', 'run_status_by_uuid', 'db_reset_event_logs', 'db_import_vigolium',
+  'llm_invoke', 'llm_invoke_custom', 'llm_conversations', 'snapshot_export', 'snapshot_import', 'run_nmap',
+  'go_getter_with_sshkey', 'filepath_installer', 'ssh_exec', 'ssh_rsync', 'sync_from_master', 'sync_from_worker',
+  'rsync_to_worker', 'tmux_run', 'tmux_capture', 'tmux_send', 'tmux_kill', 'tmux_list', 'run_on_master', 'run_on_worker',
+];
+
 export interface CatalogEntry {
   /** snake_case name. */
   name: string;
@@ -38,6 +51,7 @@ export const CATEGORY_TITLES: Record<string, string> = {
   url_processing: 'URL Processing Functions',
   markdown: 'Markdown Functions',
   database: 'Database Functions',
+  installer: 'Installer Functions',
   event_generation: 'Event Generation Functions',
   notification: 'Notification Functions',
   cdn_storage: 'CDN/Storage Functions',
@@ -225,6 +239,8 @@ const ROWS: Record<string, Row[]> = {
     ['notify_telegram_channel(channel, message)', 'bool', 'Send a Telegram message to a channel of notification.telegram.telegram_channel_map', "notify_telegram_channel('alerts', 'new findings')"],
     ['send_telegram_file(path, caption?)', 'bool', 'Send a file as a Telegram document to notification.telegram.chat_id', "send_telegram_file('{{Output}}/report.md', 'report')"],
     ['send_telegram_file_channel(channel, path, caption?)', 'bool', 'Send a file as a Telegram document to a mapped channel', "send_telegram_file_channel('alerts', '{{Output}}/vulns.txt')"],
+    ['notify_message_as_file_telegram(path)', 'bool', 'Send the content of a file as a text file (document) to notification.telegram.chat_id', "notify_message_as_file_telegram('{{Output}}/summary.md')"],
+    ['notify_message_as_file_telegram_channel(channel, path)', 'bool', 'Send the content of a file as a text file (document) to a mapped channel', "notify_message_as_file_telegram_channel('alerts', '{{Output}}/summary.md')"],
   ],
   // Object storage of the `storage` settings (src/engine/functions/cdn.ts).
   cdn_storage: [
@@ -243,7 +259,6 @@ const ROWS: Record<string, Row[]> = {
   database: [
     ['register_artifact(path, type?)', 'bool', 'Register a file as a run artifact'],
     ['store_artifact(path)', 'bool', 'Store a file as an artifact of the current workspace'],
-    ['db_update(table, key, field, value)', 'bool', 'Update one database field'],
     ['db_import_asset(workspace, json)', 'bool', 'Import an asset from JSON (upsert)'],
     ['db_quick_import_asset(workspace, asset_value, asset_type?)', 'bool', 'Upsert an asset by value'],
     ['db_raw_insert_asset(workspace, json)', 'int', 'Insert an asset from JSON (returns its id)'],
@@ -301,12 +316,13 @@ const ROWS: Record<string, Row[]> = {
     ['db_vuln_diff(workspace)', 'string', 'Vulnerability diff as JSONL'],
     ['db_asset_diff_to_file(workspace, dest)', 'bool', 'Write the asset diff to a JSONL file'],
     ['db_vuln_diff_to_file(workspace, dest)', 'bool', 'Write the vulnerability diff to a JSONL file'],
-    ['run_status(workspace, format)', 'string', 'Runs of a workspace as markdown or jsonl'],
-    ['run_status_by_uuid(uuid, format)', 'string', 'One run as markdown or jsonl'],
-    ['db_reset_event_logs(workspace?, topic_pattern?)', 'object', 'Mark event logs as unprocessed'],
     ['db_insert_asset(workspace, data)', 'bool', 'Insert an asset (spec name)'],
     ['db_query_assets(workspace, filter)', 'string', 'Query assets (spec name)'],
     ['db_update_workspace_stats(workspace)', 'bool', 'Recompute workspace statistics (spec name)'],
+  ],
+  installer: [
+    ['go_getter(url, dest)', 'bool', 'Download an http(s) URL into a folder (archives extracted unless ?archive=false); git::<url> clones', "go_getter('https://example.com/wordlists.tar.gz', '{{Data}}/wordlists')"],
+    ['nix_install(package, dest?)', 'bool', 'Install a nixpkgs package with nix profile install (into the profile dest when given); errors when nix is missing', "nix_install('nmap')"],
   ],
   environment: [
     ['os_getenv(name)', 'string', 'Get an environment variable', "os_getenv('HOME')"],

@@ -25,6 +25,9 @@
  * loopback, private or metadata destination is refused, with a warning, unless it is listed in
  * `server.outbound_allowlist` — also when a workflow's function step sends it.
  */
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import type { FnImpl } from './registry.js';
 import type { FnContext } from '../js-runtime.js';
 import { argStr, asText, forEachLine, isMissing } from './helpers.js';
@@ -269,7 +272,39 @@ function sendTelegramFile(ctx: FnContext, path: unknown, caption: unknown, chann
   return res !== 'refused' && telegramOk(ctx, res);
 }
 
+/**
+ * `notify_message_as_file_telegram(path)` (reference: "send file content as a text file"): the
+ * content of `path` is uploaded with `sendDocument` as a text file named `<basename>.txt` (the
+ * name kept when it already ends in .txt), for messages longer than a Telegram message allows.
+ * False (with a warning) when the file is missing or Telegram refuses.
+ */
+function sendMessageAsFile(ctx: FnContext, path: unknown, channel?: string): boolean {
+  const file = argStr(path) ?? '';
+  let isFile = false;
+  try {
+    isFile = file !== '' && statSync(file).isFile();
+  } catch {
+    isFile = false;
+  }
+  if (!isFile) {
+    warn(ctx, `telegram: no such file: ${JSON.stringify(file)}`);
+    return false;
+  }
+  const name = basename(file);
+  if (name.toLowerCase().endsWith('.txt')) return sendTelegramFile(ctx, file, undefined, channel);
+  const dir = mkdtempSync(join(tmpdir(), 'osm-tg-'));
+  try {
+    const copy = join(dir, `${name}.txt`);
+    copyFileSync(file, copy);
+    return sendTelegramFile(ctx, copy, undefined, channel);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export const telegramFunctions: Record<string, FnImpl> = {
+  notify_message_as_file_telegram: (ctx, path) => sendMessageAsFile(ctx, path),
+  notify_message_as_file_telegram_channel: (ctx, channel, path) => sendMessageAsFile(ctx, path, argStr(channel) ?? ''),
   notify_telegram: (ctx, message) => sendTelegramText(ctx, message),
   notify_telegram_channel: (ctx, channel, message) => sendTelegramText(ctx, message, argStr(channel) ?? ''),
   send_telegram_file: (ctx, path, caption) => sendTelegramFile(ctx, path, caption),

@@ -7,7 +7,7 @@
  * Until a database function is registered it answers DATABASE_UNAVAILABLE (a value, not a throw).
  */
 import type { FnContext } from '../js-runtime.js';
-import { FUNCTION_CATALOG, camelName } from './catalog.js';
+import { FUNCTION_CATALOG, UNSUPPORTED_FUNCTIONS, camelName } from './catalog.js';
 import { fileFunctions } from './file.js';
 import { stringFunctions } from './string.js';
 import { typeConversionFunctions } from './type-conversion.js';
@@ -31,6 +31,7 @@ import { toolImportFunctions } from './tool-imports.js';
 import { reportFunctions } from './report.js';
 import { reconFormatFunctions } from './recon-formats.js';
 import { cdnFunctions } from './cdn.js';
+import { installerFunctions } from './installer.js';
 
 /** One utility function: the evaluation's context first, then the script's arguments as passed. */
 export type FnImpl = (ctx: FnContext, ...args: unknown[]) => unknown;
@@ -78,6 +79,7 @@ function ensureLoaded(): void {
     event_generation: eventFunctions,
     notification: { ...notificationFunctions, ...telegramFunctions },
     cdn_storage: cdnFunctions,
+    installer: installerFunctions,
   };
   for (const [category, record] of Object.entries(builtins)) for (const [name, fn] of Object.entries(record)) put(category, name, fn);
   for (const e of FUNCTION_CATALOG) {
@@ -96,10 +98,25 @@ export function registerFunctions(category: string, record: Record<string, FnImp
   }
 }
 
-/** The implementation for a snake_case name or one of its aliases. */
+/** `name` / `nameCamel` of every unsupported function → its snake_case name. */
+const unsupported = new Map<string, string>(UNSUPPORTED_FUNCTIONS.flatMap((n) => [[n, n], [camelName(n), n]] as [string, string][]));
+
+/** The implementation for a snake_case name or one of its aliases (unsupported ones throw when called). */
 export function getFunction(name: string): FnImpl | undefined {
   ensureLoaded();
-  return impls.get(name) ?? impls.get(aliasOf.get(name) ?? '');
+  const fn = impls.get(name) ?? impls.get(aliasOf.get(name) ?? '');
+  if (fn) return fn;
+  const missing = unsupported.get(name);
+  return missing === undefined ? undefined : () => {
+    throw new Error(`not supported in osm: ${missing}`);
+  };
+}
+
+/** Names bound in the JS runtime: every callable spelling plus the unsupported ones (which throw). */
+export function boundFunctionNames(): string[] {
+  const names = new Set(functionNames());
+  for (const n of unsupported.keys()) names.add(n);
+  return [...names];
 }
 
 /** The snake_case name a spelling resolves to, or undefined. */

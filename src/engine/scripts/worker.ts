@@ -41,13 +41,7 @@ function handle(req: ScriptRequest): void {
     reply({ id: req.id, t: 'done', ok: true, value });
   } catch (err) {
     // A script cut off by its time limit may leave the import it was running mid-transaction.
-    if (db?.db.inTransaction) {
-      try {
-        db.db.exec('ROLLBACK');
-      } catch {
-        /* nothing open after all */
-      }
-    }
+    db?.rollbackOpen();
     const e = err as { message?: string; code?: string };
     const message = String(e?.message ?? err);
     // A time-out may leave commands behind (exec_cmd's shell is killed, not its children): the

@@ -24,7 +24,25 @@ export function stepCommands(step: Step): { list: string[]; parallel: boolean } 
 
 /** Renders the commands of a step for the shell (untrusted values escaped). */
 export function renderCommands(step: Step, scope: Scope): string[] {
-  return stepCommands(step).list.map((c) => renderShell(c, scope.vars, scope.tainted));
+  const list = stepCommands(step).list;
+  for (const c of list) assertNoLoopPlaceholder(c);
+  return list.map((c) => renderShell(c, scope.vars, scope.tainted));
+}
+
+const LOOP_PLACEHOLDER = /\[\[\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\]\]/;
+
+/**
+ * A command template that still holds a `[[name]]` placeholder when it is about to run: inside a
+ * foreach every `[[name]]` (at any nesting depth) has been turned into `{{name}}`, so one left here
+ * is outside any foreach and would reach the shell literally (`[[ name ]]` is also a bash test that
+ * is always true). The step fails instead of running a wrong command. Checked on the template, not
+ * on the rendered text, so tool output that happens to contain `[[x]]` is not mistaken for one.
+ */
+export function assertNoLoopPlaceholder(template: string): void {
+  const m = LOOP_PLACEHOLDER.exec(template);
+  if (m) {
+    throw new StepFailure(`unrendered loop variable ${m[0]} in command (a [[${m[1]}]] placeholder only renders inside a foreach whose variable is '${m[1]}'); the command was not run`, '', [template]);
+  }
 }
 
 /** Environment of a step's child process: base env + OSM_TARGET & co. */

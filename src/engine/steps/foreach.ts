@@ -6,20 +6,32 @@ import { render, valueToString } from '../../workflow/template.js';
 import { pathSafe } from '../../workflow/heuristics.js';
 import { StepFailure, ModuleSkip, type DispatchResult, type Scope, type StepContext } from '../types.js';
 import { DEFAULT_SCRIPT_TIMEOUT_MS, runScriptAsync } from '../scripts.js';
-import { dispatch } from '../dispatch.js';
+import { dispatchNested } from '../nested.js';
 import { OrderedOutput } from './ordered-output.js';
 import { LANES_AVAILABLE, LanePool } from './lanes.js';
 import { laneSignature, trackPid } from './bash.js';
 import { targetEnvironment } from '../../workflow/target.js';
 import { scopeGate } from '../scope-gate.js';
 
-/** `[[ name ]]` → `{{ name }}` for identifiers only (so JS array literals like `[[1,2]]` survive). */
-export function convertLoopSyntax<T>(value: T): T {
-  if (typeof value === 'string') return value.replace(/\[\[\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\]\]/g, '{{$1}}') as T;
-  if (Array.isArray(value)) return value.map((v) => convertLoopSyntax(v)) as T;
+/**
+ * `[[ name ]]` → `{{ name }}` for identifiers only (so JS array literals like `[[1,2]]` and bash
+ * tests like `[[ -f "$x" ]]` survive), in every field of the inner step and of every step nested in
+ * it — `parallel_steps` children, a nested foreach's `step`, decision routes and on_success /
+ * on_error actions — so a loop variable renders at any depth (the reference converts only the inner
+ * step's command/commands/input; osm converts everywhere, a superset). The one exception is a
+ * nested foreach's own `variable_pre_process`, whose `[[<its variable>]]` is substituted by that
+ * foreach per item and must stay as written.
+ */
+export function convertLoopSyntax<T>(value: T, keep?: string): T {
+  if (typeof value === 'string') {
+    return value.replace(/\[\[\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\]\]/g, (whole, name: string) => (name === keep ? whole : `{{${name}}}`)) as T;
+  }
+  if (Array.isArray(value)) return value.map((v) => convertLoopSyntax(v, keep)) as T;
   if (value && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    const nestedVar = obj.type === 'foreach' && typeof obj.variable === 'string' ? obj.variable : undefined;
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = k === 'step' || k === 'parallel_steps' ? v : convertLoopSyntax(v);
+    for (const [k, v] of Object.entries(obj)) out[k] = k === 'variable_pre_process' && nestedVar ? convertLoopSyntax(v, nestedVar) : convertLoopSyntax(v, keep);
     return out as T;
   }
   return value;
@@ -161,7 +173,7 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
         tainted,
       };
       try {
-        const r = await dispatch({ ...inner, name: inner.name || `${step.name}-item` }, child, innerCtx);
+        const r = await dispatchNested({ ...inner, name: inner.name || `${step.name}-item` }, child, innerCtx);
         record(got.i, r.output);
         lines += r.lines;
       } catch (err) {

@@ -1,7 +1,7 @@
 import { cpus } from 'node:os';
 import type { Step } from '../../workflow/types.js';
 import { StepFailure, ModuleSkip, type DispatchResult, type Scope, type StepContext } from '../types.js';
-import { dispatch } from '../dispatch.js';
+import { dispatchNested } from '../nested.js';
 import { evaluateExports } from '../exports.js';
 import { mapLimit } from '../pool.js';
 
@@ -15,7 +15,7 @@ export async function executeParallelSteps(step: Step, scope: Scope, ctx: StepCo
   const results = await mapLimit(children, Math.max(2, cpus().length * 2), async (child) => {
     const childScope: Scope = { ...scope, vars: { ...scope.vars }, tainted: new Set(scope.tainted) };
     try {
-      const r = await dispatch(child, childScope, ctx);
+      const r = await dispatchNested(child, childScope, ctx);
       const vars = { ...childScope.vars, ...(r.autoExports ?? {}) };
       for (const k of Object.keys(r.autoExports ?? {})) childScope.tainted.add(k);
       const ex = await evaluateExports(child, { ...childScope, vars });

@@ -14,8 +14,9 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/health/ready', summary: 'Readiness: the database answers', tags: ['health'], sideEffects: 'none',
     handler: ({ reply }) => {
       try {
-        app.store.db.prepare('SELECT 1').get();
-        return { status: 'ready', database: 'ok' };
+        app.store.maintenance.ping();
+        // The daemon's runtime store is SQLite (osm serve refuses to start with db_engine postgresql).
+        return { status: 'ready', database: 'ok', engine: 'sqlite' };
       } catch (err) {
         return reply.status(503).send({ error: true, message: `Database not ready: ${(err as Error).message}` });
       }
@@ -35,7 +36,12 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
   }
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/health', summary: 'API health with database state and workflow count', tags: ['health'], sideEffects: 'none',
-    responses: { 200: { description: 'Health', schema: z.object({ status: z.string(), version: z.string(), database: z.string(), workflows_loaded: z.number() }) } },
+    responses: {
+      200: {
+        description: 'Health; `database` is the reference\'s string, `database_engine` / `database_reachable` say which engine and whether it answers',
+        schema: z.object({ status: z.string(), version: z.string(), database: z.string(), database_engine: z.string(), database_reachable: z.boolean(), workflows_loaded: z.number() }),
+      },
+    },
     handler: () => {
       let database = 'connected';
       let workflows = 0;
@@ -45,7 +51,7 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
       } catch {
         database = 'error';
       }
-      return { status: database === 'connected' ? 'healthy' : 'degraded', version: VERSION, database, workflows_loaded: workflows };
+      return { status: database === 'connected' ? 'healthy' : 'degraded', version: VERSION, database, database_engine: 'sqlite', database_reachable: database === 'connected', workflows_loaded: workflows };
     },
   });
 };

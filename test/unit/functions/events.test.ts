@@ -99,7 +99,7 @@ describe('webhook notifications', () => {
   it('are catalogued under their categories', () => {
     const names = FUNCTION_CATALOG.filter((e) => e.category === 'notification' || e.category === 'event_generation').map((e) => e.name).sort();
     expect(names).toEqual([
-      'generate_event', 'generate_event_from_file', 'notify_telegram', 'notify_telegram_channel', 'notify_webhook', 'send_telegram_file', 'send_telegram_file_channel', 'send_webhook_event',
+      'generate_event', 'generate_event_from_file', 'notify_message_as_file_telegram', 'notify_message_as_file_telegram_channel', 'notify_telegram', 'notify_telegram_channel', 'notify_webhook', 'send_telegram_file', 'send_telegram_file_channel', 'send_webhook_event',
     ]);
   });
 });
@@ -126,6 +126,33 @@ describe('telegram notifications', () => {
     expect(doc.body).toContain('# findings');
     expect(doc.body).toContain('the report');
     expect(callWith(tg(), 'send_telegram_file', '/nonexistent/file.txt')).toBe(false);
+  });
+});
+
+describe('notify_message_as_file_telegram', () => {
+  it('uploads the file content as a text document (multipart sendDocument) to the chat or a mapped channel', () => {
+    const f = tmp.file('summary.md', '# summary\n12 hosts, 3 findings\n');
+    const before = bodies().filter((b) => b.url === '/botGOOD:tok/sendDocument').length;
+    expect(callWith(tg(), 'notify_message_as_file_telegram', f)).toBe(true);
+    expect(callWith(tg(), 'notifyMessageAsFileTelegramChannel', 'alerts', f)).toBe(true);
+    const docs = bodies().filter((b) => b.url === '/botGOOD:tok/sendDocument').slice(before);
+    expect(docs).toHaveLength(2);
+    for (const [doc, chat] of [[docs[0], '42'], [docs[1], '-100123']] as const) {
+      expect(doc.ct).toMatch(/^multipart\/form-data; boundary=/);
+      expect(doc.body).toMatch(new RegExp(`name="chat_id"\\r\\n\\r\\n${chat}\\r\\n`));
+      expect(doc.body).toContain('name="document"; filename="summary.md.txt"');
+      expect(doc.body).toContain('12 hosts, 3 findings');
+    }
+    // a .txt keeps its name; a missing file, an unknown channel or telegram off send nothing
+    const t = tmp.file('notes.txt', 'plain');
+    expect(callWith(tg(), 'notify_message_as_file_telegram', t)).toBe(true);
+    expect(bodies().at(-1)!.body).toContain('filename="notes.txt"');
+    const n = bodies().length;
+    expect(callWith(tg(), 'notify_message_as_file_telegram', '/nonexistent/summary.md')).toBe(false);
+    expect(callWith(tg(), 'notify_message_as_file_telegram_channel', 'nope', f)).toBe(false);
+    expect(callWith(tg({ enabled: false }), 'notify_message_as_file_telegram', f)).toBe(false);
+    expect(callWith(tg({}, { outbound_allowlist: [] }), 'notify_message_as_file_telegram', f)).toBe(false);
+    expect(bodies()).toHaveLength(n);
   });
 });
 

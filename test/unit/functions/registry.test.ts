@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { catalogByCategory, FUNCTION_CATALOG, camelName } from '../../../src/engine/functions/catalog.js';
+import { catalogByCategory, FUNCTION_CATALOG, UNSUPPORTED_FUNCTIONS, camelName } from '../../../src/engine/functions/catalog.js';
 import { canonicalName, DATABASE_UNAVAILABLE, functionNames, getFunction, registerFunctions } from '../../../src/engine/functions/registry.js';
 import { evaluate } from '../../../src/engine/js-runtime.js';
 
@@ -27,6 +27,24 @@ describe('registry', () => {
     const catalogued = new Set(FUNCTION_CATALOG.flatMap((e) => [e.name, ...e.aliases]));
     const missing = functionNames().filter((n) => !catalogued.has(n) && canonicalName(n) === n);
     expect(missing).toEqual([]);
+  });
+
+  it('unsupported functions are not listed and fail loudly by either spelling', () => {
+    const listed = new Set(functionNames());
+    const catalogued = new Set(FUNCTION_CATALOG.map((e) => e.name));
+    for (const name of UNSUPPORTED_FUNCTIONS) {
+      expect(listed.has(name), name).toBe(false);
+      expect(catalogued.has(name), name).toBe(false);
+      expect(() => getFunction(name)!({})).toThrow(`not supported in osm: ${name}`);
+      expect(() => evaluate(`${camelName(name)}('x')`, {})).toThrow(`not supported in osm: ${name}`);
+    }
+  });
+
+  it('no catalogued function is a placeholder answering the database-unavailable string for every call', () => {
+    // With a context that has no store, store-backed functions may say so; but none may be a bare
+    // placeholder that ignores its context (that was db_update, run_status … before issue 16).
+    const placeholders = FUNCTION_CATALOG.filter((e) => /^\(\)\s*=>\s*DATABASE_UNAVAILABLE$/.test(getFunction(e.name)!.toString().trim()));
+    expect(placeholders.map((e) => e.name)).toEqual([]);
   });
 
   it('camelName', () => {

@@ -29,3 +29,18 @@ describe('scope in workflows and settings', () => {
     expect(validateSettingsObject({}).scope).toEqual({ include: [], exclude: [], workspaces: {}, orgs: {} });
   });
 });
+
+describe('migration 015 (run_scope)', () => {
+  it('is applied to a database already at a later version that never recorded it', async () => {
+    const { default: Database } = await import('better-sqlite3');
+    const { applyMigrations, migrations } = await import('../../../src/store/index.js');
+    const db = new Database(':memory:');
+    db.pragma('foreign_keys = ON');
+    applyMigrations(db, migrations.filter((m) => m.version !== 15));
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'run_scope'").get()).toBeUndefined();
+    expect(applyMigrations(db, migrations)).toEqual([15]);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'run_scope'").get()).toBeDefined();
+    expect(applyMigrations(db, migrations)).toEqual([]);
+    db.close();
+  });
+});

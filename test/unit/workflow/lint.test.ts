@@ -84,7 +84,7 @@ describe('lintWorkflow', () => {
     variable: url
     step: { name: i, type: bash, command: "echo [[uri]]" }
 `))).toEqual([
-        'foreach-variable|warning|steps[0].command|[[x]] is only valid inside a foreach step',
+        'foreach-variable|error|steps[0].command|[[x]] is only valid inside a foreach step (outside one it is not rendered: the step fails without running)',
         "undefined-variable|warning|steps[1].step.command|undefined loop variable '[[uri]]' (the foreach variable is 'url')",
       ]);
     });

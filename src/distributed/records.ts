@@ -1,0 +1,139 @@
+/**
+ * Durable attempt records (issue 15). A worker writes one `start` record when it begins an
+ * attempt and one `end` record when it finishes it, into a Redis stream the master alone trims:
+ * the master applies each record to its database (idempotently, keyed by run + attempt) and only
+ * then deletes it. So nothing the master learns depends on BullMQ keeping a finished job
+ * (`removeOnComplete` trims them), and a master that is down only delays the records.
+ *
+ * Fencing: the attempt number comes from an INCR on `<prefix>:attempt:<run_uuid>` done in the same
+ * script that checks the worker still holds the BullMQ lock of the job; an `end` record is written
+ * only while the lock is still this worker's and no newer attempt was started. A worker that lost
+ * its lease therefore cannot record a late result (and the master refuses any end record older
+ * than the latest attempt it knows, a second line of defence).
+ */
+import { z } from 'zod';
+import type { RedisClient } from 'bullmq';
+import { QUEUE_NAME } from './keys.js';
+import { PROTOCOL_VERSION, taskResultSchema } from './protocol.js';
+
+/** The stream of start/end records (entries removed by the master once applied). */
+export function recordsKey(prefix: string): string {
+  return `${prefix}:records`;
+}
+
+/** The attempt counter of one run (the fencing token). */
+export function attemptKey(prefix: string, runUuid: string): string {
+  return `${prefix}:attempt:${runUuid}`;
+}
+
+/** BullMQ's lock key of a job (value = the token of the worker holding it). */
+export function lockKey(prefix: string, jobId: string): string {
+  return `${prefix}:${QUEUE_NAME}:${jobId}:lock`;
+}
+
+/** How long attempt counters live after their last use (a run is not re-attempted after a month). */
+const ATTEMPT_KEY_TTL_S = 30 * 24 * 3600;
+
+export const startRecordSchema = z.object({
+  v: z.literal(PROTOCOL_VERSION),
+  kind: z.literal('start'),
+  run_uuid: z.string().uuid(),
+  worker_id: z.string().max(128),
+  at: z.string(),
+  /** BullMQ's counters when the attempt began (hints for the cause). */
+  attempts_made: z.number().int().min(0),
+  stalled: z.number().int().min(0),
+});
+
+export const endRecordSchema = z.object({
+  v: z.literal(PROTOCOL_VERSION),
+  kind: z.literal('end'),
+  run_uuid: z.string().uuid(),
+  worker_id: z.string().max(128),
+  at: z.string(),
+  /** `result`: the run ended on the worker (completed, failed or cancelled workflow) and `result` says how. */
+  outcome: z.enum(['result', 'error', 'handed back']),
+  error: z.string().max(65_536).default(''),
+  /** For `error`: no attempt follows (attempts exhausted, or not retryable). */
+  final: z.boolean().default(false),
+  result: taskResultSchema.optional(),
+});
+
+export type StartRecord = z.infer<typeof startRecordSchema>;
+export type EndRecord = z.infer<typeof endRecordSchema>;
+export type AttemptRecordMsg = (StartRecord | EndRecord) & { attempt: number };
+
+const recordSchema = z.discriminatedUnion('kind', [startRecordSchema, endRecordSchema]);
+
+/** KEYS: lock, attempt counter, stream. ARGV: token, record JSON, ttl. → attempt number, 0 without the lock. */
+const START_SCRIPT = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local n = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('XADD', KEYS[3], '*', 'attempt', n, 'rec', ARGV[2])
+return n
+`;
+
+/** KEYS: lock, attempt counter, stream. ARGV: token, attempt, record JSON. → 1 written, 0 refused (lease lost or superseded). */
+const END_SCRIPT = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('GET', KEYS[2]) ~= ARGV[2] then return 0 end
+redis.call('XADD', KEYS[3], '*', 'attempt', ARGV[2], 'rec', ARGV[3])
+return 1
+`;
+
+/** KEYS: stream. ARGV: count. */
+const READ_SCRIPT = `return redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', ARGV[1])`;
+/** KEYS: stream. ARGV: ids. */
+const DEL_SCRIPT = `return redis.call('XDEL', KEYS[1], unpack(ARGV))`;
+
+const defined = new WeakSet<object>();
+
+/** BullMQ's client abstraction runs Lua through named commands: define ours once per client. */
+function withCommands(client: RedisClient): RedisClient {
+  if (defined.has(client)) return client;
+  client.defineCommand('osmAttemptStart', { numberOfKeys: 3, lua: START_SCRIPT });
+  client.defineCommand('osmAttemptEnd', { numberOfKeys: 3, lua: END_SCRIPT });
+  client.defineCommand('osmRecordsRead', { numberOfKeys: 1, lua: READ_SCRIPT, readOnly: true });
+  client.defineCommand('osmRecordsDel', { numberOfKeys: 1, lua: DEL_SCRIPT });
+  defined.add(client);
+  return client;
+}
+
+/** Starts an attempt: its number, or 0 when this worker does not hold the job's lock. */
+export async function recordStart(client: RedisClient, prefix: string, token: string, rec: StartRecord): Promise<number> {
+  const n = await withCommands(client).runCommand('osmAttemptStart', [lockKey(prefix, rec.run_uuid), attemptKey(prefix, rec.run_uuid), recordsKey(prefix), token, JSON.stringify(rec), String(ATTEMPT_KEY_TTL_S)]);
+  return Number(n);
+}
+
+/** Ends an attempt: false when refused (the lease was lost or a newer attempt started). */
+export async function recordEnd(client: RedisClient, prefix: string, token: string, attempt: number, rec: EndRecord): Promise<boolean> {
+  const ok = await withCommands(client).runCommand('osmAttemptEnd', [lockKey(prefix, rec.run_uuid), attemptKey(prefix, rec.run_uuid), recordsKey(prefix), token, String(attempt), JSON.stringify(rec)]);
+  return Number(ok) === 1;
+}
+
+/** Up to `count` pending records, oldest first, with their stream ids; unreadable ones are returned as `invalid`. */
+export async function readRecords(
+  client: RedisClient,
+  prefix: string,
+  count: number,
+): Promise<{ id: string; record?: AttemptRecordMsg; invalid?: string }[]> {
+  const entries = (await withCommands(client).runCommand('osmRecordsRead', [recordsKey(prefix), String(count)])) as [string, string[]][];
+  return entries.map(([id, fields]) => {
+    const f: Record<string, string> = {};
+    for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
+    try {
+      const parsed = recordSchema.safeParse(JSON.parse(f.rec ?? ''));
+      const attempt = Number(f.attempt);
+      if (!parsed.success || !Number.isInteger(attempt) || attempt < 1) return { id, invalid: parsed.success ? 'bad attempt number' : parsed.error.message };
+      return { id, record: { ...parsed.data, attempt } };
+    } catch (err) {
+      return { id, invalid: (err as Error).message };
+    }
+  });
+}
+
+/** Removes applied records. */
+export async function ackRecords(client: RedisClient, prefix: string, ids: string[]): Promise<void> {
+  if (ids.length > 0) await withCommands(client).runCommand('osmRecordsDel', [recordsKey(prefix), ...ids]);
+}

@@ -1,0 +1,88 @@
+/**
+ * The `run_attempts` table (migration 016): one row per execution of a distributed run. The
+ * attempt number is the fencing token handed out by Redis; the master writes these rows from the
+ * workers' durable start/end records, idempotently (UNIQUE run_uuid + attempt).
+ */
+import { nowIso, type Db, type StatementCache } from './sql.js';
+
+export type AttemptOutcome = 'running' | 'completed' | 'failed' | 'cancelled' | 'error' | 'stalled' | 'worker lost' | 'refused' | 'handed back';
+export type AttemptCause = 'first' | 'stalled' | 'worker lost' | 'retry' | 'handed back';
+
+export interface AttemptRecord {
+  run_uuid: string;
+  attempt: number;
+  worker_id: string;
+  started_at: string;
+  ended_at: string | null;
+  outcome: AttemptOutcome;
+  cause: AttemptCause;
+  error: string;
+}
+
+export interface AttemptsRepo {
+  /** Records the start of an attempt (no-op when it is already recorded); true when inserted. */
+  start(a: { run_uuid: string; attempt: number; worker_id: string; started_at?: string; cause: AttemptCause }): boolean;
+  /** Ends an attempt still open; true when it changed. */
+  end(runUuid: string, attempt: number, outcome: AttemptOutcome, opts?: { at?: string; error?: string }): boolean;
+  /** Ends every open attempt of a run numbered below `attempt` (superseded by a newer one). */
+  endOlder(runUuid: string, attempt: number, outcome: AttemptOutcome, error?: string): number;
+  get(runUuid: string, attempt: number): AttemptRecord | undefined;
+  listByRun(runUuid: string): AttemptRecord[];
+  /** Highest attempt number recorded for a run (0 when none). */
+  latest(runUuid: string): number;
+  /** Counts per worker and outcome (worker totals that survive restarts). */
+  totalsByWorker(): Record<string, Record<string, number>>;
+  /** Counts of attempts by cause (stalls, retries…). */
+  countByCause(): Record<string, number>;
+  /** running → queued for a distributed run waiting for a worker again (after a stall or hand-back). */
+  requeueRun(runUuid: string): boolean;
+}
+
+export function createAttemptsRepo(_db: Db, q: StatementCache): AttemptsRepo {
+  return {
+    start(a) {
+      const r = q(
+        `INSERT INTO run_attempts (run_uuid, attempt, worker_id, started_at, cause) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (run_uuid, attempt) DO NOTHING`,
+      ).run(a.run_uuid, a.attempt, a.worker_id, a.started_at ?? nowIso(), a.cause);
+      return r.changes > 0;
+    },
+    end(runUuid, attempt, outcome, opts = {}) {
+      return (
+        q(`UPDATE run_attempts SET ended_at = ?, outcome = ?, error = ? WHERE run_uuid = ? AND attempt = ? AND ended_at IS NULL`).run(
+          opts.at ?? nowIso(),
+          outcome,
+          opts.error ?? '',
+          runUuid,
+          attempt,
+        ).changes > 0
+      );
+    },
+    endOlder(runUuid, attempt, outcome, error = '') {
+      return q(`UPDATE run_attempts SET ended_at = ?, outcome = ?, error = ? WHERE run_uuid = ? AND attempt < ? AND ended_at IS NULL`).run(nowIso(), outcome, error, runUuid, attempt).changes;
+    },
+    get(runUuid, attempt) {
+      return q('SELECT run_uuid, attempt, worker_id, started_at, ended_at, outcome, cause, error FROM run_attempts WHERE run_uuid = ? AND attempt = ?').get(runUuid, attempt) as AttemptRecord | undefined;
+    },
+    listByRun(runUuid) {
+      return q('SELECT run_uuid, attempt, worker_id, started_at, ended_at, outcome, cause, error FROM run_attempts WHERE run_uuid = ? ORDER BY attempt').all(runUuid) as AttemptRecord[];
+    },
+    latest(runUuid) {
+      const row = q('SELECT MAX(attempt) AS n FROM run_attempts WHERE run_uuid = ?').get(runUuid) as { n: number | null };
+      return row.n ?? 0;
+    },
+    totalsByWorker() {
+      const rows = q('SELECT worker_id, outcome, COUNT(*) AS n FROM run_attempts GROUP BY worker_id, outcome').all() as { worker_id: string; outcome: string; n: number }[];
+      const out: Record<string, Record<string, number>> = {};
+      for (const r of rows) (out[r.worker_id] ??= {})[r.outcome] = r.n;
+      return out;
+    },
+    countByCause() {
+      const rows = q('SELECT cause, COUNT(*) AS n FROM run_attempts GROUP BY cause').all() as { cause: string; n: number }[];
+      return Object.fromEntries(rows.map((r) => [r.cause, r.n]));
+    },
+    requeueRun(runUuid) {
+      return q(`UPDATE runs SET status = 'queued', updated_at = ?, current_pid = 0 WHERE run_uuid = ? AND status = 'running' AND run_mode = 'distributed'`).run(nowIso(), runUuid).changes > 0;
+    },
+  };
+}

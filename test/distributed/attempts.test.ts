@@ -1,0 +1,277 @@
+/**
+ * Issue 15, "work is done once, visibly": attempts recorded durably with their worker and cause,
+ * fencing of a worker paused past its lease (its step is stopped on waking, its late result
+ * refused), and completion records that survive master downtime while BullMQ trims finished jobs.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { Queue } from 'bullmq';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, ROOT } from '../helpers/cli.js';
+import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { createAppContext, type AppContext } from '../../src/services/context.js';
+import { openStore } from '../../src/store/index.js';
+import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
+import { DistributedMaster } from '../../src/distributed/master.js';
+import { DistributedWorker } from '../../src/distributed/worker.js';
+import { QUEUE_NAME } from '../../src/distributed/keys.js';
+import { recordsKey } from '../../src/distributed/records.js';
+import { connectionOptions, resolveDistributedConfig, type DistributedConfig } from '../../src/distributed/redis-config.js';
+import { dropPrefix, REDIS_URL, redisAvailable, testPrefix, until, writeWorkflows } from './helpers.js';
+
+const hasRedis = await redisAvailable();
+
+/** Direct children of a process (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', () => {
+  const prefix = testPrefix();
+  const dirs: string[] = [];
+  const children: ChildProcess[] = [];
+  const inProcess: { worker: DistributedWorker; app: AppContext }[] = [];
+  let wfDir: string;
+  let t: TestServer;
+  let master: DistributedMaster;
+  let config: DistributedConfig;
+  let redis: Redis;
+
+  const tmp = () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'osm-test-'));
+    dirs.push(d);
+    return d;
+  };
+  const api = (method: 'GET' | 'POST', url: string, payload?: object) => t.server.inject({ method, url, headers: t.auth, ...(payload ? { payload } : {}) });
+
+  async function spawnWorker(name: string, base: string): Promise<ChildProcess> {
+    const child = spawn(
+      process.execPath,
+      [BIN, '-b', base, '-F', wfDir, 'worker', 'join', '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--name', name, '--lock-duration', '1000', '--stalled-interval', '500'],
+      { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.push(child);
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    await until(() => out.includes(`worker ${name} joined`) || child.exitCode !== null, `worker ${name} to join`);
+    if (child.exitCode !== null) throw new Error(`worker ${name} exited: ${out}`);
+    return child;
+  }
+
+  async function startInProcess(name: string, concurrency = 1): Promise<DistributedWorker> {
+    const app = createAppContext({ baseFolder: tmp(), workflowFolder: wfDir });
+    const worker = new DistributedWorker(app, { config, name, concurrency, lockDurationMs: 1000, stalledIntervalMs: 500, maxStalledCount: 1 });
+    inProcess.push({ worker, app });
+    await worker.start();
+    return worker;
+  }
+
+  beforeAll(async () => {
+    wfDir = tmp();
+    writeWorkflows(wfDir, ['slow', 'quick']);
+    t = await makeTestServer({ workflowFolder: wfDir });
+    config = resolveDistributedConfig(t.app.settings(), { redisUrl: REDIS_URL, prefix });
+    master = new DistributedMaster(t.app, { config, attempts: 1, sweepMs: 500, recordsMs: 200, keepCompleted: 5 });
+    await master.start();
+    attachMaster(t.app, master);
+    redis = new Redis(REDIS_URL);
+  });
+
+  afterEach(async () => {
+    for (const { worker, app } of inProcess.splice(0)) {
+      await worker.stop();
+      app.close();
+    }
+  });
+
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    detachMaster(t.app);
+    await master?.stop();
+    await t?.close();
+    redis?.disconnect();
+    await dropPrefix(prefix);
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('a worker SIGKILLed mid-step: the run is queued again, re-executed elsewhere, and both attempts are recorded', async () => {
+    const base = tmp();
+    const child = await spawnWorker('w-doomed', base);
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'slow', target: 'doomed.example.com', params: { nap: '3' } });
+    expect(res.statusCode, res.body).toBe(202);
+    const uuid = res.json().run_uuid as string;
+    await until(async () => (await api('GET', `/osm/api/tasks/${uuid}`)).json().progress?.current_step === 'nap', 'the long step');
+    const first = (await api('GET', `/osm/api/runs/${uuid}`)).json().data;
+    expect(first).toMatchObject({ status: 'running', worker: 'w-doomed', attempts: [{ attempt: 1, worker_id: 'w-doomed', outcome: 'running', cause: 'first', ended_at: null }] });
+
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+    // No worker online: the stalled check of the next worker is what moves it; the run waits.
+    await startInProcess('w-heir');
+    const run = await until(() => (t.app.store.runs.getByUuid(uuid)?.status === 'completed' ? t.app.store.runs.getByUuid(uuid) : undefined), 'the run to complete on the heir');
+    const view = (await api('GET', `/osm/api/runs/${uuid}`)).json().data;
+    expect(view.worker).toBe('w-heir');
+    expect(view.attempts).toMatchObject([
+      { attempt: 1, worker_id: 'w-doomed', outcome: 'worker lost', cause: 'first' },
+      { attempt: 2, worker_id: 'w-heir', outcome: 'completed', cause: 'worker lost' },
+    ]);
+    expect(view.attempts[0].ended_at).toBeTruthy();
+    expect(t.app.store.steps.listByRun(run.id).map((s) => [s.step_name, s.status])).toEqual([['first', 'completed'], ['nap', 'completed'], ['last', 'completed']]);
+    const events = t.app.store.events.list({ run_id: uuid }, { offset: 0, limit: 100 }).data;
+    expect(events.filter((e) => e.topic === 'run.completed')).toHaveLength(1);
+    const re = events.filter((e) => e.topic === 'run.reattempt');
+    expect(re).toHaveLength(1);
+    expect(JSON.parse(re[0]!.data as unknown as string)).toMatchObject({ attempt: 2, cause: 'worker lost', worker_id: 'w-heir', previous_worker: 'w-doomed' });
+    // The killed worker's step group (it cannot clean up after SIGKILL yet): end it for the test.
+    const store = openStore(path.join(base, 'database-osm.sqlite'));
+    for (const r of store.runs.list({}, { offset: 0, limit: 10 }).data) if (r.current_pid > 1) try { process.kill(-r.current_pid, 'SIGKILL'); } catch { /* gone */ }
+    store.close();
+  });
+
+  it('a worker paused past its lease: on waking it stops its step at once and its late result is refused', async () => {
+    const base = tmp();
+    const child = await spawnWorker('w-sleepy', base);
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'slow', target: 'sleepy.example.com', params: { nap: '6' } });
+    const uuid = res.json().run_uuid as string;
+    await until(async () => (await api('GET', `/osm/api/tasks/${uuid}`)).json().progress?.current_step === 'nap', 'the long step on w-sleepy');
+    child.kill('SIGSTOP');
+    await startInProcess('w-awake');
+    // The lease expired, the task was re-queued and w-awake started attempt 2.
+    await until(() => t.app.store.attempts.get(uuid, 2)?.worker_id === 'w-awake', 'attempt 2 on w-awake');
+    expect(t.app.store.attempts.get(uuid, 1)).toMatchObject({ outcome: 'stalled', worker_id: 'w-sleepy' });
+    child.kill('SIGCONT');
+    // On waking, w-sleepy's watchdog stops its copy: its own record of the run ends unfinished.
+    const wstore = openStore(path.join(base, 'database-osm.sqlite'));
+    try {
+      const local = await until(() => {
+        const r = wstore.runs.getByUuid(uuid);
+        return r && r.status !== 'running' && r.status !== 'queued' ? r : undefined;
+      }, "w-sleepy's copy to stop");
+      expect(local.status).not.toBe('completed');
+      const nap = wstore.steps.listByRun(local.id).find((s) => s.step_name === 'nap');
+      expect(nap?.status).not.toBe('completed');
+      expect(wstore.steps.listByRun(local.id).find((s) => s.step_name === 'last')).toBeUndefined();
+    } finally {
+      wstore.close();
+    }
+    const run = await until(() => (t.app.store.runs.getByUuid(uuid)?.status === 'completed' ? t.app.store.runs.getByUuid(uuid) : undefined), 'the run to complete on w-awake');
+    expect(t.app.store.steps.listByRun(run.id).map((s) => [s.step_name, s.status])).toEqual([['first', 'completed'], ['nap', 'completed'], ['last', 'completed']]);
+    const attempts = t.app.store.attempts.listByRun(uuid);
+    expect(attempts.map((a) => [a.attempt, a.worker_id, a.outcome, a.cause])).toEqual([
+      [1, 'w-sleepy', 'stalled', 'first'],
+      [2, 'w-awake', 'completed', 'stalled'],
+    ]);
+    expect(t.app.store.events.list({ run_id: uuid, topic: 'run.completed' }, { offset: 0, limit: 10 }).total).toBe(1);
+    child.kill('SIGTERM');
+  });
+
+  it('a worker killed with SIGKILL together with its spawner: its step group is killed at its next start; the run completes once', async () => {
+    const base = tmp();
+    const child = await spawnWorker('w-crash', base);
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'slow', target: 'crash.example.com', params: { nap: '120' } });
+    const uuid = res.json().run_uuid as string;
+    await until(async () => (await api('GET', `/osm/api/tasks/${uuid}`)).json().progress?.current_step === 'nap', 'the long step on w-crash');
+    const wstore = openStore(path.join(base, 'database-osm.sqlite'));
+    const stepPid = await until(() => wstore.runs.getByUuid(uuid)?.current_pid, 'the step pid recorded');
+    wstore.close();
+    expect(groupAlive(stepPid)).toBe(true);
+    // The worker and its spawner processes die at once (the step group is not their child any more).
+    const spawners = childrenOf(child.pid!).filter((p) => p !== stepPid);
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    for (const p of spawners) try { process.kill(p, 'SIGKILL'); } catch { /* gone */ }
+    await exited;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(groupAlive(stepPid)).toBe(true); // orphaned, still running
+
+    // The same worker comes back on the same base folder: it kills the orphan and fails its stale copy.
+    const again = await spawnWorker('w-crash', base);
+    await until(() => !groupAlive(stepPid), 'the orphaned step group to be killed');
+    const check = openStore(path.join(base, 'database-osm.sqlite'));
+    try {
+      // Its first copy was replaced by the re-run of the task, or is failed: never left running.
+      await until(() => {
+        const r = check.runs.getByUuid(uuid);
+        return r && (r.status === 'failed' || r.current_pid !== stepPid);
+      }, 'the stale copy to be settled');
+    } finally {
+      check.close();
+    }
+    // The task stalled and runs again (on the restarted worker); cancel the long re-run.
+    await until(() => t.app.store.attempts.latest(uuid) >= 2, 'attempt 2');
+    // (The worker is back under the same name by then, so the master may see it as a stall.)
+    expect(['worker lost', 'stalled']).toContain(t.app.store.attempts.get(uuid, 1)?.outcome);
+    expect((await api('POST', `/osm/api/runs/${uuid}/cancel`)).statusCode).toBe(200);
+    await until(() => t.app.store.attempts.get(uuid, 2)?.outcome === 'cancelled', 'attempt 2 to end cancelled');
+    again.kill('SIGTERM');
+  });
+
+  it('tasks finishing while the master is stopped, with BullMQ trimming finished jobs: every run completed exactly once', async () => {
+    const N = 60;
+    const uuids: string[] = [];
+    for (let i = 0; i < N; i++) {
+      const r = await api('POST', '/osm/api/tasks', { workflow_name: 'quick', target: `t${i}.example.com` });
+      expect(r.statusCode, r.body).toBe(202);
+      uuids.push(r.json().run_uuid);
+    }
+    detachMaster(t.app);
+    await master.stop();
+    await startInProcess('w-busy-1', 4);
+    await startInProcess('w-busy-2', 4);
+    // Every attempt started and ended (2 records per run) while no master listens.
+    await until(async () => (await redis.xlen(recordsKey(prefix))) >= 2 * N, 'the records of every run', 120_000);
+    const queue = new Queue(QUEUE_NAME, { connection: connectionOptions(config.redis), prefix });
+    try {
+      const counts = await queue.getJobCounts('completed', 'active', 'wait', 'prioritized');
+      expect(counts.completed).toBeLessThanOrEqual(5); // trimmed: most finished jobs are gone from Redis
+      expect(counts.active + counts.wait + counts.prioritized).toBe(0);
+    } finally {
+      await queue.close();
+    }
+    master = new DistributedMaster(t.app, { config, attempts: 1, sweepMs: 500, recordsMs: 200, keepCompleted: 5 });
+    await master.start();
+    attachMaster(t.app, master);
+    for (const uuid of uuids) {
+      const run = t.app.store.runs.getByUuid(uuid)!;
+      expect(run.status, `${uuid}: ${run.error_message}`).toBe('completed');
+      expect(t.app.store.attempts.listByRun(uuid).map((a) => [a.attempt, a.outcome])).toEqual([[1, 'completed']]);
+      expect(t.app.store.events.list({ run_id: uuid, topic: 'run.completed' }, { offset: 0, limit: 10 }).total).toBe(1);
+      expect(t.app.store.steps.listByRun(run.id)).toHaveLength(2);
+    }
+    expect(await redis.xlen(recordsKey(prefix))).toBe(0);
+    // The sweep after start re-submitted nothing.
+    await master.sweep();
+    const q2 = new Queue(QUEUE_NAME, { connection: connectionOptions(config.redis), prefix });
+    try {
+      const c = await q2.getJobCounts('active', 'wait', 'prioritized');
+      expect(c.active + c.wait + c.prioritized).toBe(0);
+    } finally {
+      await q2.close();
+    }
+  }, 240_000);
+});
