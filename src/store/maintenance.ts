@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { errors } from '../errors.js';
 import type { Store } from './db.js';
 import { runReadOnlyQuery, type QueryResult } from './readonly-query.js';
-import { latestVersion, schemaVersion } from './migrate.js';
+import { latestVersion, pendingMigrations, schemaVersion } from './migrate.js';
 import { migrations } from './migrations/index.js';
 import type { Db } from './sql.js';
 
@@ -46,10 +46,7 @@ export function createMaintenanceRepo(db: Db): MaintenanceRepo {
     count: (table) => (db.prepare(`SELECT COUNT(*) AS n FROM ${known(table)}`).get() as { n: number }).n,
     columns: (table) => db.prepare(`SELECT name, type FROM pragma_table_info(?) ORDER BY cid`).all(known(table).slice(1, -1)) as { name: string; type: string }[],
     schemaVersion: () => schemaVersion(db),
-    pending: () => {
-      const v = schemaVersion(db);
-      return migrations.filter((m) => m.version > v).map((m) => ({ version: m.version, name: m.name }));
-    },
+    pending: () => pendingMigrations(db).map((m) => ({ version: m.version, name: m.name })),
     latestVersion: () => latestVersion(),
   };
 }
@@ -60,7 +57,7 @@ export function inspectSqliteFile(path: string): { exists: boolean; version: num
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     const version = schemaVersion(db);
-    return { exists: true, version, pending: migrations.filter((m) => m.version > version).map((m) => ({ version: m.version, name: m.name })) };
+    return { exists: true, version, pending: pendingMigrations(db).map((m) => ({ version: m.version, name: m.name })) };
   } finally {
     db.close();
   }

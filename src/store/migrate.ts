@@ -20,12 +20,23 @@ export function schemaVersion(db: Db): number {
   return row.v ?? 0;
 }
 
+/** Migrations of `list` not recorded in the database (an empty or new database: all of them). */
+export function pendingMigrations(db: Db, list: readonly Migration[] = allMigrations): Migration[] {
+  const has = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).get();
+  if (!has) return [...list];
+  const done = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => Number(r.version)));
+  return list.filter((m) => !done.has(m.version));
+}
+
 /** The version the given migration list brings a database to. */
 export function latestVersion(list: readonly Migration[] = allMigrations): number {
   return list.length > 0 ? list[list.length - 1]!.version : 0;
 }
 
-/** Applies every migration newer than the database's version; returns the versions applied. */
+/**
+ * Applies every migration not yet recorded in `schema_migrations` (not only those above the highest:
+ * migrations written on parallel branches may land out of order); returns the versions applied.
+ */
 export function applyMigrations(db: Db, list: readonly Migration[] = allMigrations): number[] {
   checkOrder(list);
   const current = schemaVersion(db);
@@ -37,10 +48,9 @@ export function applyMigrations(db: Db, list: readonly Migration[] = allMigratio
   const isApplied = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?');
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
   let scrubbed = false;
+  const done = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => Number(r.version)));
   for (const m of list) {
-    // A version below the database's is still applied when it was never recorded (numbers are
-    // reserved per branch, so 015 may arrive after 016 was applied).
-    if (m.version <= current && isApplied.get(m.version)) continue;
+    if (done.has(m.version)) continue;
     // secure_delete zeroes what the migration deletes instead of leaving it in free space.
     const secureBefore = m.scrub ? db.pragma('secure_delete', { simple: true }) : undefined;
     if (m.scrub) db.pragma('secure_delete = ON');

@@ -10,7 +10,7 @@ import { inspectSqliteFile, listTableRows } from '../../store/maintenance.js';
 import { copyPgToSqlite, copySqliteToPg, type CopyProgress, type CopyResult } from '../../store/copy.js';
 import { dbEngineOf, pgTarget, pgTargetFromSettings } from '../../store/pg/config.js';
 import { openPgPool, probePg, requireReachable } from '../../store/pg/pool.js';
-import { applyPgMigrations, pgLatestVersion, pgSchemaVersion } from '../../store/pg/migrate.js';
+import { applyPgMigrations, pgLatestVersion, pgPendingMigrations, pgSchemaVersion } from '../../store/pg/migrate.js';
 import { pgMigrations } from '../../store/pg/migrations/index.js';
 import { indexWorkflows } from '../../workflow/indexer.js';
 import { renderTable, colorEnabled } from '../output.js';
@@ -73,7 +73,7 @@ export async function dbStatus(command: Command): Promise<void> {
       const pool = openPgPool(target, { max: 1 });
       try {
         const v = await pgSchemaVersion(pool);
-        Object.assign(postgresql, { schema_version: v, latest_version: pgLatestVersion(), pending: pgMigrations.filter((m) => m.version > v).map((m) => ({ version: m.version, name: m.name })) });
+        Object.assign(postgresql, { schema_version: v, latest_version: pgLatestVersion(), pending: (await pgPendingMigrations(pool)).map((m) => ({ version: m.version, name: m.name })) });
       } finally {
         await pool.end();
       }

@@ -41,7 +41,7 @@ export const migrations: readonly Migration[] = [
   { version: 11, name: 'team-access', sql: teamAccess },
   { version: 12, name: 'schedule-orgs', sql: scheduleOrgs },
   { version: 13, name: 'asset-ports', sql: assetPorts },
-  // 14 is taken by another branch; the runner applies every version not yet recorded.
+  // 14 was never used (a branch's number that did not need a migration).
   { version: 15, name: 'run-scope', sql: runScope },
   { version: 16, name: 'run-attempts', sql: runAttempts },
 ];

@@ -24,11 +24,20 @@ export async function pgSchemaVersion(pool: PgPool): Promise<number> {
   return Number(r.rows[0]?.v ?? 0);
 }
 
+/** Migrations of `list` not recorded in the PostgreSQL database. */
+export async function pgPendingMigrations(pool: PgPool, list: readonly PgMigration[] = pgMigrations): Promise<PgMigration[]> {
+  const exists = await pool.query(`SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_migrations'`);
+  if (exists.rowCount === 0) return [...list];
+  const r = await pool.query<{ version: string | number }>('SELECT version FROM schema_migrations');
+  const done = new Set(r.rows.map((x) => Number(x.version)));
+  return list.filter((m) => !done.has(m.version));
+}
+
 export function pgLatestVersion(list: readonly PgMigration[] = pgMigrations): number {
   return list.length > 0 ? list[list.length - 1]!.version : 0;
 }
 
-/** Applies every migration newer than the database's version; returns the versions applied. */
+/** Applies every migration not yet recorded (as the SQLite runner does); returns the versions applied. */
 export async function applyPgMigrations(pool: PgPool, list: readonly PgMigration[] = pgMigrations): Promise<number[]> {
   const current = await pgSchemaVersion(pool);
   if (current > pgLatestVersion(list)) {
@@ -37,9 +46,11 @@ export async function applyPgMigrations(pool: PgPool, list: readonly PgMigration
   const applied: number[] = [];
   const client = await pool.connect();
   try {
+    await client.query(CREATE_TABLE);
+    const recorded = await client.query<{ version: string | number }>('SELECT version FROM schema_migrations');
+    const done = new Set(recorded.rows.map((r) => Number(r.version)));
     for (const m of list) {
-      // Versions at or below the current one are checked too: one never recorded (a number
-      // reserved by a branch that merged later) is applied now.
+      if (done.has(m.version)) continue;
       await client.query('BEGIN');
       try {
         await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);

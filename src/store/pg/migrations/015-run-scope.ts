@@ -1,6 +1,6 @@
-/** PostgreSQL twin of src/store/migrations/015-run-scope.ts (target scope counts of a run). */
+/** PostgreSQL twin of src/store/migrations/015-run-scope.ts (a run's scope layers and dropped counts). */
 export const sql = /* sql */ `
-CREATE TABLE IF NOT EXISTS run_scope (
+CREATE TABLE run_scope (
   run_id      BIGINT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
   layers      TEXT NOT NULL DEFAULT '[]',
   dropped     BIGINT NOT NULL DEFAULT 0,
