@@ -33,6 +33,12 @@ describe('osm run with a scope', () => {
     }
   });
 
+  it('a dry run checks the scope too', async () => {
+    const r = await osm(['run', '-m', 'scope-foreach', '-t', 'evil.org', '--scope-file', scopeFile, '--dry-run']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('evil.org: out of scope: matched by no include entry in the run scope');
+  });
+
   it('an invalid scope file is a usage error listing every bad line (exit 2)', async () => {
     const bad = join(base, 'bad-scope.txt');
     writeFileSync(bad, 'ok.example.com\nfoo*.example.com\n!300.1.1.1\n');
@@ -104,5 +110,35 @@ describe('osm scope check', () => {
     const wf = await osm(['scope', 'check', 'admin.example.com', '-m', 'scope-in-workflow']);
     expect(wf.code).toBe(1);
     expect(wf.stdout).toContain('workflow:scope-in-workflow: excluded');
+  });
+});
+
+describe('scopes from the settings', () => {
+  it('settings, workspace and run layers intersect; each can only narrow', async () => {
+    const { dir, cleanup: done } = tempDir('osm-scope-settings-');
+    try {
+      const o = (args: string[]) => runOsm(['-b', dir, '-F', FIX, ...args]);
+      expect((await o(['scope', 'check', 'x.example.com'])).code).toBe(0); // creates the settings file
+      const file = join(dir, 'osm-settings.yaml');
+      const text = readFileSync(file, 'utf8');
+      const scoped = text.replace(/^scope:\n(?:[ #].*\n|\n)*/m, 'scope:\n  include: [".example.com", "10.0.0.0/8"]\n  exclude: ["admin.example.com"]\n  workspaces:\n    dev: { include: ["*.dev.example.com"] }\n');
+      expect(scoped).not.toBe(text);
+      writeFileSync(file, scoped);
+      const a = await o(['scope', 'check', 'www.example.com', '--json']);
+      expect(JSON.parse(a.stdout)).toMatchObject({ in_scope: true, layers: [{ layer: 'settings', reason: 'included' }] });
+      const b = await o(['scope', 'check', 'www.example.com', '-w', 'dev', '--json']);
+      expect(b.code).toBe(1);
+      expect(JSON.parse(b.stdout)).toMatchObject({ in_scope: false, layer: 'workspace:dev' });
+      const c = await o(['scope', 'check', 'api.dev.example.com', '-w', 'dev', '--json']);
+      expect(JSON.parse(c.stdout).in_scope).toBe(true);
+      // A run layer cannot widen the settings: evil.org stays out even if the file includes it.
+      const wide = join(dir, 'wide.txt');
+      writeFileSync(wide, '*\n');
+      const r = await o(['run', '-m', 'scope-in-workflow', '-t', 'evil.org', '--scope-file', wide]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('in the settings scope');
+    } finally {
+      done();
+    }
   });
 });

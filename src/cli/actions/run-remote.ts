@@ -20,6 +20,8 @@ export interface RemoteRunInput {
   disableColor?: boolean;
   /** -D: the master hands the runs to its workers. */
   runMode?: 'distributed';
+  /** `--scope-file`, sent as the request's `scope` (the daemon enforces it). */
+  scope?: { include: string[]; exclude: string[] };
 }
 
 interface ApiRun {
@@ -105,6 +107,7 @@ export async function submitToServer(server: string, input: RemoteRunInput): Pro
       ...(input.runMode ? { run_mode: input.runMode } : { concurrency: input.concurrency }),
       ...(input.targets.length === 1 ? { target: input.targets[0] } : { targets: input.targets }),
       ...(input.timeoutMs ? { timeout: Math.max(1, Math.ceil(input.timeoutMs / 60_000)) } : {}),
+      ...(input.scope ? { scope: input.scope } : {}),
     };
     const created = await api<{ job_id: string; poll_url: string }>(base, 'osm/api/runs', input.apiKey, { method: 'POST', body });
     if (!input.json && !input.silent) process.stdout.write(`◆ Submitted ${wf} to ${server} (job ${created.job_id})\n`);

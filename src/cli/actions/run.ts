@@ -26,7 +26,8 @@ import { assertInstalledWorkflow } from '../../services/installed-workflow.js';
 import type { Workflow } from '../../workflow/types.js';
 import { registerWebhookRuns, webhookTriggerPath, webhookTriggersEnabled } from '../../services/webhook-runs.js';
 import { jsonEventListener } from '../run-events.js';
-import { scopeFileSpec } from '../../services/scope.js';
+import { assertTargetsInScope, scopeFileSpec } from '../../services/scope.js';
+import { analyzeTarget } from '../../workflow/heuristics.js';
 
 /** `osm run`: collect targets and params, create run rows, execute them (or submit to a daemon). */
 export async function runAction(command: Command): Promise<void> {
@@ -112,7 +113,7 @@ async function runCommand(command: Command): Promise<void> {
 
   if (server) {
     const { submitToServer } = await import('./run-remote.js');
-    await submitToServer(server, { workflows, kind: o.flow ? 'flow' : 'module', targets, params, concurrency, priority: o.runPriority, timeoutMs, apiKey, json: Boolean(o.json), silent: Boolean(o.silent), verbose: Boolean(o.verbose || o.debug), disableColor: o.disableColor, ...(o.distributedRun ? { runMode: 'distributed' as const } : {}) });
+    await submitToServer(server, { workflows, kind: o.flow ? 'flow' : 'module', targets, params, concurrency, priority: o.runPriority, timeoutMs, apiKey, json: Boolean(o.json), silent: Boolean(o.silent), verbose: Boolean(o.verbose || o.debug), disableColor: o.disableColor, ...(o.distributedRun ? { runMode: 'distributed' as const } : {}), ...(options.scope ? { scope: options.scope } : {}) });
     return;
   }
 
@@ -125,6 +126,8 @@ async function runCommand(command: Command): Promise<void> {
       for (const wf of workflows) {
         const loaded = app.loader.load(wf);
         for (const t of targets) checkStaticDependencies(loaded, t, pathEnv, { skipValidation: o.skipValidation, emptyTarget: o.emptyTarget });
+        // The target scope is checked as a real run would (exit 2 when a target is out of scope).
+        if (!o.emptyTarget) assertTargetsInScope(app, loaded, targets, options.scope, (t) => analyzeTarget(t, { level: options.heuristics ?? 'basic', space: options.space }).targetSpace);
         if (loaded.kind === 'flow') for (const line of missingToolLines(app.loader, loaded, pathEnv)) process.stdout.write(`${line}\n`);
         const tpl = templateIssueLines(app.loader, loaded);
         for (const line of tpl.lines) process.stdout.write(`${line}\n`);

@@ -4,7 +4,7 @@
  * first few dropped values. One row per run that had a scope; it goes with the run.
  */
 export const sql = /* sql */ `
-CREATE TABLE run_scope (
+CREATE TABLE IF NOT EXISTS run_scope (
   run_id      INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
   layers      TEXT NOT NULL DEFAULT '[]',
   dropped     INTEGER NOT NULL DEFAULT 0,

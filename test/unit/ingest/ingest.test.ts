@@ -32,7 +32,7 @@ describe('httpx import', () => {
   it('maps the real httpx fields', async () => {
     const s = store();
     const stats = await importAssetsJsonl(s, 'example.com', fx('httpx-run1.jsonl'));
-    expect(stats).toEqual({ new: 5, updated: 0, unchanged: 0, errors: 0, skipped: 0, total: 5, error_lines: [] });
+    expect(stats).toEqual({ new: 5, updated: 0, unchanged: 0, errors: 0, skipped: 0, total: 5, out_of_scope: 0, error_lines: [] });
     const www = byValue(s, 'example.com', 'www.example.com');
     expect(www).toMatchObject({
       url: 'https://www.example.com', input: 'www.example.com', scheme: 'https', method: 'GET', path: '/', status_code: 200,
