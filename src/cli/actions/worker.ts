@@ -88,53 +88,51 @@ export async function workerJoin(command: Command): Promise<void> {
   });
 }
 
-/** `osm worker drain <id>`: sets the worker's drain flag (it stops taking tasks within a second). */
-export async function workerDrain(command: Command, id: string): Promise<void> {
-  const o = optionsOf<StatusFlags>(command);
-  const ui = createUi(o);
+/** Opens the distributed queue named by the settings and flags, runs `fn` with it, and closes it. */
+async function withQueue<T>(o: StatusFlags, fn: (queue: Queue, client: Awaited<Queue['client']>, prefix: string, redisDisplay: string) => Promise<T>): Promise<T> {
   const settings = loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
   const config = resolveDistributedConfig(settings, { redisUrl: o.redisUrl, prefix: o.redisPrefix });
   await pingRedis(config.redis);
   const queue = new Queue(QUEUE_NAME, { connection: connectionOptions(config.redis), prefix: config.prefix });
   queue.on('error', () => undefined);
   try {
-    const client = await queue.client;
-    const w = (await listWorkerViews(client, queue, config.prefix)).find((v) => v.id === id);
-    if (!w) throw errors.workerNotFound();
-    await client.set(drainKey(config.prefix, id), '1', { EX: DRAIN_FLAG_TTL_S });
-    if (o.json) ui.json({ message: 'Worker draining', worker: w });
-    else ui.info(`Worker ${id} draining: it finishes ${w.current_tasks.length} task(s) in hand and takes no new ones.`);
+    return await fn(queue, await queue.client, config.prefix, config.redis.display);
   } finally {
     await queue.close();
   }
+}
+
+/** `osm worker drain <id>`: sets the worker's drain flag (it stops taking tasks within a second). */
+export async function workerDrain(command: Command, id: string): Promise<void> {
+  const o = optionsOf<StatusFlags>(command);
+  const ui = createUi(o);
+  await withQueue(o, async (queue, client, prefix) => {
+    const w = (await listWorkerViews(client, queue, prefix)).find((v) => v.id === id);
+    if (!w) throw errors.workerNotFound();
+    await client.set(drainKey(prefix, id), '1', { EX: DRAIN_FLAG_TTL_S });
+    if (o.json) ui.json({ message: 'Worker draining', worker: w });
+    else ui.info(`Worker ${id} draining: it finishes ${w.current_tasks.length} task(s) in hand and takes no new ones.`);
+  });
 }
 
 /** `osm worker status [--json]`. */
 export async function workerStatus(command: Command): Promise<void> {
   const o = optionsOf<StatusFlags>(command);
   const ui = createUi(o);
-  const settings = loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
-  const config = resolveDistributedConfig(settings, { redisUrl: o.redisUrl, prefix: o.redisPrefix });
-  await pingRedis(config.redis);
-  const queue = new Queue(QUEUE_NAME, { connection: connectionOptions(config.redis), prefix: config.prefix });
-  queue.on('error', () => undefined);
-  try {
-    const client = await queue.client;
-    const workers = await listWorkerViews(client, queue, config.prefix);
-    const leader = await client.get(schedulerLeaderKey(config.prefix));
+  await withQueue(o, async (queue, client, prefix, redisDisplay) => {
+    const workers = await listWorkerViews(client, queue, prefix);
+    const leader = await client.get(schedulerLeaderKey(prefix));
     if (o.json) {
       ui.json({ data: workers, count: workers.length, scheduler_leader: leader });
       return;
     }
-    ui.info(leader ? `Scheduler: run by the master ${leader} (lock ${schedulerLeaderKey(config.prefix)})` : `Scheduler: no master holds the scheduler lock of prefix ${config.prefix}`);
+    ui.info(leader ? `Scheduler: run by the master ${leader} (lock ${schedulerLeaderKey(prefix)})` : `Scheduler: no master holds the scheduler lock of prefix ${prefix}`);
     if (workers.length === 0) {
-      ui.info(`No workers registered on ${config.redis.display} (prefix ${config.prefix}). Start one with \`osm worker join --redis-url <url>\`.`);
+      ui.info(`No workers registered on ${redisDisplay} (prefix ${prefix}). Start one with \`osm worker join --redis-url <url>\`.`);
       return;
     }
     const color = colorEnabled(o.disableColor);
     const rows = workers.map((w) => [w.id, w.hostname, w.draining ? `${w.status} (draining)` : w.status, w.current_tasks.join(', ') || '-', w.tasks_complete, w.tasks_failed, w.joined_at, w.last_heartbeat]);
     ui.out(await renderTable(['ID', 'Host', 'Status', 'Current task', 'Done', 'Failed', 'Joined', 'Last heartbeat'], rows, { color }));
-  } finally {
-    await queue.close();
-  }
+  });
 }
