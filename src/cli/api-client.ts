@@ -17,7 +17,7 @@ export function remoteTarget(o: { server?: string; apiKey?: string }): RemoteTar
 
 /**
  * One JSON request to `path` under `base`; an error answer becomes an Error with the server's
- * status and message (`server 403: Forbidden: this requires the admin role …`). The credential
+ * status (`.status`) and message (`server 403: Forbidden: this requires the admin role …`). The credential
  * goes in `x-osm-api-key`, which takes both the settings' key and personal API tokens.
  */
 export async function callApi<T>(base: string, path: string, apiKey: string | undefined, init: { method?: string; body?: unknown; raw?: boolean } = {}): Promise<T> {
@@ -41,7 +41,7 @@ export async function callApi<T>(base: string, path: string, apiKey: string | un
   }
   if (res.statusCode >= 400) {
     const msg = (json as { message?: string })?.message ?? text.slice(0, 300);
-    throw new Error(`server ${res.statusCode}: ${msg}`);
+    throw Object.assign(new Error(`server ${res.statusCode}: ${msg}`), { status: res.statusCode });
   }
   return (init.raw ? text : json) as T;
 }

@@ -261,6 +261,24 @@ describe('osm serve (built daemon)', () => {
     expect(r.stdout).toMatch(/\bdone\b/);
   });
 
+  /** A scope file that excludes the target: the daemon refuses the run with a 400. */
+  const scopeFile = () => {
+    const f = path.join(tmp, 'scope-excludes-example.txt');
+    fs.writeFileSync(f, '!example.com\n');
+    return f;
+  };
+
+  it('osm run --server exits 2 when the daemon refuses the run as invalid (400)', async () => {
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [bin, '-b', tmp, 'run', '-m', 'e2e-echo', '-t', 'example.com', '--scope-file', scopeFile(), '--server', base, '--api-key', apiKey], { env: cleanEnv() });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.on('exit', (code) => resolve({ code, stderr }));
+    });
+    expect(r.stderr).toMatch(/server 400/);
+    expect(r.code).toBe(2);
+  });
+
   it('reports statistics that add up', async () => {
     const s = (await api('GET', '/osm/api/stats')).json;
     expect(s.workflows).toEqual({ total: 3, flows: 0, modules: 3 });
