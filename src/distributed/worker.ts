@@ -16,8 +16,6 @@ import { VERSION } from '../version.js';
 import { cancelKey, drainKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
 import { issuesText, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from './protocol.js';
 import { lockKey, MAX_SHIPPED_ROWS, recordEnd, recordStart, ROWS_PER_RECORD, type EndRecord } from './records.js';
-import { mapAsset } from '../store/assets.js';
-import { mapVuln } from '../store/vulns.js';
 import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { rejectionMessage, runTask } from './task-runner.js';
@@ -336,16 +334,16 @@ export class DistributedWorker {
   private async shipRows(client: Awaited<Queue['client']>, token: string, attempt: number, uuid: string, since: string): Promise<{ rows: number; capped: boolean } | undefined> {
     const run = this.app.store.runs.getByUuid(uuid);
     if (!run?.workspace) return { rows: 0, capped: false };
-    const db = this.app.store.db;
+    const store = this.app.store;
     let seq = 0;
     let total = 0;
     let capped = false;
     const tables = [
-      { table: 'assets' as const, sql: 'SELECT * FROM assets WHERE workspace = ? AND (updated_at >= ? OR last_seen_at >= ?) ORDER BY id LIMIT ?', map: mapAsset },
-      { table: 'vulnerabilities' as const, sql: 'SELECT * FROM vulnerabilities WHERE workspace = ? AND (updated_at >= ? OR last_seen_at >= ?) ORDER BY id LIMIT ?', map: mapVuln },
+      { table: 'assets' as const, read: (ws: string, limit: number) => store.assets.touchedSince(ws, since, limit) },
+      { table: 'vulnerabilities' as const, read: (ws: string, limit: number) => store.vulns.touchedSince(ws, since, limit) },
     ];
     for (const t of tables) {
-      const rows = (db.prepare(t.sql).all(run.workspace, since, since, MAX_SHIPPED_ROWS + 1) as Record<string, unknown>[]).map((r) => stripRow(t.map(r) as unknown as Record<string, unknown>));
+      const rows = t.read(run.workspace, MAX_SHIPPED_ROWS + 1).map((r) => stripRow(r as unknown as Record<string, unknown>));
       if (rows.length > MAX_SHIPPED_ROWS) {
         capped = true;
         rows.length = MAX_SHIPPED_ROWS;

@@ -98,6 +98,8 @@ export interface AssetsRepo {
   /** Plain insert (no merge); throws a conflict error when (workspace, asset_value, url) exists. */
   insert(workspace: string, row: AssetInput, now?: string): AssetRecord;
   get(id: number): AssetRecord | undefined;
+  /** Rows of `workspace` updated or last seen at or after `since` (ISO time), by id, at most `limit` (results a worker ships). */
+  touchedSince(workspace: string, since: string, limit: number): AssetRecord[];
   /** Filtered page, newest first (created_at DESC, id DESC). */
   list(filter: AssetListFilter, page: Page): ListResult<AssetRecord>;
   delete(id: number): boolean;
@@ -313,6 +315,11 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
       if (exists) throw errors.conflict(`asset already exists: ${v.asset_value}${v.url ? ` (${v.url})` : ''}`);
       const { id } = q(insertSql).get({ ...toParams(v), now }) as { id: number };
       return mapAsset(q('SELECT * FROM assets WHERE id = ?').get(id) as Row);
+    },
+
+    touchedSince(workspace, since, limit) {
+      const rows = q('SELECT * FROM assets WHERE workspace = ? AND (updated_at >= ? OR last_seen_at >= ?) ORDER BY id LIMIT ?').all(workspace, since, since, limit) as Row[];
+      return rows.map(mapAsset);
     },
 
     get(id) {

@@ -92,6 +92,6 @@ describe('db_import_<tool> functions', () => {
   it('db_import_vigolium (format unpublished) is not listed and fails loudly when called', () => {
     expect(FUNCTION_CATALOG.find((e) => e.name === 'db_import_vigolium')).toBeUndefined();
     const { store } = fileStore();
-    expect(() => ev(store, `db_import_vigolium('ws', '/tmp/x.jsonl')`)).toThrow(/db_import_vigolium is not defined/);
+    expect(() => ev(store, `db_import_vigolium('ws', '/tmp/x.jsonl')`)).toThrow(/not supported in osm: db_import_vigolium/);
   });
 });
