@@ -37,7 +37,7 @@ export async function runAction(command: Command): Promise<void> {
     // An out-of-scope target or a bad --scope-file is a usage error: exit code 2 (docs/scope.md),
     // and so is a daemon's 400 to a run sent with --server (the same validation, done remotely).
     if (isOsmError(err) && (err.code === 'OSM_ERR_OUT_OF_SCOPE' || (err.code === 'OSM_ERR_VALIDATION' && /^invalid scope/.test(err.message)))) process.exitCode = 2;
-    else if ((err as { status?: unknown }).status === 400) process.exitCode = 2;
+    else if (!isOsmError(err) && (err as { status?: unknown }).status === 400) process.exitCode = 2;
     throw err;
   }
 }
