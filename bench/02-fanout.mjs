@@ -4,10 +4,9 @@
  * file. While the run executes, /health is probed (one request every 10 ms) to show the event
  * loop stays responsive; the same probe on the idle daemon is the latency baseline.
  */
-import { mkdirSync, writeFileSync, createWriteStream } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { finished } from 'node:stream/promises';
-import { round, runTimed, scaled, sleep, tempDir, now } from './lib/common.mjs';
+import { round, runTimed, scaled, sleep, tempDir, now, writeHostLines } from './lib/common.mjs';
 import { configSet, startDaemon, waitJob } from './lib/daemon.mjs';
 import { peakRssMb, startProbe } from './lib/probe.mjs';
 
@@ -30,14 +29,7 @@ steps:
       command: true [[line]]
 `;
 
-async function writeLines(file, n) {
-  const out = createWriteStream(file);
-  for (let i = 0; i < n; i++) {
-    if (!out.write(`host-${String(i).padStart(6, '0')}.fanout.example.com\n`)) await new Promise((r) => out.once('drain', r));
-  }
-  out.end();
-  await finished(out);
-}
+const writeLines = (file, n) => writeHostLines(file, n, 'fanout.example.com');
 
 /** Runs the benchmark; returns table rows and details for the JSON result. */
 export async function run({ log }) {

@@ -15,11 +15,10 @@
  *     following the run page of the 10k-item foreach while /health is probed.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { finished } from 'node:stream/promises';
 import { request } from 'undici';
-import { quantile, round, scaled, sleep, tempDir } from './lib/common.mjs';
+import { quantile, round, scaled, sleep, tempDir, writeHostLines } from './lib/common.mjs';
 import { configSet, startDaemon, waitJob } from './lib/daemon.mjs';
 import { startProbe } from './lib/probe.mjs';
 import { findChromium, launchChromium } from '../web/tools/chromium.mjs';
@@ -72,14 +71,7 @@ steps:
       command: echo [[line]]
 `;
 
-async function writeLines(file, n) {
-  const out = createWriteStream(file);
-  for (let i = 0; i < n; i++) {
-    if (!out.write(`host-${String(i).padStart(6, '0')}.follow.example.com\n`)) await new Promise((r) => out.once('drain', r));
-  }
-  out.end();
-  await finished(out);
-}
+const writeLines = (file, n) => writeHostLines(file, n, 'follow.example.com');
 
 /** Reads an SSE response until its `end` event; calls onLine(data, receivedAtMs) for each line event. */
 async function follow(url, headers, onLine, signal) {

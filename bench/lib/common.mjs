@@ -153,3 +153,15 @@ export function fmt(n, d = 1) {
   if (typeof n !== 'number' || !Number.isFinite(n)) return String(n);
   return n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: 0 });
 }
+
+/** Writes `n` host names `host-000000.<domain>` to `file`, one per line, streamed. */
+export async function writeHostLines(file, n, domain) {
+  const { createWriteStream } = await import('node:fs');
+  const { finished } = await import('node:stream/promises');
+  const out = createWriteStream(file);
+  for (let i = 0; i < n; i++) {
+    if (!out.write(`host-${String(i).padStart(6, '0')}.${domain}\n`)) await new Promise((r) => out.once('drain', r));
+  }
+  out.end();
+  await finished(out);
+}
