@@ -111,7 +111,11 @@ export const fileRecordSchema = z.object({
   path: z.string().refine(isShippablePath, 'not a relative, normalized path of safe names'),
   offset: z.number().int().min(0),
   /** The bytes, base64 (at most FILE_CHUNK_BYTES decoded). */
-  data: z.string().max(Math.ceil(FILE_CHUNK_BYTES / 3) * 4).regex(/^[A-Za-z0-9+/]*={0,2}$/),
+  data: z
+    .string()
+    .max(Math.ceil(FILE_CHUNK_BYTES / 3) * 4)
+    .regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/)
+    .refine((d) => (d.length / 4) * 3 - (d.endsWith('==') ? 2 : d.endsWith('=') ? 1 : 0) <= FILE_CHUNK_BYTES, 'chunk larger than FILE_CHUNK_BYTES'),
   /** Last chunk of the file: the master cuts the file at offset + length. */
   eof: z.boolean(),
 });
