@@ -8,6 +8,7 @@
  * following links. At most `distributed.ship_files_max_mb` per run: beyond it the rest stays on the
  * worker, the result says `truncated` and each artifact left behind says where it is.
  */
+import { randomUUID } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
 import { open, readdir, realpath, type FileHandle } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -189,6 +190,13 @@ export class FileShipper {
     if (this.refused) return false;
     if (this.leftBehind.length > 0) {
       result.truncated = true;
+      const run = this.app.store.runs.getByUuid(this.runUuid);
+      // A visible note on the master (GET /event-logs, the run's events): what stayed here, and where.
+      result.events.push({
+        topic: 'run.files_truncated', event_id: randomUUID(), name: 'run.files_truncated', source: 'distributed', source_type: 'run', data_type: 'scan',
+        data: JSON.stringify({ scan_id: this.runUuid, worker_id: workerId, cap_bytes: this.capBytes, shipped_bytes: this.total, left_on_worker: this.leftBehind.slice(0, 20), left_count: this.leftBehind.length }),
+        workspace: run?.workspace ?? '', workflow_name: run?.workflow_name ?? '', processed: true, error: '', created_at: new Date().toISOString(),
+      });
       this.log('files left on the worker: over distributed.ship_files_max_mb', { run_uuid: this.runUuid, files: this.leftBehind.slice(0, 20), cap_bytes: this.capBytes });
     }
     return true;

@@ -235,4 +235,27 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
     await streamEmpty();
     expect(fs.readFileSync(path.join(masterRoot, 'found', 'extra.txt'), 'utf8')).toBe('PWNED\n');
   });
+
+  it('over distributed.ship_files_max_mb the files stay on the worker, with a visible note', async () => {
+    const { app: wapp } = await startWorker('w-capped');
+    wapp.settings().settings.distributed.ship_files_max_mb = 0;
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'writer', target: 'capped.example.org' });
+    expect(res.statusCode, res.body).toBe(202);
+    const uuid = res.json().run_uuid as string;
+    const run = await waitCompleted(uuid);
+    await streamEmpty();
+    const masterRoot = path.join(path.resolve(t.app.settings().paths.workspaces), run.workspace);
+    expect(fs.existsSync(path.join(masterRoot, 'logs', uuid))).toBe(false);
+    expect(fs.existsSync(path.join(masterRoot, 'found', 'hosts.txt'))).toBe(false);
+    const report = t.app.store.artifacts.listByRun(run.id).find((a) => a.name === 'found')!;
+    const workerFile = path.join(path.resolve(wapp.settings().paths.workspaces), run.workspace, 'found', 'hosts.txt');
+    expect(report.artifact_path).toBe(workerFile);
+    expect(report.description).toContain(`[not shipped to the master (over distributed.ship_files_max_mb); on worker w-capped at ${workerFile}]`);
+    const notes = t.app.store.events.list({ run_id: uuid }, { offset: 0, limit: 100 }).data.filter((e) => e.topic === 'run.files_truncated');
+    expect(notes).toHaveLength(1);
+    const data = JSON.parse(notes[0]!.data) as { worker_id: string; cap_bytes: number; shipped_bytes: number; left_on_worker: string[] };
+    expect(data).toMatchObject({ worker_id: 'w-capped', cap_bytes: 0, shipped_bytes: 0 });
+    expect(data.left_on_worker).toContain(`logs/${uuid}/output.journal`);
+    expect(data.left_on_worker).toContain('found/hosts.txt');
+  });
 });
