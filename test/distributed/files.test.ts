@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runOsm } from '../helpers/cli.js';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
 import { createAppContext, type AppContext } from '../../src/services/context.js';
 import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
@@ -33,6 +34,7 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
   let master: DistributedMaster;
   let config: DistributedConfig;
   let redis: Redis;
+  let url: string;
 
   const tmp = () => {
     const d = fs.mkdtempSync(path.join(os.tmpdir(), 'osm-test-'));
@@ -81,6 +83,7 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
     config = resolveDistributedConfig(t.app.settings(), { redisUrl: REDIS_URL, prefix });
     await startMaster();
     redis = new Redis(REDIS_URL);
+    url = await t.server.listen({ port: 0, host: '127.0.0.1' });
   });
 
   afterEach(async () => {
@@ -115,7 +118,14 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
     }, 'the early line on the master while the run executes');
     expect(live).not.toContain('late line');
     expect(t.app.store.runs.getByUuid(uuid)?.status).toBe('running');
+    // `osm logs -f --server <master>` follows it (SSE) until the run ends on the worker.
+    let followed = '';
+    const following = runOsm(['logs', '-f', '--server', url, '--api-key', t.apiKey, uuid], { onSpawn: (c) => c.stdout!.on('data', (d) => (followed += d)) });
+    await until(() => followed.includes('early line files.example.com'), 'osm logs -f to print the early line');
     fs.writeFileSync(gate, '');
+    const follow = await following;
+    expect(follow.code, follow.stderr).toBe(0);
+    expect(follow.stdout).toContain('late line files.example.com');
 
     const run = await waitCompleted(uuid);
     const logs = await api('GET', `/osm/api/runs/${uuid}/logs`);
@@ -147,6 +157,11 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
     for (const name of fs.readdirSync(path.join(workerRoot, logDir))) {
       expect(fs.readFileSync(path.join(masterRoot, logDir, name)).equals(fs.readFileSync(path.join(workerRoot, logDir, name))), name).toBe(true);
     }
+    // `osm logs` on the master's base folder reads the same files.
+    const cli = await runOsm(['-b', t.base, 'logs', uuid]);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toContain('early line files.example.com');
+    expect(cli.stdout).toContain('late line files.example.com');
     done = { uuid, workspace: run.workspace, artifact: report!.artifact_path };
   });
 
