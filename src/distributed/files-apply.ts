@@ -13,7 +13,7 @@
  * attempt). Chunks of a superseded attempt are dropped. A replayed chunk writes the same bytes at
  * the same offset: a chunk at offset 0 starts the file afresh, the `eof` chunk cuts it at its end.
  */
-import { closeSync, constants as fsc, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, realpathSync, writeSync } from 'node:fs';
+import { closeSync, constants as fsc, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, realpathSync, unlinkSync, writeSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AppContext } from '../services/context.js';
 import type { RunRecord } from '../store/index.js';
@@ -83,17 +83,26 @@ function realWorkspaceRoot(app: AppContext, name: string): string {
   return real;
 }
 
-/** Creates (or walks) the folders of `parts` below `root`; a symlink or a non-folder on the way is refused. */
-function folderFor(root: string, parts: string[]): string {
+/**
+ * Creates (or, with `create` false, only walks) the folders of `parts` below `root`; a symlink or a
+ * non-folder on the way is refused. Undefined when a folder is missing and `create` is false.
+ */
+function folderFor(root: string, parts: string[], create = true): string | undefined {
   let dir = root;
   for (const seg of parts) {
     const next = join(dir, seg);
     try {
-      mkdirSync(next);
+      if (create) mkdirSync(next);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const st = lstatSync(next);
+    let st;
+    try {
+      st = lstatSync(next);
+    } catch (err) {
+      if (!create && (err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
     if (st.isSymbolicLink() || !st.isDirectory()) throw new Refused(`${seg} on the way is not a plain folder`);
     dir = next;
   }
@@ -120,6 +129,18 @@ function writeChunk(path: string, offset: number, buf: Buffer, eof: boolean): vo
   }
 }
 
+/** The file is in object storage: a copy of this machine's at its path (an earlier run's) would shadow it. */
+function dropLocalCopy(path: string): void {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return;
+  }
+  if (!st.isFile()) throw new Refused('not a regular file');
+  unlinkSync(path);
+}
+
 /**
  * Applies one `file` record of `run` (the master's row). Returns undefined when written or
  * dropped as superseded, else why it was refused (nothing is written then). `latest` is the
@@ -138,13 +159,17 @@ export function applyFileRecord(app: AppContext, run: RunRecord, rec: FileRecord
   const total = u.total - before + Math.max(before, end);
   const cap = shipCapBytes(app);
   if (total > cap) return `over the cap of shipped files per run (${cap} bytes, distributed.ship_files_max_mb)`;
+  if (rec.stored && buf.length > 0) return 'a stored reference carries no bytes';
   try {
     ensureWorkspace(app, rec.workspace, rec.at, run.workflow_name);
     const root = realWorkspaceRoot(app, rec.workspace);
     const parts = rec.path.split('/');
-    const dir = folderFor(root, parts.slice(0, -1));
+    const dir = folderFor(root, parts.slice(0, -1), !rec.stored);
+    if (dir === undefined) return undefined;
     if (!isInside(root, dir)) return 'the folder resolves outside the workspace folder';
-    writeChunk(join(dir, parts[parts.length - 1]!), rec.offset, buf, rec.eof);
+    const file = join(dir, parts[parts.length - 1]!);
+    if (rec.stored) dropLocalCopy(file);
+    else writeChunk(file, rec.offset, buf, rec.eof);
   } catch (err) {
     if (err instanceof Refused) return err.message;
     throw err;

@@ -6,7 +6,9 @@
  * record (records.ts; applied by files-apply.ts). Paths are sent relative to the run's workspace
  * folder; only regular files inside it whose path is shippable (safe names) travel, opened without
  * following links. At most `distributed.ship_files_max_mb` per run: beyond it the rest stays on the
- * worker, the result says `truncated` and each artifact left behind says where it is.
+ * worker, the result says `truncated` and each artifact left behind says where it is. With object
+ * storage (`storage.enabled` and `upload_outputs`) the run itself uploaded its artifacts: an artifact
+ * the bucket holds unchanged travels as a reference (`stored`), not as bytes; logs always travel.
  */
 import { randomUUID } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
@@ -18,8 +20,13 @@ import { isInside, isSafeName } from '../util/fs-safe.js';
 import { FILE_CHUNK_BYTES, isShippablePath, type FileRecord } from './records.js';
 import { shipCapBytes, workspaceRoot } from './files-apply.js';
 import type { TaskResult } from './protocol.js';
+import { storageClient, type StorageHandle } from '../storage/client.js';
+import { workspaceKeyPrefix } from '../storage/keys.js';
+import { statObject } from '../storage/ops.js';
+import { uploadsEnabled } from '../storage/run-upload.js';
+import { sameContent } from '../storage/sync.js';
 
-export type FileChunk = Pick<FileRecord, 'workspace' | 'path' | 'offset' | 'data' | 'eof'>;
+export type FileChunk = Pick<FileRecord, 'workspace' | 'path' | 'offset' | 'data' | 'eof' | 'stored'>;
 
 /** Sends one chunk, fenced: false when refused (the lease was lost or a newer attempt started). */
 export type SendChunk = (chunk: FileChunk) => Promise<boolean>;
@@ -54,6 +61,10 @@ export class FileShipper {
   private timer?: NodeJS.Timeout;
   /** Files (or their ends) left on the worker because of the cap. */
   readonly leftBehind: string[] = [];
+  /** Artifacts sent as a reference to object storage. */
+  readonly stored: string[] = [];
+  /** Object storage client (null: off or not configured). */
+  private storage?: StorageHandle | null;
 
   constructor(
     private readonly app: AppContext,
@@ -180,11 +191,16 @@ export class FileShipper {
     await this.serial(async () => {
       const at = await this.where();
       if (!at) return;
-      for (const a of result.artifacts) {
-        if (this.refused) return;
-        const shipped = await this.shipArtifact(at, a.artifact_path);
-        if (shipped) a.artifact_path = shipped;
-        else if (shipped === false) a.description = `${a.description ? `${a.description} ` : ''}[not shipped to the master (over distributed.ship_files_max_mb); on worker ${workerId} at ${a.artifact_path}]`;
+      try {
+        for (const a of result.artifacts) {
+          if (this.refused) return;
+          const shipped = await this.shipArtifact(at, a.artifact_path);
+          if (shipped) a.artifact_path = shipped;
+          else if (shipped === false) a.description = `${a.description ? `${a.description} ` : ''}[not shipped to the master (over distributed.ship_files_max_mb); on worker ${workerId} at ${a.artifact_path}]`;
+        }
+      } finally {
+        this.storage?.close();
+        this.storage = undefined;
       }
     });
     if (this.refused) return false;
@@ -200,6 +216,25 @@ export class FileShipper {
       this.log('files left on the worker: over distributed.ship_files_max_mb', { run_uuid: this.runUuid, files: this.leftBehind.slice(0, 20), cap_bytes: this.capBytes });
     }
     return true;
+  }
+
+  /** True when object storage holds this file as it is here (the run uploaded it: storage.upload_outputs). */
+  private async inStorage(workspace: string, rel: string, real: string): Promise<boolean> {
+    if (this.storage === undefined) {
+      const settings = this.app.settings().settings;
+      try {
+        this.storage = uploadsEnabled(settings) ? storageClient(settings) : null;
+      } catch {
+        this.storage = null;
+      }
+    }
+    if (!this.storage) return false;
+    try {
+      const obj = await statObject(this.storage, workspaceKeyPrefix(this.storage.cfg.prefix, workspace) + rel);
+      return Boolean(obj && (await sameContent(real, obj)));
+    } catch {
+      return false;
+    }
   }
 
   /** The workspace-relative path of an artifact once shipped; false when left behind (cap); undefined when not a shippable file. */
@@ -219,6 +254,12 @@ export class FileShipper {
     try {
       const done = this.sent.get(rel);
       if (done !== undefined && done >= f.size) return rel;
+      // Uploaded by the run (storage.upload_outputs): a reference instead of the bytes.
+      if (await this.inStorage(at.workspace, rel, real)) {
+        if (!(await this.send({ workspace: at.workspace, path: rel, offset: 0, data: '', eof: true, stored: true }))) throw new Refused();
+        this.stored.push(rel);
+        return rel;
+      }
       return (await this.shipFile(at.workspace, rel, f.fh, f.size, true, false)) ? rel : false;
     } finally {
       await f.fh.close().catch(() => undefined);

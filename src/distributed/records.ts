@@ -118,6 +118,12 @@ export const fileRecordSchema = z.object({
     .refine((d) => (d.length / 4) * 3 - (d.endsWith('==') ? 2 : d.endsWith('=') ? 1 : 0) <= FILE_CHUNK_BYTES, 'chunk larger than FILE_CHUNK_BYTES'),
   /** Last chunk of the file: the master cuts the file at offset + length. */
   eof: z.boolean(),
+  /**
+   * A reference, no bytes (`data` empty): the file is in object storage at
+   * `<storage prefix>workspaces/<workspace>/<path>`; the master drops a stale copy of its own at
+   * that path so its downloads serve the stored one.
+   */
+  stored: z.boolean().optional(),
 });
 
 export type StartRecord = z.infer<typeof startRecordSchema>;
