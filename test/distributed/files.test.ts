@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runOsm } from '../helpers/cli.js';
+import { editSettingsFile, startS3 } from '../helpers/s3.js';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
 import { createAppContext, type AppContext } from '../../src/services/context.js';
 import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
@@ -24,6 +25,7 @@ import { analyzeTarget } from '../../src/workflow/heuristics.js';
 import { dropPrefix, REDIS_URL, redisAvailable, testPrefix, until } from './helpers.js';
 
 const hasRedis = await redisAvailable();
+const s3 = hasRedis ? await startS3() : null;
 
 describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => {
   const prefix = testPrefix();
@@ -99,6 +101,7 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
     await t?.close();
     redis?.disconnect();
     await dropPrefix(prefix);
+    await s3?.close();
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   });
 
@@ -272,5 +275,36 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
     expect(data).toMatchObject({ worker_id: 'w-capped', cap_bytes: 0, shipped_bytes: 0 });
     expect(data.left_on_worker).toContain(`logs/${uuid}/output.journal`);
     expect(data.left_on_worker).toContain('found/hosts.txt');
+  });
+
+  it.skipIf(!s3)('with object storage the artifacts travel as references: the master serves them from the bucket, logs still arrive', async () => {
+    const fx = s3!;
+    const { app: wapp } = await startWorker('w-stored');
+    await editSettingsFile(wapp.settings().file, { ...fx.storage, upload_outputs: true });
+    wapp.manager.reload();
+    await editSettingsFile(t.app.settings().file, fx.storage);
+    t.app.manager.reload();
+    const target = 'stored.example.net';
+    const workspace = analyzeTarget(target, { level: 'basic' }).targetSpace;
+    // A stale copy of an earlier run on the master must not shadow the stored file.
+    const masterRoot = path.join(path.resolve(t.app.settings().paths.workspaces), workspace);
+    fs.mkdirSync(path.join(masterRoot, 'found'), { recursive: true });
+    fs.writeFileSync(path.join(masterRoot, 'found', 'hosts.txt'), 'STALE\n');
+
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'writer', target });
+    expect(res.statusCode, res.body).toBe(202);
+    const uuid = res.json().run_uuid as string;
+    const run = await waitCompleted(uuid);
+    await streamEmpty();
+    expect(run.workspace).toBe(workspace);
+    expect(t.app.store.events.list({ run_id: uuid }, { offset: 0, limit: 100 }).data.some((e) => e.topic === 'storage.uploaded')).toBe(true);
+    const report = t.app.store.artifacts.listByRun(run.id).find((a) => a.name === 'found')!;
+    expect(report.artifact_path).toBe(path.join(masterRoot, 'found', 'hosts.txt'));
+    expect(fs.existsSync(report.artifact_path)).toBe(false);
+    const dl = await api('GET', `/osm/api/artifacts/${workspace}?artifact_path=${encodeURIComponent(report.artifact_path)}`);
+    expect(dl.statusCode, dl.body).toBe(200);
+    expect(dl.body).toBe(`ARTIFACT ${target}\n`);
+    const logs = await api('GET', `/osm/api/runs/${uuid}/logs`);
+    expect(logs.body.split('\n').filter(Boolean)).toEqual([`early line ${target}`, `late line ${target}`]);
   });
 });
