@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
-import { open, readdir, realpath, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readdir, realpath, type FileHandle } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { AppContext } from '../services/context.js';
 import { JOURNAL_FILE } from '../engine/live/journal.js';
@@ -129,10 +129,13 @@ export class FileShipper {
     const journal = names.includes(JOURNAL_FILE) ? await openRegular(join(dir, JOURNAL_FILE)) : undefined;
     try {
       for (const name of names.filter((n) => n !== JOURNAL_FILE).sort()) {
+        const rel = `logs/${this.runUuid}/${name}`;
+        // A live round opens only the files that grew (a foreach leaves thousands of finished ones).
+        if (!final && (await lstat(join(dir, name)).catch(() => undefined))?.size === this.sent.get(rel)) continue;
         const f = await openRegular(join(dir, name));
         if (!f) continue;
         try {
-          await this.shipFile(at.workspace, `logs/${this.runUuid}/${name}`, f.fh, f.size, final, true);
+          await this.shipFile(at.workspace, rel, f.fh, f.size, final, true);
         } finally {
           await f.fh.close().catch(() => undefined);
         }
