@@ -76,6 +76,7 @@ export function failRemoteRun(app: AppContext, run: RunRecord, message: string, 
     });
     return true;
   });
+  forgetShippedFiles(app, run.run_uuid);
   if (ok) notify(app, store.runs.get(run.id) ?? run);
   return ok;
 }
