@@ -1,0 +1,189 @@
+/**
+ * Issue 15, fault injection: a worker cut from Redis by a network partition (a loopback TCP
+ * proxy between it and Redis, cut while its step runs) stops its own copy of the run, the task
+ * runs again on another worker, and when the network comes back nothing of the cut-off attempt
+ * is recorded; the run completes exactly once on the master.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, ROOT } from '../helpers/cli.js';
+import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { createAppContext, type AppContext } from '../../src/services/context.js';
+import { openStore } from '../../src/store/index.js';
+import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
+import { DistributedMaster } from '../../src/distributed/master.js';
+import { DistributedWorker } from '../../src/distributed/worker.js';
+import { recordsKey } from '../../src/distributed/records.js';
+import { resolveDistributedConfig, type DistributedConfig } from '../../src/distributed/redis-config.js';
+import { dropPrefix, REDIS_URL, redisAvailable, testPrefix, until } from './helpers.js';
+
+const hasRedis = await redisAvailable();
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** PIDs whose command line contains `needle` (Linux /proc). */
+function processesMentioning(needle: string): number[] {
+  const out: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle)) out.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+describe.skipIf(!hasRedis)('a worker cut from Redis by a network partition', () => {
+  const prefix = testPrefix();
+  const dirs: string[] = [];
+  const children: ChildProcess[] = [];
+  const inProcess: { worker: DistributedWorker; app: AppContext }[] = [];
+  let wfDir: string;
+  let t: TestServer;
+  let master: DistributedMaster;
+  let config: DistributedConfig;
+  let redis: Redis;
+  let proxy: TcpProxy;
+
+  const tmp = () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'osm-test-'));
+    dirs.push(d);
+    return d;
+  };
+  const api = (method: 'GET' | 'POST', url: string, payload?: object) => t.server.inject({ method, url, headers: t.auth, ...(payload ? { payload } : {}) });
+
+  beforeAll(async () => {
+    wfDir = tmp();
+    fs.mkdirSync(path.join(wfDir, 'modules'), { recursive: true });
+    // The middle step waits for a gate file: it runs until the test opens the gate (or is killed).
+    fs.writeFileSync(
+      path.join(wfDir, 'modules', 'gated.yaml'),
+      [
+        'kind: module', 'name: gated', 'description: waits for a gate file', 'params:', '  - name: gate', '    default: "/nonexistent"', 'steps:',
+        '  - name: first', '    type: bash', '    command: echo first',
+        '  - name: wait', '    type: bash', '    command: while [ ! -e "{{gate}}" ]; do sleep 0.2; done; echo opened',
+        '  - name: last', '    type: bash', '    command: echo last', '',
+      ].join('\n'),
+    );
+    t = await makeTestServer({ workflowFolder: wfDir });
+    config = resolveDistributedConfig(t.app.settings(), { redisUrl: REDIS_URL, prefix });
+    master = new DistributedMaster(t.app, { config, attempts: 1, sweepMs: 500, recordsMs: 200 });
+    await master.start();
+    attachMaster(t.app, master);
+    redis = new Redis(REDIS_URL);
+    const target = new URL(REDIS_URL);
+    proxy = await startTcpProxy(target.hostname, Number(target.port || 6379));
+  });
+
+  afterEach(async () => {
+    for (const { worker, app } of inProcess.splice(0)) {
+      await worker.stop();
+      app.close();
+    }
+  });
+
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    detachMaster(t.app);
+    await master?.stop();
+    await t?.close();
+    await proxy?.close();
+    redis?.disconnect();
+    await dropPrefix(prefix);
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('its lease watchdog kills its step, another worker runs the task, its late result is refused; the run completes once', async () => {
+    const base = tmp();
+    const gate = path.join(tmp(), 'gate-open');
+    // Worker A reaches Redis only through the proxy.
+    const proxied = new URL(REDIS_URL);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(proxy.port);
+    const child = spawn(
+      process.execPath,
+      [BIN, '-b', base, '-F', wfDir, 'worker', 'join', '--redis-url', proxied.toString(), '--redis-prefix', prefix, '--name', 'w-cut', '--lock-duration', '3000', '--stalled-interval', '500'],
+      { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.push(child);
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    await until(() => out.includes('worker w-cut joined') || child.exitCode !== null, 'worker w-cut to join');
+    expect(child.exitCode, out).toBeNull();
+    expect(proxy.accepted()).toBeGreaterThan(0);
+
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'gated', target: 'cut.example.com', params: { gate } });
+    expect(res.statusCode, res.body).toBe(202);
+    const uuid = res.json().run_uuid as string;
+    await until(async () => (await api('GET', `/osm/api/tasks/${uuid}`)).json().progress?.current_step === 'wait', 'the long step on w-cut');
+    const wstore = openStore(path.join(base, 'database-osm.sqlite'));
+    const stepPid = await until(() => wstore.runs.getByUuid(uuid)?.current_pid, 'the step pid recorded on w-cut');
+    expect(groupAlive(stepPid)).toBe(true);
+    expect(processesMentioning(gate).length).toBeGreaterThan(0);
+
+    // Worker B reaches Redis directly; its stalled check is what re-queues the task.
+    const bApp = createAppContext({ baseFolder: tmp(), workflowFolder: wfDir });
+    const b = new DistributedWorker(bApp, { config, name: 'w-direct', lockDurationMs: 3000, stalledIntervalMs: 500, maxStalledCount: 1 });
+    inProcess.push({ worker: b, app: bApp });
+    await b.start();
+
+    const cutAt = Date.now();
+    proxy.cut();
+    // A's watchdog cannot confirm its lease for a lock duration: it aborts the run, the engine kills
+    // the step's process group. The gate is still closed, so only that kill can end the step.
+    await until(() => !groupAlive(stepPid), "the cut-off worker's step group to be killed", 30_000);
+    const killedAfterMs = Date.now() - cutAt;
+    await until(() => processesMentioning(gate).length === 0, 'no process of the step left', 10_000);
+    // The task went back to wait and B started attempt 2.
+    await until(() => t.app.store.attempts.get(uuid, 2)?.worker_id === 'w-direct', 'attempt 2 on w-direct', 30_000);
+    const reattemptAfterMs = Date.now() - cutAt;
+    console.info(`[faults] Redis cut: step killed on the cut-off worker after ${killedAfterMs} ms, attempt 2 started after ≤ ${reattemptAfterMs} ms (lock 3000 ms, stalled check 500 ms)`);
+    expect(['stalled', 'worker lost']).toContain(t.app.store.attempts.get(uuid, 1)?.outcome);
+    // A's own copy of the run ended unfinished: its long step did not complete, the last never began.
+    const local = await until(() => {
+      const r = wstore.runs.getByUuid(uuid);
+      return r && r.status !== 'running' && r.status !== 'queued' ? r : undefined;
+    }, "w-cut's copy to stop");
+    expect(local.status).not.toBe('completed');
+    expect(wstore.steps.listByRun(local.id).find((s) => s.step_name === 'wait')?.status).not.toBe('completed');
+    expect(wstore.steps.listByRun(local.id).find((s) => s.step_name === 'last')).toBeUndefined();
+    wstore.close();
+
+    // The network comes back: A reconnects (its heartbeat shows up again) and records nothing.
+    proxy.restore();
+    const beat = (await redis.hget(`${prefix}:workers`, 'w-cut')) ?? '';
+    await until(async () => ((await redis.hget(`${prefix}:workers`, 'w-cut')) ?? '') !== beat && out.includes('lost the lease'), 'w-cut to reconnect', 60_000);
+    expect(out).toMatch(/lost the lease of a running task/);
+
+    fs.writeFileSync(gate, '');
+    const run = await until(() => (t.app.store.runs.getByUuid(uuid)?.status === 'completed' ? t.app.store.runs.getByUuid(uuid) : undefined), 'the run to complete on w-direct');
+    await until(async () => (await redis.xlen(recordsKey(prefix))) === 0, 'every record applied');
+    expect(t.app.store.attempts.listByRun(uuid).map((a) => [a.attempt, a.worker_id, a.cause])).toEqual([
+      [1, 'w-cut', 'first'],
+      [2, 'w-direct', expect.stringMatching(/^(stalled|worker lost)$/)],
+    ]);
+    expect(t.app.store.attempts.get(uuid, 1)?.outcome).toMatch(/^(stalled|worker lost)$/);
+    expect(t.app.store.attempts.get(uuid, 2)?.outcome).toBe('completed');
+    expect(t.app.store.steps.listByRun(run.id).map((s) => [s.step_name, s.status])).toEqual([['first', 'completed'], ['wait', 'completed'], ['last', 'completed']]);
+    expect(t.app.store.events.list({ run_id: uuid, topic: 'run.completed' }, { offset: 0, limit: 10 }).total).toBe(1);
+    expect(t.app.store.events.list({ run_id: uuid, topic: 'run.reattempt' }, { offset: 0, limit: 10 }).total).toBe(1);
+    // A is healthy again and takes new work through the restored proxy.
+    expect(child.exitCode).toBeNull();
+    child.kill('SIGTERM');
+  }, 180_000);
+});
