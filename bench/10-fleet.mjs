@@ -19,7 +19,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { OSM, ROOT, now, round, scaled, sleep, tempDir } from './lib/common.mjs';
-import { configSet, startDaemon } from './lib/daemon.mjs';
+import { configSet, startDaemon, stopChild } from './lib/daemon.mjs';
 import { httpxLine, writeJsonl } from './lib/gen-jsonl.mjs';
 
 export const meta = { id: 10, name: 'fleet', title: 'Fleet (master + workers on Redis): scaling 1→2→4 workers, overhead vs one daemon, results shipping' };
@@ -54,16 +54,7 @@ function startWorker(base, wf, prefix, name, concurrency) {
         resolve({
           name,
           tail: () => tail,
-          stop: () =>
-            new Promise((done) => {
-              if (child.exitCode !== null || child.signalCode !== null) return done();
-              const t = setTimeout(() => child.kill('SIGKILL'), 20_000);
-              child.once('exit', () => {
-                clearTimeout(t);
-                done();
-              });
-              child.kill('SIGTERM');
-            }),
+          stop: () => stopChild(child, 20_000),
         });
       }
     };

@@ -88,17 +88,21 @@ function daemonHandle(child, base, url, startMs, tail, banner) {
     pid: child.pid,
     api,
     /** SIGTERM, then wait for the exit (SIGKILL after 15 s). */
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
-        child.once('exit', () => {
-          clearTimeout(t);
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
+    stop: () => stopChild(child),
   };
+}
+
+/** SIGTERM, then wait for the exit (SIGKILL after `graceMs`). */
+export function stopChild(child, graceMs = 15_000) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
 }
 
 /** Polls `/osm/api/jobs/<id>` until no run is pending or running; returns the last answer. */

@@ -45,21 +45,20 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const port = (server.address() as net.AddressInfo).port;
+  const cut = () => {
+    isCut = true;
+    for (const s of open) s.destroy();
+    open.clear();
+  };
   return {
     port,
     accepted: () => count,
-    cut() {
-      isCut = true;
-      for (const s of open) s.destroy();
-      open.clear();
-    },
+    cut,
     restore() {
       isCut = false;
     },
     close() {
-      isCut = true;
-      for (const s of open) s.destroy();
-      open.clear();
+      cut();
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
