@@ -20,7 +20,7 @@ import { DistributedWorker } from '../../src/distributed/worker.js';
 import { QUEUE_NAME } from '../../src/distributed/keys.js';
 import { recordsKey } from '../../src/distributed/records.js';
 import { connectionOptions, resolveDistributedConfig, type DistributedConfig } from '../../src/distributed/redis-config.js';
-import { dropPrefix, expectCompletedOnce, groupAlive, pendingJobs, REDIS_URL, redisAvailable, testPrefix, until, writeWorkflows } from './helpers.js';
+import { dropPrefix, expectCompletedOnce, groupAlive, pendingJobs, REDIS_URL, redisAvailable, stopInProcess, testPrefix, until, writeWorkflows } from './helpers.js';
 
 const hasRedis = await redisAvailable();
 
@@ -102,10 +102,7 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
   });
 
   afterEach(async () => {
-    for (const { worker, app } of inProcess.splice(0)) {
-      await worker.stop();
-      app.close();
-    }
+    await stopInProcess(inProcess);
   });
 
   afterAll(async () => {

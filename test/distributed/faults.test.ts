@@ -23,7 +23,7 @@ import { DistributedWorker } from '../../src/distributed/worker.js';
 import { QUEUE_NAME } from '../../src/distributed/keys.js';
 import { recordsKey } from '../../src/distributed/records.js';
 import { connectionOptions, resolveDistributedConfig, type DistributedConfig } from '../../src/distributed/redis-config.js';
-import { dropPrefix, expectCompletedOnce, groupAlive, pendingJobs, REDIS_URL, redisAvailable, testPrefix, until } from './helpers.js';
+import { dropPrefix, expectCompletedOnce, groupAlive, pendingJobs, REDIS_URL, redisAvailable, stopInProcess, testPrefix, until } from './helpers.js';
 
 const hasRedis = await redisAvailable();
 /** The scale figure's task count (the 1,100 by default; lower it locally on a slow machine). */
@@ -108,10 +108,7 @@ describe.skipIf(!hasRedis)('a worker cut from Redis by a network partition', () 
   afterEach(async () => {
     for (const gate of gates.splice(0)) fs.writeFileSync(gate, '');
     proxy.restore();
-    for (const { worker, app } of inProcess.splice(0)) {
-      await worker.stop();
-      app.close();
-    }
+    await stopInProcess(inProcess);
   });
 
   afterAll(async () => {

@@ -94,6 +94,14 @@ export async function until<T>(fn: () => T | Promise<T>, what: string, timeoutMs
   }
 }
 
+/** Stops the in-process workers of a test (gracefully) and closes their app contexts; empties the list. */
+export async function stopInProcess(list: { worker: { stop(): Promise<void> }; app: { close(): void } }[]): Promise<void> {
+  for (const { worker, app } of list.splice(0)) {
+    await worker.stop();
+    app.close();
+  }
+}
+
 /** True while any process of the group `pgid` is alive. */
 export function groupAlive(pgid: number): boolean {
   try {
