@@ -21,6 +21,7 @@ const BENCHES = [
   () => import('./07-live-logs.mjs'),
   () => import('./08-dashboard.mjs'),
   () => import('./09-db-copy.mjs'),
+  () => import('./10-fleet.mjs'),
 ];
 
 /** Newest modification time (ms) of the files under `dir` whose names end with `ext`. */

@@ -25,9 +25,9 @@ export function apiKeyOf(base) {
 /**
  * Spawns the daemon and resolves once it prints its URL. Its stdout (one log line per request)
  * is drained continuously so logging never blocks it; the last lines are kept for errors.
- * `startMs` is the time from spawn to the "listening" line.
+ * `startMs` is the time from spawn to the "listening" line. `env` adds environment variables.
  */
-export function startDaemon(base, workflows, extraArgs = []) {
+export function startDaemon(base, workflows, extraArgs = [], env = {}) {
   return new Promise((resolve, reject) => {
     const started = now();
     // BENCH_DAEMON_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the daemon.
@@ -35,7 +35,7 @@ export function startDaemon(base, workflows, extraArgs = []) {
     const args = [...nodeArgs, OSM, '-b', base, ...(workflows ? ['-F', workflows] : []), 'serve', '--host', '127.0.0.1', '--port', '0', ...extraArgs];
     // BENCH_SERVE_ARGS="--no-hot-reload" runs an experiment (the reported figures use defaults).
     args.push(...(process.env.BENCH_SERVE_ARGS ?? '').split(' ').filter(Boolean));
-    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let tail = '';
     let url = '';
     let banner = '';
@@ -88,17 +88,21 @@ function daemonHandle(child, base, url, startMs, tail, banner) {
     pid: child.pid,
     api,
     /** SIGTERM, then wait for the exit (SIGKILL after 15 s). */
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
-        child.once('exit', () => {
-          clearTimeout(t);
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
+    stop: () => stopChild(child),
   };
+}
+
+/** SIGTERM, then wait for the exit (SIGKILL after `graceMs`). */
+export function stopChild(child, graceMs = 15_000) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
 }
 
 /** Polls `/osm/api/jobs/<id>` until no run is pending or running; returns the last answer. */

@@ -155,6 +155,8 @@ return 1
 const READ_SCRIPT = `return redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', ARGV[1])`;
 /** KEYS: stream. ARGV: ids. */
 const DEL_SCRIPT = `return redis.call('XDEL', KEYS[1], unpack(ARGV))`;
+/** KEYS: lock. → { holder or false, remaining ms (-2 gone, -1 no expiry) }, read atomically. */
+const LOCK_SCRIPT = `return { redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]) }`;
 
 const defined = new WeakSet<object>();
 
@@ -165,6 +167,7 @@ function withCommands(client: RedisClient): RedisClient {
   client.defineCommand('osmAttemptEnd', { numberOfKeys: 3, lua: END_SCRIPT });
   client.defineCommand('osmRecordsRead', { numberOfKeys: 1, lua: READ_SCRIPT, readOnly: true });
   client.defineCommand('osmRecordsDel', { numberOfKeys: 1, lua: DEL_SCRIPT });
+  client.defineCommand('osmLockRead', { numberOfKeys: 1, lua: LOCK_SCRIPT, readOnly: true });
   defined.add(client);
   return client;
 }
@@ -205,4 +208,10 @@ export async function readRecords(
 /** Removes applied records. */
 export async function ackRecords(client: RedisClient, prefix: string, ids: string[]): Promise<void> {
   if (ids.length > 0) await withCommands(client).runCommand('osmRecordsDel', [recordsKey(prefix), ...ids]);
+}
+
+/** A job lock's holder (token) and its remaining time to live in ms (≤ 0 when gone or without expiry). */
+export async function readLock(client: RedisClient, prefix: string, runUuid: string): Promise<{ holder: string | null; ttlMs: number }> {
+  const [holder, ttl] = (await withCommands(client).runCommand('osmLockRead', [lockKey(prefix, runUuid)])) as [string | null | false, number];
+  return { holder: typeof holder === 'string' ? holder : null, ttlMs: Number(ttl) };
 }

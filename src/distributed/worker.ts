@@ -15,7 +15,7 @@ import type { AppContext } from '../services/context.js';
 import { VERSION } from '../version.js';
 import { cancelKey, drainKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
 import { issuesText, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from './protocol.js';
-import { lockKey, MAX_SHIPPED_ROWS, recordEnd, recordStart, ROWS_PER_RECORD, type EndRecord } from './records.js';
+import { MAX_SHIPPED_ROWS, readLock, recordEnd, recordStart, ROWS_PER_RECORD, type EndRecord } from './records.js';
 import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { rejectionMessage, runTask } from './task-runner.js';
@@ -96,8 +96,8 @@ export class DistributedWorker {
   private readonly userCancelled = new Set<string>();
   /** Tasks whose lock another worker may now hold: their runs are stopped here (no two copies at once). */
   private readonly lostLock = new Set<string>();
-  /** Lease of each task in hand: the job lock's token and when it was last confirmed in Redis. */
-  private readonly leases = new Map<string, { token: string; confirmedAt: number }>();
+  /** Lease of each task in hand: the job lock's token and the latest expiry of it confirmed in Redis. */
+  private readonly leases = new Map<string, { token: string; expiresAt: number }>();
   private leaseTimer?: NodeJS.Timeout;
   private counters = { complete: 0, failed: 0 };
   private joinedAt = new Date().toISOString();
@@ -132,6 +132,11 @@ export class DistributedWorker {
   /** Stalled-job check: a quarter of the lease, so a dead worker's task is back in wait within one lease. */
   get stalledIntervalMs(): number {
     return this.opts.stalledIntervalMs ?? Math.max(100, Math.round((this.opts.leaseSeconds ?? DEFAULT_LEASE_S) * 250));
+  }
+
+  /** Period of the lease watchdog: min(1 s, a quarter of the lock). */
+  private get leaseCheckMs(): number {
+    return Math.max(50, Math.min(WORKER_POLL_MS, Math.floor(this.lockDurationMs / 4)));
   }
 
   /** Tasks being executed now. */
@@ -178,7 +183,7 @@ export class DistributedWorker {
     await this.publish();
     this.heartbeat = setInterval(() => void this.publish(), this.opts.heartbeatMs ?? HEARTBEAT_MS);
     this.poller = setInterval(() => void this.pollCancellations(), WORKER_POLL_MS);
-    this.leaseTimer = setInterval(() => void this.checkLeases(), Math.max(50, Math.min(WORKER_POLL_MS, Math.floor(this.lockDurationMs / 4))));
+    this.leaseTimer = setInterval(() => void this.checkLeases(), this.leaseCheckMs);
     this.running = this.worker.run().catch((err: unknown) => this.log('worker stopped with an error', { error: messageOf(err) }));
   }
 
@@ -269,7 +274,8 @@ export class DistributedWorker {
     });
     if (attempt === 0) throw new Error(`worker ${this.id} does not hold the lock of task ${uuid}`);
     this.current.add(uuid);
-    this.leases.set(uuid, { token: token ?? '', confirmedAt: Date.now() });
+    // The lock was just taken for a lock duration; half of it until the watchdog's first read says more.
+    this.leases.set(uuid, { token: token ?? '', expiresAt: Date.now() + this.lockDurationMs / 2 });
     await this.publish();
     const onAbort = () => abortRun(uuid, 'cancelled');
     signal?.addEventListener('abort', onAbort);
@@ -375,16 +381,16 @@ export class DistributedWorker {
   }
 
   /**
-   * The lease watchdog: the lock of each task in hand is read back often; when it is held by
-   * someone else, or could not be confirmed for a whole lock duration (cut from Redis, or the
-   * process was paused), the run is stopped before another worker's copy gets far.
+   * The lease watchdog: the lock of each task in hand is read back often, with its remaining time
+   * to live. When another worker holds it, or it could expire before the next check without
+   * having been confirmed (cut from Redis, or the process was paused), the run is stopped — before
+   * the lock expires, so before another worker's stalled check can hand the task on.
    */
   private async checkLeases(): Promise<void> {
     if (!this.queue || this.leases.size === 0) return;
     const now = Date.now();
-    const lockMs = this.lockDurationMs;
     for (const [uuid, lease] of this.leases) {
-      if (now - lease.confirmedAt > lockMs) this.loseLease(uuid, `not confirmed for ${now - lease.confirmedAt} ms`);
+      if (now + this.leaseCheckMs >= lease.expiresAt) this.loseLease(uuid, `lock not confirmed; it expires in ${lease.expiresAt - now} ms`);
     }
     let client: Awaited<Queue['client']>;
     try {
@@ -396,11 +402,11 @@ export class DistributedWorker {
       [...this.leases].map(async ([uuid, lease]) => {
         const sentAt = Date.now();
         try {
-          const holder = await client.get(lockKey(this.prefix, uuid));
-          if (holder === lease.token) lease.confirmedAt = Math.max(lease.confirmedAt, sentAt);
+          const { holder, ttlMs } = await readLock(client, this.prefix, uuid);
+          if (holder === lease.token) lease.expiresAt = Math.max(lease.expiresAt, sentAt + (ttlMs > 0 ? ttlMs : this.lockDurationMs));
           else this.loseLease(uuid, holder ? 'another worker holds it' : 'the lock expired');
         } catch {
-          // Redis away: the time check above stops the run once the lock duration has passed.
+          // Redis away: the expiry check above stops the run before the lock can expire.
         }
       }),
     );

@@ -20,7 +20,7 @@ import { DistributedWorker } from '../../src/distributed/worker.js';
 import { QUEUE_NAME } from '../../src/distributed/keys.js';
 import { recordsKey } from '../../src/distributed/records.js';
 import { connectionOptions, resolveDistributedConfig, type DistributedConfig } from '../../src/distributed/redis-config.js';
-import { dropPrefix, REDIS_URL, redisAvailable, testPrefix, until, writeWorkflows } from './helpers.js';
+import { dropPrefix, expectCompletedOnce, groupAlive, pendingJobs, REDIS_URL, redisAvailable, stopInProcess, testPrefix, until, writeWorkflows } from './helpers.js';
 
 const hasRedis = await redisAvailable();
 
@@ -38,15 +38,6 @@ function childrenOf(pid: number): number[] {
     }
   }
   return out;
-}
-
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', () => {
@@ -111,10 +102,7 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
   });
 
   afterEach(async () => {
-    for (const { worker, app } of inProcess.splice(0)) {
-      await worker.stop();
-      app.close();
-    }
+    await stopInProcess(inProcess);
   });
 
   afterAll(async () => {
@@ -316,23 +304,11 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     master = new DistributedMaster(t.app, { config, attempts: 1, sweepMs: 500, recordsMs: 200, keepCompleted: 5 });
     await master.start();
     attachMaster(t.app, master);
-    for (const uuid of uuids) {
-      const run = t.app.store.runs.getByUuid(uuid)!;
-      expect(run.status, `${uuid}: ${run.error_message}`).toBe('completed');
-      expect(t.app.store.attempts.listByRun(uuid).map((a) => [a.attempt, a.outcome]), JSON.stringify(t.app.store.attempts.listByRun(uuid))).toEqual([[1, 'completed']]);
-      expect(t.app.store.events.list({ run_id: uuid, topic: 'run.completed' }, { offset: 0, limit: 10 }).total).toBe(1);
-      expect(t.app.store.steps.listByRun(run.id)).toHaveLength(2);
-    }
+    expectCompletedOnce(t.app, uuids, ['hello', 'bye']);
     expect(await redis.xlen(recordsKey(prefix))).toBe(0);
     // The sweep after start re-submitted nothing.
     await master.sweep();
-    const q2 = new Queue(QUEUE_NAME, { connection: connectionOptions(config.redis), prefix });
-    try {
-      const c = await q2.getJobCounts('active', 'wait', 'prioritized');
-      expect(c.active + c.wait + c.prioritized).toBe(0);
-    } finally {
-      await q2.close();
-    }
+    expect(await pendingJobs(config)).toBe(0);
   }, 240_000);
 
   it('operations: worker totals from attempts, distributed metrics, a warning when tasks wait and no worker is online', async () => {

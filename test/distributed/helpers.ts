@@ -6,6 +6,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { Queue } from 'bullmq';
+import { expect } from 'vitest';
+import type { AppContext } from '../../src/services/context.js';
+import { QUEUE_NAME } from '../../src/distributed/keys.js';
+import { connectionOptions, type DistributedConfig } from '../../src/distributed/redis-config.js';
 
 export const REDIS_URL = process.env.OSM_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 
@@ -86,5 +91,45 @@ export async function until<T>(fn: () => T | Promise<T>, what: string, timeoutMs
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastErr ? ` (last error: ${(lastErr as Error).message})` : ''}`);
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Stops the in-process workers of a test (gracefully) and closes their app contexts; empties the list. */
+export async function stopInProcess(list: { worker: { stop(): Promise<void> }; app: { close(): void } }[]): Promise<void> {
+  for (const { worker, app } of list.splice(0)) {
+    await worker.stop();
+    app.close();
+  }
+}
+
+/** True while any process of the group `pgid` is alive. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Each run is completed on the master exactly once: one attempt, one `run.completed`, its steps once. */
+export function expectCompletedOnce(app: AppContext, uuids: string[], steps: string[]): void {
+  for (const uuid of uuids) {
+    const run = app.store.runs.getByUuid(uuid)!;
+    expect(run.status, `${uuid}: ${run.error_message}`).toBe('completed');
+    expect(app.store.attempts.listByRun(uuid).map((a) => [a.attempt, a.outcome]), JSON.stringify(app.store.attempts.listByRun(uuid))).toEqual([[1, 'completed']]);
+    expect(app.store.events.list({ run_id: uuid, topic: 'run.completed' }, { offset: 0, limit: 10 }).total).toBe(1);
+    expect(app.store.steps.listByRun(run.id).map((s) => s.step_name)).toEqual(steps);
+  }
+}
+
+/** Jobs of the queue still to run (active, waiting, prioritized or delayed). */
+export async function pendingJobs(config: DistributedConfig): Promise<number> {
+  const queue = new Queue(QUEUE_NAME, { connection: connectionOptions(config.redis), prefix: config.prefix });
+  try {
+    const c = await queue.getJobCounts('active', 'wait', 'prioritized', 'delayed');
+    return c.active + c.wait + c.prioritized + c.delayed;
+  } finally {
+    await queue.close();
   }
 }

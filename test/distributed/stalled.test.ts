@@ -17,7 +17,7 @@ import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
 import { DistributedMaster } from '../../src/distributed/master.js';
 import { DistributedWorker } from '../../src/distributed/worker.js';
 import { resolveDistributedConfig, type DistributedConfig } from '../../src/distributed/redis-config.js';
-import { dropPrefix, REDIS_URL, redisAvailable, testPrefix, until, writeWorkflows } from './helpers.js';
+import { dropPrefix, REDIS_URL, redisAvailable, stopInProcess, testPrefix, until, writeWorkflows } from './helpers.js';
 
 const hasRedis = await redisAvailable();
 
@@ -111,10 +111,7 @@ describe.skipIf(!hasRedis)('a worker killed mid-task (BullMQ stalled jobs)', () 
   });
 
   afterEach(async () => {
-    for (const { worker, app } of inProcess.splice(0)) {
-      await worker.stop();
-      app.close();
-    }
+    await stopInProcess(inProcess);
   });
 
   afterAll(async () => {
