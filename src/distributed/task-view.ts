@@ -1,5 +1,6 @@
 /** A BullMQ job as the API shows a task (`GET /tasks`, `GET /tasks/{id}`). */
 import type { Job } from 'bullmq';
+import { needsOf } from './routing.js';
 import { taskProgressSchema, taskResultSchema, type TaskData } from './protocol.js';
 
 export type TaskStatus = 'waiting' | 'running' | 'completed' | 'failed';
@@ -24,6 +25,10 @@ export interface TaskView {
   error: string | null;
   /** Status of the run the worker reported (completed tasks only). */
   run_status: string | null;
+  /** What a worker needs to take the task: its workflow's declared tools, requested labels. */
+  requires: { tools: string[]; labels: string[] };
+  /** Waiting tasks no online worker can take: why (docs/distributed.md "Routing"). */
+  waiting_reason?: string;
 }
 
 /** BullMQ state → task status. */
@@ -60,5 +65,6 @@ export function taskView(job: Job, state: string): TaskView {
     progress: progress.success ? { completed_steps: progress.data.completed_steps, total_steps: progress.data.total_steps, current_step: progress.data.current_step } : null,
     error: state === 'failed' ? job.failedReason || 'task failed' : null,
     run_status: result?.success ? result.data.run.status : null,
+    requires: needsOf(data)?.requires ?? { tools: [], labels: [] },
   };
 }

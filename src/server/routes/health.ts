@@ -55,8 +55,8 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
       const out = { status: database === 'connected' ? 'healthy' : 'degraded', version: VERSION, database, database_engine: 'sqlite', database_reachable: database === 'connected', workflows_loaded: workflows };
       // A master warns when distributed tasks wait and no worker is online.
       const master = masterOf(app);
-      const warning = master ? await master.waitingWithoutWorkers().catch(() => undefined) : undefined;
-      return warning ? { ...out, warnings: [warning] } : out;
+      const warnings = master ? await master.queueWarnings().catch(() => []) : [];
+      return warnings.length > 0 ? { ...out, warnings } : out;
     },
   });
 };
