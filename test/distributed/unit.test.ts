@@ -4,6 +4,7 @@ import { parseRedisUrl, resolveDistributedConfig, resolvePrefix } from '../../sr
 import { boundResult, bullPriority, PROTOCOL_VERSION, RESULT_LIMITS, taskDataSchema, type TaskResult } from '../../src/distributed/protocol.js';
 import { effectiveStatus, workerView, type WorkerEntry } from '../../src/distributed/worker-registry.js';
 import { taskStatusOf } from '../../src/distributed/task-view.js';
+import { labelMatches, needsOf, parseWorkerLabels, waitingReason } from '../../src/distributed/routing.js';
 import { OFFLINE_AFTER_MS } from '../../src/distributed/keys.js';
 import type { LoadedSettings } from '../../src/settings/index.js';
 
@@ -134,10 +135,46 @@ describe('worker status', () => {
     expect(workerView(entry(), 'busy')).toEqual({
       id: 'w1', hostname: 'h', status: 'busy', current_task: 't1', current_tasks: ['t1'], concurrency: 1, joined_at: 'j',
       last_heartbeat: entry().last_heartbeat, tasks_complete: 3, tasks_failed: 1, draining: false,
+      workflows: [], tools: [], labels: [], refused: [],
     });
+    expect(workerView(entry({ workflows: ['a'], tools: ['nuclei'], labels: ['gpu'] }), 'idle')).toMatchObject({ workflows: ['a'], tools: ['nuclei'], labels: ['gpu'] });
   });
 
   it('task status from BullMQ state', () => {
     expect(['active', 'completed', 'failed', 'waiting', 'prioritized', 'delayed'].map(taskStatusOf)).toEqual(['running', 'completed', 'failed', 'waiting', 'waiting', 'waiting']);
+  });
+});
+
+describe('routing', () => {
+  const w = (over: Record<string, unknown> = {}) => ({ status: 'idle' as const, draining: false, workflows: ['scan'], tools: ['nuclei'], labels: ['gpu=a100'], ...over });
+  const task = (tools: string[] = [], labels: string[] = []) => ({ workflow_name: 'scan', requires: { tools, labels } });
+
+  it('labels: a name matches the name and name=value; key=value only itself', () => {
+    expect(labelMatches('gpu', ['gpu'])).toBe(true);
+    expect(labelMatches('gpu', ['gpu=a100'])).toBe(true);
+    expect(labelMatches('gpu=a100', ['gpu=a100'])).toBe(true);
+    expect(labelMatches('gpu=h100', ['gpu=a100'])).toBe(false);
+    expect(labelMatches('gp', ['gpu'])).toBe(false);
+  });
+
+  it('--label values are checked and deduplicated', () => {
+    expect(parseWorkerLabels(['region=eu', 'gpu', 'gpu'])).toEqual(['gpu', 'region=eu']);
+    expect(() => parseWorkerLabels(['bad label'])).toThrow('invalid --label');
+    expect(() => parseWorkerLabels(['a=b=c;rm'])).toThrow('invalid --label');
+  });
+
+  it('the waiting reason names the first unmet requirement among online workers', () => {
+    expect(waitingReason(task(), [])).toBe('no worker online');
+    expect(waitingReason(task(), [w({ status: 'offline' })])).toBe('no worker online');
+    expect(waitingReason(task(), [w({ draining: true })])).toBe('every online worker is draining');
+    expect(waitingReason(task(), [w({ workflows: ['other'] })])).toBe('no online worker has workflow scan');
+    expect(waitingReason(task(['nuclei', 'httpx']), [w()])).toBe('needs tools: httpx');
+    expect(waitingReason(task([], ['region=eu']), [w()])).toBe('needs labels: region=eu');
+    expect(waitingReason(task(['nuclei'], ['gpu']), [w({ workflows: ['other'] }), w()])).toBeUndefined();
+  });
+
+  it('job data of an older master has no requirements; the schema defaults them', () => {
+    expect(needsOf({ workflow_name: 'scan' })).toEqual({ workflow_name: 'scan', requires: { tools: [], labels: [] } });
+    expect(needsOf(null)).toBeUndefined();
   });
 });
