@@ -11,7 +11,7 @@ import { runToApi } from '../services/run-control.js';
 import type { RunRecord } from '../store/index.js';
 import { CANCEL_FLAG_TTL_S, DRAIN_FLAG_TTL_S, QUEUE_NAME, cancelKey, drainKey } from './keys.js';
 import { bullPriority, issuesText, PROTOCOL_VERSION, taskOptionsSchema, taskProgressSchema, taskResultSchema, type TaskData, type TaskRequirements } from './protocol.js';
-import { needsOf, queueWarnings, taskRequirements, waitingReason } from './routing.js';
+import { needsOf, queueWarnings, waitingReason, workflowTools } from './routing.js';
 import { storedRunOptions } from '../services/run-options.js';
 import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from './persist.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
@@ -189,7 +189,13 @@ export class DistributedMaster {
   async submit(runs: RunRecord[]): Promise<void> {
     if (runs.length === 0) return;
     try {
-      const requires = (run: RunRecord) => taskRequirements(this.app, run.workflow_name, storedRunOptions(run.options).labels);
+      // The workflow's declared tools, read once per workflow of the batch.
+      const tools = new Map<string, string[]>();
+      const requires = (run: RunRecord): TaskRequirements => {
+        const labels = storedRunOptions(run.options).labels ?? [];
+        if (!tools.has(run.workflow_name)) tools.set(run.workflow_name, workflowTools(this.app, run.workflow_name));
+        return { tools: tools.get(run.workflow_name)!, labels };
+      };
       await this.q.addBulk(runs.map((run) => ({ name: 'run', data: taskDataOf(run, requires(run)), opts: this.jobOptions(run) })));
     } catch (err) {
       const message = `failed to submit to distributed queue: ${messageOf(err)}`;

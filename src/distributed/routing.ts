@@ -89,15 +89,13 @@ export function scanCapabilities(app: AppContext, labels: string[]): WorkerCapab
   return { workflows: [...names].sort().slice(0, MAX_ADVERTISED), tools: tools.sort().slice(0, MAX_ADVERTISED), labels };
 }
 
-/** The requirements of a stored run's task: its workflow's declared tools and the labels asked for. */
-export function taskRequirements(app: AppContext, workflowName: string, labels: readonly string[] | undefined): TaskRequirements {
-  let tools: string[] = [];
+/** The tools a task of this workflow requires (the master's copy); none when it cannot be loaded. */
+export function workflowTools(app: AppContext, workflowName: string): string[] {
   try {
-    tools = declaredTools(app, app.loader.loadFile(resolveWorkflowFile(app, workflowName)));
+    return declaredTools(app, app.loader.loadFile(resolveWorkflowFile(app, workflowName)));
   } catch {
-    // The workflow vanished from the master since the run was created: the worker decides alone.
+    return []; // the workflow vanished from the master since the run was created: the worker decides alone
   }
-  return { tools, labels: [...(labels ?? [])] };
 }
 
 /**
