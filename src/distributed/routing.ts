@@ -197,8 +197,12 @@ export async function distributedWarnings(settings: LoadedSettings): Promise<str
   }
 }
 
-/** Delay before a given-back task is offered again, and this worker's pause after a give-back. */
-const RETRY_DELAY_MS = { first: 500, max: 5000 };
+/**
+ * Delay before a given-back task is offered again (short: a capable worker should not wait for
+ * it), and the pause of the refusing worker's slot after a give-back (what stops the spinning:
+ * a paused slot does not fetch, so a capable worker gets the next offer).
+ */
+const RETRY_DELAY_MS = { first: 250, max: 1000 };
 const PAUSE_MS = { first: 100, max: 2000 };
 const REFUSED_KEPT = 10;
 

@@ -88,7 +88,7 @@ describe.skipIf(!hasRedis)('routing of distributed tasks by workflow, tools and 
     until(async () => {
       const runs = await Promise.all(uuids.map(runOf));
       return runs.every((r) => r.status === 'completed') ? runs : undefined;
-    }, 'every run to complete', 60_000);
+    }, 'every run to complete', 150_000);
 
   beforeAll(async () => {
     masterWf = workflowsWith(['quick', 'slow'], true);
@@ -131,7 +131,7 @@ describe.skipIf(!hasRedis)('routing of distributed tasks by workflow, tools and 
     const one = (await api('GET', `/osm/api/workers/${other.id}`)).json() as { totals: Record<string, number>; refused: { reason: string }[] };
     expect(one.totals).toEqual({});
     for (const r of one.refused) expect(r.reason).toBe('no workflow quick');
-  });
+  }, 180_000);
 
   it('a task asking for a label goes only to a worker that has it', async () => {
     const wf = workflowsWith(['quick']);
@@ -148,7 +148,7 @@ describe.skipIf(!hasRedis)('routing of distributed tasks by workflow, tools and 
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toMatchObject({ error: true });
     expect(bad.json().message).toContain('labels.0');
-  });
+  }, 180_000);
 
   it('a task no online worker can take says why (API, health, osm health), then runs when a capable worker joins', async () => {
     // The master's base folder, with Redis configured, is where `osm health` and `osm worker status` run.
@@ -162,7 +162,7 @@ describe.skipIf(!hasRedis)('routing of distributed tasks by workflow, tools and 
     const early = await submit('needy', 'n0.example.com');
     await until(async () => ((await runOf(early)).waiting_reason === 'no worker online' ? true : undefined), 'the no-worker reason');
     const h0 = await runOsm(['-b', t.base, 'health'], { env });
-    expect(h0.stdout).toContain('1 distributed task(s) waiting and no worker online');
+    expect(h0.stdout).toMatch(/▶ Distributed\n {2}⚠ \d+ distributed task\(s\) waiting and no worker online/);
 
     // A worker with the workflow but without its tool: it gives the task back, no attempt.
     const lacking = await startWorker('no-tool', workflowsWith(['quick'], true));
@@ -212,5 +212,5 @@ describe.skipIf(!hasRedis)('routing of distributed tasks by workflow, tools and 
     const listed = JSON.parse(json.stdout) as { data: { id: string; totals: Record<string, number>; tools: string[]; labels: string[] }[] };
     expect(listed.data.find((w) => w.id === 'has-tool')).toMatchObject({ totals: { completed: 2 }, tools: [TOOL] });
     expect(listed.data.find((w) => w.id === 'gpu-box')).toMatchObject({ totals: { completed: 4 }, labels: ['gpu=a100'] });
-  });
+  }, 180_000);
 });
