@@ -3,6 +3,7 @@
  * until SIGTERM/SIGINT: runs in hand are aborted and their tasks handed back to the queue, the
  * worker is marked offline and every connection is closed (the process then exits by itself).
  */
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Queue } from 'bullmq';
 import { errors } from '../../errors.js';
@@ -149,6 +150,8 @@ export async function workerStatus(command: Command): Promise<void> {
 function attemptTotals(o: StatusFlags): Record<string, Record<string, number>> {
   let app: ReturnType<typeof openApp> | undefined;
   try {
+    // Never create a database just to read it (a worker-only machine has none of the master's).
+    if (!existsSync(loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }).paths.db)) return {};
     app = openApp(o);
     return app.store.attempts.totalsByWorker();
   } catch {
