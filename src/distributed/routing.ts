@@ -100,20 +100,25 @@ export function workflowTools(app: AppContext, workflowName: string): string[] {
 
 /**
  * Why this worker cannot take a task (undefined when it can): the workflow is not in its folder
- * or is of another kind, a required tool is not on its PATH, or a requested label is missing.
+ * or is of another kind, a tool its copy of the workflow or the task requires is not on its PATH
+ * or in its binaries folder, or a requested label is missing.
  * Checked against the worker's real folder and PATH, not its advertised entry.
  */
 export function unmetRequirement(app: AppContext, data: TaskData, labels: readonly string[]): string | undefined {
+  let wf: Workflow;
   try {
-    const wf = app.loader.loadFile(resolveWorkflowFile(app, data.workflow_name));
-    if (wf.kind !== data.workflow_kind) return `workflow ${data.workflow_name} is a ${wf.kind} here, the task expects a ${data.workflow_kind}`;
+    wf = app.loader.loadFile(resolveWorkflowFile(app, data.workflow_name));
   } catch (err) {
     // Invalid names and broken files are the task runner's errors (reported as the attempt's error).
     if (isOsmError(err) && err.status === 404) return `no workflow ${data.workflow_name}`;
     return undefined;
   }
+  if (wf.kind !== data.workflow_kind) return `workflow ${data.workflow_name} is a ${wf.kind} here, the task expects a ${data.workflow_kind}`;
+  // The tools of this worker's own copy of the workflow, and those the task names. Names from the
+  // queue are looked up on PATH only: one with a "/" would probe a path on this machine.
+  const required = new Set([...declaredTools(app, wf), ...data.requires.tools.filter((t) => !t.includes('/'))]);
   const path = toolPath(app);
-  const missing = data.requires.tools.filter((t) => !commandExists(t, path));
+  const missing = [...required].filter((t) => !commandExists(t, path));
   if (missing.length > 0) return `needs tools: ${missing.join(', ')}`;
   const absent = data.requires.labels.filter((l) => !labelMatches(l, labels));
   if (absent.length > 0) return `needs labels: ${absent.join(', ')}`;
