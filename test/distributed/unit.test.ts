@@ -178,3 +178,33 @@ describe('routing', () => {
     expect(needsOf(null)).toBeUndefined();
   });
 });
+
+describe('routing check on the worker (its real folder and PATH)', () => {
+  it('names the missing workflow, kind, tool (own copy or task) or label; a queued path is never probed', async () => {
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const { createAppContext } = await import('../../src/services/context.js');
+    const { unmetRequirement } = await import('../../src/distributed/routing.js');
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'osm-test-'));
+    const wf = path.join(base, 'wf');
+    fs.mkdirSync(wf);
+    fs.writeFileSync(path.join(wf, 'tooly.yaml'), 'kind: module\nname: tooly\ndependencies:\n  commands: [osm-no-such-tool-1]\nsteps:\n  - name: a\n    type: bash\n    command: echo a\n');
+    fs.writeFileSync(path.join(wf, 'plain.yaml'), 'kind: module\nname: plain\nsteps:\n  - name: a\n    type: bash\n    command: echo a\n');
+    const app = createAppContext({ baseFolder: base, workflowFolder: wf });
+    try {
+      const data = (name: string, tools: string[] = [], labels: string[] = [], kind: 'flow' | 'module' = 'module') =>
+        taskDataSchema.parse({ v: PROTOCOL_VERSION, run_uuid: '0b6f3c1e-8f5e-4a51-9a0c-2f4f3f7b1a11', workflow_name: name, workflow_kind: kind, target: 'a.com', submitted_at: 'x', requires: { tools, labels } });
+      expect(unmetRequirement(app, data('missing'), [])).toBe('no workflow missing');
+      expect(unmetRequirement(app, data('plain', [], [], 'flow'), [])).toBe('workflow plain is a module here, the task expects a flow');
+      expect(unmetRequirement(app, data('tooly'), [])).toBe('needs tools: osm-no-such-tool-1');
+      expect(unmetRequirement(app, data('plain', ['osm-no-such-tool-2', 'sh'], []), [])).toBe('needs tools: osm-no-such-tool-2');
+      expect(unmetRequirement(app, data('plain', ['/nonexistent/x'], []), [])).toBeUndefined();
+      expect(unmetRequirement(app, data('plain', ['sh'], ['gpu']), ['region=eu'])).toBe('needs labels: gpu');
+      expect(unmetRequirement(app, data('plain', ['sh'], ['gpu']), ['gpu=a100'])).toBeUndefined();
+    } finally {
+      app.close();
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
