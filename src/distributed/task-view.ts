@@ -46,7 +46,9 @@ export function taskView(job: Job, state: string): TaskView {
   const data = (job.data ?? {}) as Partial<TaskData>;
   const progress = taskProgressSchema.safeParse(job.progress);
   const result = state === 'completed' ? taskResultSchema.safeParse(job.returnvalue) : undefined;
-  const worker = job.processedBy || (progress.success ? progress.data.worker_id : '') || (result?.success ? result.data.worker_id : '');
+  // A waiting task has no worker (one that fetched it and gave it back, or stalled, is not its worker).
+  const waiting = taskStatusOf(state) === 'waiting';
+  const worker = waiting ? '' : job.processedBy || (progress.success ? progress.data.worker_id : '') || (result?.success ? result.data.worker_id : '');
   return {
     id: String(job.id),
     run_uuid: String(data.run_uuid ?? job.id),
@@ -58,7 +60,7 @@ export function taskView(job: Job, state: string): TaskView {
     state,
     worker_id: worker || null,
     created_at: iso(job.timestamp),
-    started_at: iso(job.processedOn),
+    started_at: waiting ? null : iso(job.processedOn),
     finished_at: iso(job.finishedOn),
     attempts: job.attemptsMade ?? 0,
     stalled: job.stalledCounter ?? 0,
