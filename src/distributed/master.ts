@@ -14,6 +14,7 @@ import { bullPriority, issuesText, PROTOCOL_VERSION, taskOptionsSchema, taskProg
 import { needsOf, queueWarnings, waitingReason, workflowTools } from './routing.js';
 import { storedRunOptions } from '../services/run-options.js';
 import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from './persist.js';
+import { applyFileRecord, ensureWorkspace } from './files-apply.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { taskView, type TaskView } from './task-view.js';
 import { getWorkerView, listWorkerViews, type WorkerView } from './worker-registry.js';
@@ -22,7 +23,6 @@ import type { AttemptCause } from '../store/attempts.js';
 import type { AssetInput } from '../store/assets.js';
 import type { VulnInput } from '../store/vulns.js';
 import { isSafeName } from '../util/fs-safe.js';
-import { join } from 'node:path';
 
 export interface MasterOptions {
   config: DistributedConfig;
@@ -394,12 +394,15 @@ export class DistributedMaster {
       // Rows of a superseded attempt are dropped; replays are harmless (upserts merge by value).
       if (rec.attempt < latest || !isSafeName(rec.workspace)) return;
       store.tx(() => {
-        if (!store.workspaces.get(rec.workspace)) {
-          store.workspaces.upsertRunInfo({ name: rec.workspace, local_path: join(this.app.settings().paths.workspaces, rec.workspace), last_run: rec.at, run_workflow: run.workflow_name });
-        }
+        ensureWorkspace(this.app, rec.workspace, rec.at, run.workflow_name);
         if (rec.table === 'assets') store.assets.upsertMany(rec.workspace, rec.rows as AssetInput[]);
         else store.vulns.upsertMany(rec.workspace, rec.rows as VulnInput[]);
       });
+      return;
+    }
+    if (rec.kind === 'file') {
+      const refused = applyFileRecord(this.app, run, rec, latest);
+      if (refused) this.log('distributed: shipped file refused', { run_uuid: uuid, attempt: rec.attempt, path: rec.path, reason: refused });
       return;
     }
     if (rec.attempt < latest) {

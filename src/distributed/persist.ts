@@ -10,6 +10,8 @@ import type { AppContext } from '../services/context.js';
 import type { RunRecord } from '../store/index.js';
 import { notifyRunFinished } from '../events/webhooks.js';
 import type { TaskResult } from './protocol.js';
+import { forgetShippedFiles, masterFilePath } from './files-apply.js';
+import { isAbsolute } from 'node:path';
 
 export interface PersistOutcome {
   /** The run changed status (false when it was already terminal). */
@@ -35,7 +37,9 @@ export function applyTaskResult(app: AppContext, run: RunRecord, result: TaskRes
     if (cur.status === 'queued' || cur.status === 'pending') store.runs.transition(run.id, 'running', { at: result.run.started_at ?? undefined });
     const steps = store.steps.importForRun(run.id, run.run_uuid, result.steps);
     const events = store.events.importForRun(run.run_uuid, result.events);
-    for (const a of result.artifacts) store.artifacts.upsert({ ...a, run_id: run.id });
+    // A file the worker shipped names its workspace-relative path: it is now the master's file.
+    const ws = result.run.workspace || run.workspace;
+    for (const a of result.artifacts) store.artifacts.upsert({ ...a, artifact_path: (isAbsolute(a.artifact_path) ? undefined : masterFilePath(app, ws, a.artifact_path)) ?? a.artifact_path, run_id: run.id });
     store.runs.update(run.id, {
       total_steps: result.run.total_steps,
       completed_steps: result.run.completed_steps,
@@ -47,6 +51,7 @@ export function applyTaskResult(app: AppContext, run: RunRecord, result: TaskRes
     });
     return { transitioned: Boolean(done), steps, events };
   });
+  forgetShippedFiles(app, run.run_uuid);
   const final = store.runs.get(run.id) ?? run;
   if (!out) return { transitioned: false, run: final, steps: { inserted: 0, updated: 0 }, events: 0 };
   if (out.transitioned) notify(app, final);
@@ -71,6 +76,7 @@ export function failRemoteRun(app: AppContext, run: RunRecord, message: string, 
     });
     return true;
   });
+  forgetShippedFiles(app, run.run_uuid);
   if (ok) notify(app, store.runs.get(run.id) ?? run);
   return ok;
 }
@@ -86,3 +92,4 @@ export function applyProgress(app: AppContext, run: RunRecord, progress: { compl
   if (run.status !== 'running') return;
   app.store.runs.update(run.id, { completed_steps: progress.completed_steps, total_steps: progress.total_steps });
 }
+

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import type { RedisClient } from 'bullmq';
 import { QUEUE_NAME } from './keys.js';
 import { PROTOCOL_VERSION, taskResultSchema } from './protocol.js';
+import { isSafeName } from '../util/fs-safe.js';
 
 /** The stream of start/end records (entries removed by the master once applied). */
 export function recordsKey(prefix: string): string {
@@ -78,12 +79,60 @@ export const rowsRecordSchema = z.object({
   rows: z.array(z.record(z.string(), z.unknown())).max(ROWS_PER_RECORD),
 });
 
+/** Bytes of a file per `file` record at most. */
+export const FILE_CHUNK_BYTES = 256 * 1024;
+/** Path components of a shipped file at most. */
+const MAX_FILE_DEPTH = 32;
+
+/**
+ * True for a path a worker may ship and a master may write below a run's workspace folder:
+ * relative, already normalized (no `.`/`..`/empty components, no leading or doubled slash),
+ * every component a safe name (src/util/fs-safe.ts), at most 32 components and 1024 characters.
+ */
+export function isShippablePath(rel: string): boolean {
+  if (typeof rel !== 'string' || rel.length === 0 || rel.length > 1024) return false;
+  const parts = rel.split('/');
+  return parts.length <= MAX_FILE_DEPTH && parts.every((p) => isSafeName(p));
+}
+
+/**
+ * A chunk of a file the attempt produced on the worker (the run's log folder, its artifacts),
+ * written by the master at the same path below ITS workspace folder. Keyed by run, attempt, path
+ * and offset: a replayed chunk writes the same bytes at the same place.
+ */
+export const fileRecordSchema = z.object({
+  v: z.literal(PROTOCOL_VERSION),
+  kind: z.literal('file'),
+  run_uuid: z.string().uuid(),
+  worker_id: z.string().max(128),
+  at: z.string(),
+  workspace: z.string().min(1).max(255),
+  /** Relative to the workspace folder (see isShippablePath). */
+  path: z.string().refine(isShippablePath, 'not a relative, normalized path of safe names'),
+  offset: z.number().int().min(0),
+  /** The bytes, base64 (at most FILE_CHUNK_BYTES decoded). */
+  data: z
+    .string()
+    .max(Math.ceil(FILE_CHUNK_BYTES / 3) * 4)
+    .regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/)
+    .refine((d) => (d.length / 4) * 3 - (d.endsWith('==') ? 2 : d.endsWith('=') ? 1 : 0) <= FILE_CHUNK_BYTES, 'chunk larger than FILE_CHUNK_BYTES'),
+  /** Last chunk of the file: the master cuts the file at offset + length. */
+  eof: z.boolean(),
+  /**
+   * A reference, no bytes (`data` empty): the file is in object storage at
+   * `<storage prefix>workspaces/<workspace>/<path>`; the master drops a stale copy of its own at
+   * that path so its downloads serve the stored one.
+   */
+  stored: z.boolean().optional(),
+});
+
 export type StartRecord = z.infer<typeof startRecordSchema>;
+export type FileRecord = z.infer<typeof fileRecordSchema>;
 export type RowsRecord = z.infer<typeof rowsRecordSchema>;
 export type EndRecord = z.infer<typeof endRecordSchema>;
-export type AttemptRecordMsg = (StartRecord | EndRecord | RowsRecord) & { attempt: number };
+export type AttemptRecordMsg = (StartRecord | EndRecord | RowsRecord | FileRecord) & { attempt: number };
 
-const recordSchema = z.discriminatedUnion('kind', [startRecordSchema, endRecordSchema, rowsRecordSchema]);
+const recordSchema = z.discriminatedUnion('kind', [startRecordSchema, endRecordSchema, rowsRecordSchema, fileRecordSchema]);
 
 /** KEYS: lock, attempt counter, stream. ARGV: token, record JSON, ttl. → attempt number, 0 without the lock. */
 const START_SCRIPT = `
@@ -126,8 +175,8 @@ export async function recordStart(client: RedisClient, prefix: string, token: st
   return Number(n);
 }
 
-/** Ends an attempt (or ships a chunk of its rows): false when refused (the lease was lost or a newer attempt started). */
-export async function recordEnd(client: RedisClient, prefix: string, token: string, attempt: number, rec: EndRecord | RowsRecord): Promise<boolean> {
+/** Ends an attempt (or ships a chunk of its rows or files): false when refused (the lease was lost or a newer attempt started). */
+export async function recordEnd(client: RedisClient, prefix: string, token: string, attempt: number, rec: EndRecord | RowsRecord | FileRecord): Promise<boolean> {
   const ok = await withCommands(client).runCommand('osmAttemptEnd', [lockKey(prefix, rec.run_uuid), attemptKey(prefix, rec.run_uuid), recordsKey(prefix), token, String(attempt), JSON.stringify(rec)]);
   return Number(ok) === 1;
 }

@@ -20,6 +20,7 @@ import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { rejectionMessage, runTask } from './task-runner.js';
 import { RoutingGate } from './routing.js';
+import { FileShipper } from './files-ship.js';
 import { effectiveStatus, liveWorkerNames, readWorkerEntry, writeWorkerEntry, type WorkerEntry } from './worker-registry.js';
 
 export interface WorkerOptions {
@@ -299,6 +300,9 @@ export class DistributedWorker {
       return ok;
     };
     const attemptStartedAt = nowIso();
+    // The run's log folder follows on the master while it runs; the rest and the artifacts before the end record.
+    const files = new FileShipper(this.app, uuid, (c) => recordEnd(client, this.prefix, token ?? '', attempt, { v: PROTOCOL_VERSION, kind: 'file', run_uuid: uuid, worker_id: this.id, at: nowIso(), ...c }), (m, f) => this.log(m, f));
+    files.startLive(WORKER_POLL_MS);
     try {
       const flagged = await this.isFlagged(uuid);
       if (flagged) this.userCancelled.add(uuid);
@@ -319,6 +323,7 @@ export class DistributedWorker {
       const shipped = await this.shipRows(client, token ?? '', attempt, uuid, attemptStartedAt);
       if (shipped === undefined) throw new Fenced(`rows of attempt ${attempt} refused`);
       if (shipped.capped) result.truncated = true;
+      if (!(await files.finish(result, this.id))) throw new Fenced(`files of attempt ${attempt} refused`);
       if (!(await end({ outcome: 'result', error: '', final: true, result }))) throw new Fenced(`late result of attempt ${attempt} refused`);
       if (result.run.status === 'completed') this.counters.complete++;
       else this.counters.failed++;
@@ -334,6 +339,7 @@ export class DistributedWorker {
       await end({ outcome: 'error', error: message, final }).catch(() => undefined);
       throw new Error(message);
     } finally {
+      files.stop();
       signal?.removeEventListener('abort', onAbort);
       this.current.delete(uuid);
       this.leases.delete(uuid);

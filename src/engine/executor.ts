@@ -4,7 +4,7 @@ import { delimiter, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Workflow } from '../workflow/types.js';
 import { analyzeTarget } from '../workflow/heuristics.js';
-import type { RunRecord } from '../store/index.js';
+import type { RunRecord, RunScopeStats } from '../store/index.js';
 import { messageOf } from '../errors.js';
 import { RunPrinter } from './printer.js';
 import { ExecutionLog } from './exec-log.js';
@@ -31,6 +31,13 @@ export function runTargetScope(deps: EngineDeps, settings: Settings, src: { work
   const specs = layerSpecs({ settings, workspace: src.workspace, org, workflow: src.workflow, run: src.run });
   if (specs.length === 0) return undefined;
   return { set: compileLayers(specs), specs, counts: emptyCounts() };
+}
+
+/** The run's scope counts for its summary, when a scope (the run's, or a module's inside a flow) was in force. */
+function scopeSummary(exec: Execution, runId: number): { scope?: RunScopeStats | { dropped: number; by_source: Record<string, number> } } {
+  const stats = exec.deps.store.runs.scopeStats(runId);
+  if (stats) return { scope: stats };
+  return exec.targetScope ? { scope: { dropped: 0, by_source: {} } } : {};
 }
 
 export interface RunOutcome {
@@ -179,7 +186,7 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
         modules,
         totalSteps: finalRun.total_steps,
         artifacts,
-        ...(exec.targetScope ? { scope: deps.store.runs.scopeStats(runId) ?? { dropped: 0, by_source: {} } } : {}),
+        ...scopeSummary(exec, runId),
       },
       display.color,
       Boolean(display.verbose),

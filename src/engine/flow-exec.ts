@@ -8,6 +8,7 @@ import { runActions } from './actions.js';
 import { checkDependencies, DependencyError } from './deps-check.js';
 import { executeModuleBody, manualRunAllowed, prepareScope, runHooks, PER_MODULE_KEYS, SCHEDULER_TRIGGERS, type ModuleResult } from './module-exec.js';
 import { printModuleHeader } from './summary.js';
+import { moduleTargetScope } from './scope-gate.js';
 import { messageOf } from '../errors.js';
 import { orderModules } from '../workflow/plan.js';
 import { RunAborted, type Scope } from './types.js';
@@ -97,6 +98,37 @@ export async function executeFlowBody(flow: Workflow, scope: Scope, results: Ste
 }
 
 /** One module of a flow: its params (§3.10 step 5), dependency checks, header and body. */
+/**
+ * A module's own `scope:` key inside a flow (docs/scope.md): it narrows the run's scope for that
+ * module — its loop items and imports — and a target outside it skips the module. The result to
+ * return instead of running the module, or undefined to go on.
+ */
+function applyModuleScope(exec: Scope['exec'], wf: Workflow, name: string, scope: Scope): ModuleResult | undefined {
+  let own: ReturnType<typeof moduleTargetScope>;
+  try {
+    own = moduleTargetScope(exec, wf);
+  } catch (err) {
+    exec.printer.error(`Module ${name}: invalid scope: ${messageOf(err)}`);
+    return { status: 'failed', error: `invalid scope of module ${name}: ${messageOf(err)}`, exports: {}, tainted: [] };
+  }
+  if (!own) return undefined;
+  if (!exec.input.emptyTarget) {
+    const d = own.set.decide(exec.input.target);
+    if (!d.in_scope) {
+      const why = `target ${exec.input.target} is ${d.explanation}`;
+      exec.printer.warn(`Module ${name} skipped: ${why}`);
+      exec.log.write('WARN', 'Module skipped: target out of its scope', { module: name, target: exec.input.target });
+      return { status: 'skipped', error: why, exports: {}, tainted: [] };
+    }
+  }
+  scope.targetScope = own;
+  const runId = exec.recorder.run.id;
+  const layers = exec.deps.store.runs.scopeStats(runId)?.layers ?? [];
+  const missing = own.specs.filter((l) => !layers.some((x) => x.name === l.name)).map((l) => ({ name: l.name, include: l.include ?? [], exclude: l.exclude ?? [] }));
+  if (missing.length) exec.deps.store.runs.initScope(runId, [...layers, ...missing]);
+  return undefined;
+}
+
 async function runModule(flow: Workflow, ref: ModuleRef, flowScope: Scope, results: StepSummary[]): Promise<ModuleResult> {
   const exec = flowScope.exec;
   const wf = exec.deps.loader.loadModuleRef(ref, flow);
@@ -119,6 +151,8 @@ async function runModule(flow: Workflow, ref: ModuleRef, flowScope: Scope, resul
       taintedProvided: Object.keys(provided).filter((k) => flowScope.tainted.has(k)),
     });
     if (ref.runner) scope.runner = { type: ref.runner, config: ref.runner_config ?? {} };
+    const refused = applyModuleScope(exec, wf, ref.name, scope);
+    if (refused) return refused;
     try {
       for (const w of await checkDependencies(wf, scope, { skipValidation: exec.input.skipValidation, emptyTarget: exec.input.emptyTarget })) exec.printer.warn(w);
     } catch (err) {

@@ -2,12 +2,32 @@
  * The engine's target-scope gate (docs/scope.md): loop items out of the run's scope are dropped
  * before they reach a step, counted in the run's scope row (by source) and reported once per step.
  */
-import { countDrop, emptyCounts, type ScopeCounts } from '../scope/index.js';
-import type { Scope } from './types.js';
+import { compileLayers, countDrop, emptyCounts, type LayerSpec, type ScopeCounts } from '../scope/index.js';
+import type { Workflow } from '../workflow/types.js';
+import type { Execution, Scope } from './types.js';
+
+/** The target scope in force for a scope: a module's own inside a flow, else the run's. */
+export function targetScopeOf(scope: Scope): Execution['targetScope'] {
+  return scope.targetScope ?? scope.exec.targetScope;
+}
+
+/**
+ * The target scope of a module run inside a flow when the module's file has its own `scope:` key:
+ * the run's layers plus `module:<name>` (it can only narrow). Undefined when the module has none.
+ * A module run alone needs none of this: its key is the run's `workflow:<name>` layer already.
+ * Throws ScopeParseError on an invalid entry.
+ */
+export function moduleTargetScope(exec: Execution, wf: Pick<Workflow, 'name' | 'scope'>): Execution['targetScope'] {
+  const own = wf.scope;
+  if (!own || (own.include?.length ?? 0) + (own.exclude?.length ?? 0) === 0) return undefined;
+  const base = exec.targetScope;
+  const specs: LayerSpec[] = [...(base?.specs ?? []), { name: `module:${wf.name}`, include: own.include ?? [], exclude: own.exclude ?? [] }];
+  return { set: compileLayers(specs), specs, counts: base?.counts ?? emptyCounts() };
+}
 
 /** A per-step gate; `admit` is false for an item that must not reach a tool. */
 export function scopeGate(scope: Scope, source: string, stepName: string): { admit(item: string): boolean; close(): void } | undefined {
-  const ts = scope.exec.targetScope;
+  const ts = targetScopeOf(scope);
   if (!ts || ts.set.empty) return undefined;
   let local: ScopeCounts = emptyCounts();
   return {

@@ -5,11 +5,13 @@ import { ModuleSkip, StepFailure, type Scope } from './types.js';
 import { messageOf } from '../errors.js';
 import { quickScriptPool, scriptPool, ScriptCallError } from './scripts/pool.js';
 import type { WorkerFnContext } from './scripts/protocol.js';
+import { targetScopeOf } from './scope-gate.js';
 
 /** The function context (workspace, run ids, paths, output sink) of a scope. */
 export function fnContext(scope: Scope): FnContext {
   const v = scope.vars;
   const exec = scope.exec;
+  const ts = targetScopeOf(scope);
   return {
     workspace: String(v.Workspace ?? v.TargetSpace ?? ''),
     runUuid: exec.runUuid,
@@ -23,7 +25,7 @@ export function fnContext(scope: Scope): FnContext {
     store: exec.deps.store,
     settings: exec.settings,
     signal: exec.signal,
-    ...(exec.targetScope?.specs.length ? { scope: exec.targetScope.specs } : {}),
+    ...(ts?.specs.length ? { scope: ts.specs } : {}),
   };
 }
 

@@ -106,6 +106,11 @@ export interface Scope {
   runner: { type: RunnerType; config: RunnerConfig };
   /** User param keys (for OSM_PARAM_* env vars). */
   userParamKeys: string[];
+  /**
+   * A module's own target scope inside a flow: the run's layers plus the module's `scope:` key
+   * (docs/scope.md). Absent: the run's scope (`exec.targetScope`) applies.
+   */
+  targetScope?: Execution['targetScope'];
 }
 
 /** What a step type executor returns on success. */

@@ -279,6 +279,8 @@ export const distributedSchema = z
     /** Finished jobs kept in Redis (for `GET /tasks`); results never depend on them. */
     keep_completed: int(1000, 1),
     keep_failed: int(5000, 1),
+    /** Bytes of log and artifact files one run ships from its worker to the master at most (MB); the rest stays on the worker. */
+    ship_files_max_mb: int(256, 0, 1_000_000),
   })
   .prefault({});
 

@@ -6,6 +6,7 @@ import { effectiveStatus, workerView, type WorkerEntry } from '../../src/distrib
 import { taskStatusOf } from '../../src/distributed/task-view.js';
 import { labelMatches, needsOf, parseWorkerLabels, waitingReason } from '../../src/distributed/routing.js';
 import { OFFLINE_AFTER_MS } from '../../src/distributed/keys.js';
+import { FILE_CHUNK_BYTES, fileRecordSchema, isShippablePath } from '../../src/distributed/records.js';
 import type { LoadedSettings } from '../../src/settings/index.js';
 
 const settingsWith = (redis: Record<string, unknown>) => ({ settings: { redis } }) as unknown as LoadedSettings;
@@ -206,5 +207,24 @@ describe('routing check on the worker (its real folder and PATH)', () => {
       app.close();
       fs.rmSync(base, { recursive: true, force: true });
     }
+  });
+});
+
+describe('shipped file records', () => {
+  const rec = (over: Record<string, unknown>) => ({ v: PROTOCOL_VERSION, kind: 'file', run_uuid: '7f0c1c3e-2a51-4a8e-9d1e-0b6f5e2f4a10', worker_id: 'w', at: '2026-11-26T10:00:00Z', workspace: 'example.com', path: 'logs/x/output.journal', offset: 0, data: '', eof: true, ...over });
+
+  it('accepts only relative, normalized paths of safe names', () => {
+    for (const ok of ['a', 'found/hosts.txt', 'logs/7f0c/output.journal', '.hidden/x', 'a..b/c']) expect(isShippablePath(ok), ok).toBe(true);
+    for (const bad of ['', '/etc/passwd', '../x', 'a/../../x', './x', 'a/./x', 'a//x', 'a/', '/', '..', '.', 'a\\b', 'a b', 'a\0b', 'é', `${'d/'.repeat(32)}x`, 'x'.repeat(256)]) {
+      expect(isShippablePath(bad), JSON.stringify(bad)).toBe(false);
+    }
+  });
+
+  it('the schema refuses bad paths, chunks over 256 KB and data that is not base64', () => {
+    expect(fileRecordSchema.safeParse(rec({ data: Buffer.alloc(FILE_CHUNK_BYTES).toString('base64') })).success).toBe(true);
+    expect(fileRecordSchema.safeParse(rec({ data: Buffer.alloc(FILE_CHUNK_BYTES + 1).toString('base64') })).success).toBe(false);
+    expect(fileRecordSchema.safeParse(rec({ data: 'not base64!' })).success).toBe(false);
+    expect(fileRecordSchema.safeParse(rec({ path: '../x' })).success).toBe(false);
+    expect(fileRecordSchema.safeParse(rec({ offset: -1 })).success).toBe(false);
   });
 });

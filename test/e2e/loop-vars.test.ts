@@ -91,6 +91,16 @@ describe('unrendered placeholders', () => {
     expect(existsSync(join(r.ws, 'literal.txt'))).toBe(false);
   });
 
+  it('an http step with [[var]] in its url outside any foreach fails without sending; lint says so', async () => {
+    const r = await run('-m', 'lv-outside-http', 'outside-http.test');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('unrendered loop variable [[path]] in url');
+    expect(r.stdout).toContain('the request was not sent');
+    const lint = await runOsm(['-b', base, '-F', FIX, 'workflow', 'lint', 'lv-outside-http']);
+    expect(lint.code).not.toBe(0);
+    expect(lint.stdout + lint.stderr).toMatch(/lv-outside-http\.yaml:6: steps\[0\]\.url: \[\[path\]\] is only valid inside a foreach step \(outside one it is not rendered/);
+  });
+
   it('lint reports it as an error with file:line, and --dry-run lists it and exits 2', async () => {
     const lint = await runOsm(['-b', base, '-F', FIX, 'workflow', 'lint', 'lv-outside']);
     expect(lint.code).not.toBe(0);

@@ -81,6 +81,36 @@ describe('osm run with a scope', () => {
   });
 });
 
+describe('a module\'s scope: key inside a flow', () => {
+  it('narrows the run for that module only, and skips the module when the target is outside it', async () => {
+    const r = await osm(['run', '-f', 'scope-flow', '-t', 'admin.example.com', '-S', 'flow-admin', '--json']);
+    expect(r.code, r.stderr + r.stdout.slice(-2000)).toBe(0);
+    const ws = join(base, 'workspaces', 'flow-admin');
+    expect(existsSync(join(ws, 'ran.txt'))).toBe(false);
+    // The loop module's own scope drops a.example.com (excluded) and evil.org (not included); admin.example.com is inside it.
+    expect(readFileSync(join(ws, 'mod-seen.txt'), 'utf8').trim().split('\n')).toEqual(['MOD b.example.com', 'MOD 10.0.0.5', 'MOD plainword']);
+    const run = finalJson(r.stdout);
+    expect(run.scope).toMatchObject({ dropped: 2, by_source: { foreach: 2 } });
+    expect(run.scope.layers).toEqual([{ name: 'module:scope-module-loop', include: ['*.example.com', '10.0.0.0/8'], exclude: ['a.example.com'] }]);
+    const text = await osm(['run', '-f', 'scope-flow', '-t', 'admin.example.com', '-S', 'flow-admin2']);
+    expect(text.code).toBe(0);
+    expect(text.stdout + text.stderr).toContain('Module scope-in-workflow skipped: target admin.example.com is out of scope: excluded by "admin.example.com" in the module:scope-in-workflow scope');
+  });
+
+  it('adds to the run scope: both must admit an item', async () => {
+    const narrow = join(base, 'narrow-scope.txt');
+    writeFileSync(narrow, '.example.com\n!b.example.com\n');
+    const r = await osm(['run', '-f', 'scope-flow', '-t', 'www.example.com', '-S', 'flow-www', '--scope-file', narrow, '--json']);
+    expect(r.code, r.stderr + r.stdout.slice(-2000)).toBe(0);
+    const ws = join(base, 'workspaces', 'flow-www');
+    expect(existsSync(join(ws, 'ran.txt'))).toBe(true);
+    expect(readFileSync(join(ws, 'mod-seen.txt'), 'utf8').trim().split('\n')).toEqual(['MOD plainword']);
+    const run = finalJson(r.stdout);
+    expect(run.scope.layers.map((l: { name: string }) => l.name)).toEqual(['run', 'module:scope-in-workflow', 'module:scope-module-loop']);
+    expect(run.scope).toMatchObject({ dropped: 4 });
+  });
+});
+
 describe('osm import with a scope', () => {
   it('drops and counts rows out of scope', async () => {
     const f = join(base, 'imp-scope.txt');

@@ -38,10 +38,10 @@ const LOOP_PLACEHOLDER = /\[\[\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\]\]/;
  * is always true). The step fails instead of running a wrong command. Checked on the template, not
  * on the rendered text, so tool output that happens to contain `[[x]]` is not mistaken for one.
  */
-export function assertNoLoopPlaceholder(template: string): void {
+export function assertNoLoopPlaceholder(template: string, field = 'command', what = 'the command was not run'): void {
   const m = LOOP_PLACEHOLDER.exec(template);
   if (m) {
-    throw new StepFailure(`unrendered loop variable ${m[0]} in command (a [[${m[1]}]] placeholder only renders inside a foreach whose variable is '${m[1]}'); the command was not run`, '', [template]);
+    throw new StepFailure(`unrendered loop variable ${m[0]} in ${field} (a [[${m[1]}]] placeholder only renders inside a foreach whose variable is '${m[1]}'); ${what}`, '', [template]);
   }
 }
 

@@ -2,6 +2,7 @@ import { request } from 'undici';
 import type { Step } from '../../workflow/types.js';
 import { render } from '../../workflow/template.js';
 import { StepFailure, type DispatchResult, type Scope, type StepContext } from '../types.js';
+import { assertNoLoopPlaceholder } from './bash.js';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const MAX_BODY = 10 * 1024 * 1024;
@@ -18,6 +19,10 @@ export function exportPrefix(stepName: string): string {
  */
 export async function executeHttp(step: Step, scope: Scope, ctx: StepContext): Promise<DispatchResult> {
   if (!step.url) throw new StepFailure('http step must have url');
+  // Same rule as commands: a [[var]] left outside a foreach would go out on the network literally.
+  for (const [field, text] of [['url', step.url], ['request_body', step.request_body ?? ''], ...Object.entries(step.headers ?? {}).map(([k, v]) => [`header ${k}`, String(v)])]) {
+    assertNoLoopPlaceholder(text!, field!, 'the request was not sent');
+  }
   const url = render(step.url, scope.vars);
   let parsed: URL;
   try {
