@@ -10,7 +10,8 @@ import type { AppContext } from '../services/context.js';
 import { runToApi } from '../services/run-control.js';
 import type { RunRecord } from '../store/index.js';
 import { CANCEL_FLAG_TTL_S, DRAIN_FLAG_TTL_S, QUEUE_NAME, cancelKey, drainKey } from './keys.js';
-import { bullPriority, issuesText, PROTOCOL_VERSION, taskOptionsSchema, taskProgressSchema, taskResultSchema, type TaskData } from './protocol.js';
+import { bullPriority, issuesText, PROTOCOL_VERSION, taskOptionsSchema, taskProgressSchema, taskResultSchema, type TaskData, type TaskRequirements } from './protocol.js';
+import { needsOf, queueWarnings, waitingReason, workflowTools } from './routing.js';
 import { storedRunOptions } from '../services/run-options.js';
 import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from './persist.js';
 import { applyFileRecord, ensureWorkspace } from './files-apply.js';
@@ -53,7 +54,7 @@ function isOpen(run: RunRecord): boolean {
 }
 
 /** Job data of a stored run; only allowlisted options travel (none that name paths of this machine). */
-export function taskDataOf(run: RunRecord): TaskData {
+export function taskDataOf(run: RunRecord, requires: TaskRequirements = { tools: [], labels: [] }): TaskData {
   const options = taskOptionsSchema.safeParse(storedRunOptions(run.options));
   return {
     v: PROTOCOL_VERSION,
@@ -66,6 +67,7 @@ export function taskDataOf(run: RunRecord): TaskData {
     workspace: run.workspace,
     options: options.success ? options.data : {},
     submitted_at: new Date().toISOString(),
+    requires,
   };
 }
 
@@ -124,6 +126,9 @@ export class DistributedMaster {
     this.events.on('error', (err) => this.log('distributed queue events error', { error: messageOf(err) }));
     await Promise.all([this.queue.waitUntilReady(), this.events.waitUntilReady()]);
     this.events.on('active', ({ jobId }) => this.serial(jobId, () => this.onActive(jobId)));
+    // A task given back without an attempt (a worker that cannot take it, or draining) waits again.
+    this.events.on('delayed', ({ jobId }) => this.serial(jobId, () => this.onReturned(jobId)));
+    this.events.on('waiting', ({ jobId }) => this.serial(jobId, () => this.onReturned(jobId)));
     this.events.on('progress', ({ jobId, data }) => this.serial(jobId, () => this.onProgress(jobId, data)));
     this.events.on('completed', ({ jobId }) => this.serial(jobId, () => this.settle(jobId)));
     this.events.on('failed', ({ jobId }) => this.serial(jobId, () => this.settle(jobId)));
@@ -184,7 +189,14 @@ export class DistributedMaster {
   async submit(runs: RunRecord[]): Promise<void> {
     if (runs.length === 0) return;
     try {
-      await this.q.addBulk(runs.map((run) => ({ name: 'run', data: taskDataOf(run), opts: this.jobOptions(run) })));
+      // The workflow's declared tools, read once per workflow of the batch.
+      const tools = new Map<string, string[]>();
+      const requires = (run: RunRecord): TaskRequirements => {
+        const labels = storedRunOptions(run.options).labels ?? [];
+        if (!tools.has(run.workflow_name)) tools.set(run.workflow_name, workflowTools(this.app, run.workflow_name));
+        return { tools: tools.get(run.workflow_name)!, labels };
+      };
+      await this.q.addBulk(runs.map((run) => ({ name: 'run', data: taskDataOf(run, requires(run)), opts: this.jobOptions(run) })));
     } catch (err) {
       const message = `failed to submit to distributed queue: ${messageOf(err)}`;
       for (const run of runs) failRemoteRun(this.app, run, message);
@@ -201,6 +213,15 @@ export class DistributedMaster {
     return Job.fromId(this.q, jobId).then((job) => {
       markRemoteStarted(this.app, run, job?.processedOn ? new Date(job.processedOn).toISOString() : undefined);
     });
+  }
+
+  /** Back in wait/delayed with no attempt running (given back unstarted): the run is queued again. */
+  private async onReturned(jobId: string): Promise<void> {
+    const run = this.runOf(jobId);
+    if (run?.status !== 'running' || !WAITING_STATES.has(await this.q.getJobState(jobId))) return;
+    const latest = this.app.store.attempts.latest(jobId);
+    if (latest > 0 && this.app.store.attempts.get(jobId, latest)?.ended_at === null) return;
+    this.app.store.attempts.requeueRun(jobId);
   }
 
   private onProgress(jobId: string, data: unknown): void {
@@ -540,9 +561,17 @@ export class DistributedMaster {
     ]);
     const view = (jobs: (Job | undefined)[], state: string | ((j: Job) => string)) =>
       jobs.filter((j): j is Job => Boolean(j)).map((j) => taskView(j, typeof state === 'string' ? state : state(j)));
+    const workers = waiting.length > 0 ? await this.listWorkers() : [];
+    const explained = (t: TaskView, j: Job | undefined) => {
+      const needs = j ? needsOf(j.data) : undefined;
+      const reason = needs ? waitingReason(needs, workers) : undefined;
+      return reason ? { ...t, waiting_reason: reason } : t;
+    };
     return {
       running: view(active, 'active'),
-      waiting: view(waiting, (j) => (j.delay > 0 ? 'delayed' : j.priority > 0 ? 'prioritized' : 'waiting')).slice(0, n),
+      waiting: view(waiting, (j) => (j.delay > 0 ? 'delayed' : j.priority > 0 ? 'prioritized' : 'waiting'))
+        .slice(0, n)
+        .map((t) => explained(t, waiting.find((j) => j?.id === t.id))),
       completed: view(completed, 'completed'),
       failed: view(failed, 'failed'),
     };
@@ -554,7 +583,8 @@ export class DistributedMaster {
     const job = state === 'unknown' ? undefined : await Job.fromId(this.q, id);
     if (!job) throw errors.taskNotFound(id);
     const run = this.app.store.runs.getByUuid(String(job.id));
-    return { ...taskView(job, state), run: run ? runToApi(run) : null };
+    const reason = WAITING_STATES.has(state) ? await this.waitingReason(String(job.id)) : undefined;
+    return { ...taskView(job, state), ...(reason ? { waiting_reason: reason } : {}), run: run ? runToApi(run) : null };
   }
 
   /** `POST /workers/{id}/drain`: the worker finishes its tasks in hand and takes no new ones. */
@@ -569,13 +599,17 @@ export class DistributedMaster {
     return this.q.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
   }
 
-  /** Tasks waiting while no worker is online: a warning for the run list and health (undefined when fine). */
-  async waitingWithoutWorkers(): Promise<string | undefined> {
-    const c = await this.q.getJobCounts('waiting', 'prioritized', 'delayed');
-    const waiting = (c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0);
-    if (waiting === 0) return undefined;
-    const online = (await this.listWorkers()).filter((w) => w.status !== 'offline').length;
-    return online === 0 ? `${waiting} distributed task(s) waiting and no worker online (start one with osm worker join)` : undefined;
+  /** Warnings for the run list and health: tasks waiting with no worker online, or none that can take them. */
+  async queueWarnings(): Promise<string[]> {
+    return queueWarnings(this.q, await this.listWorkers());
+  }
+
+  /** Why a waiting task is not taken (no online worker has its workflow, tools or labels); undefined otherwise. */
+  async waitingReason(uuid: string, workers?: WorkerView[]): Promise<string | undefined> {
+    const job = await Job.fromId(this.q, uuid);
+    const needs = job ? needsOf(job.data) : undefined;
+    if (!needs || !WAITING_STATES.has(await this.q.getJobState(uuid))) return undefined;
+    return waitingReason(needs, workers ?? (await this.listWorkers()));
   }
 
   /** Attempt totals of a worker from the master's database (they survive restarts of both). */

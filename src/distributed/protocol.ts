@@ -36,6 +36,15 @@ export const taskOptionsSchema = runOptionsSchema.pick({
 });
 export type TaskOptions = z.infer<typeof taskOptionsSchema>;
 
+/** What a task needs from its worker besides its workflow (docs/distributed.md "Routing"). */
+export const taskRequirementsSchema = z.object({
+  /** Commands the workflow declares in `dependencies` (for a flow, its modules' too). */
+  tools: z.array(str(255).min(1).refine((v) => !v.includes('\0'), 'must not contain NUL')).max(200).default([]),
+  /** Custom labels the worker must have (`name` or `key=value`). */
+  labels: z.array(str(200)).max(16).default([]),
+});
+export type TaskRequirements = z.infer<typeof taskRequirementsSchema>;
+
 /** Job data: one run of one workflow against one target. */
 export const taskDataSchema = z.object({
   v: z.literal(PROTOCOL_VERSION),
@@ -48,6 +57,8 @@ export const taskDataSchema = z.object({
   workspace: str(255).default(''),
   options: taskOptionsSchema.default({}),
   submitted_at: z.string(),
+  /** Additive: a task of an older master has none (any worker with the workflow may take it). */
+  requires: taskRequirementsSchema.default({ tools: [], labels: [] }),
 });
 export type TaskData = z.infer<typeof taskDataSchema>;
 

@@ -29,6 +29,7 @@ export interface TaskRequest {
   target?: string;
   params?: Record<string, string>;
   priority?: string;
+  labels?: string[];
 }
 
 /**
@@ -41,7 +42,7 @@ export async function submitTask(app: AppContext, body: TaskRequest) {
   if (!name) throw errors.validation('workflow_name is required');
   if (!body.target || !body.target.trim()) throw errors.validation('target is required');
   const kindKey = body.workflow_kind === 'flow' ? 'flow' : body.workflow_kind === 'module' ? 'module' : 'workflow';
-  const res = await submitDistributedApiRuns(app, { [kindKey]: name, target: body.target, params: body.params, priority: body.priority }, (runs) => master.submit(runs));
+  const res = await submitDistributedApiRuns(app, { [kindKey]: name, target: body.target, params: body.params, priority: body.priority, labels: body.labels }, (runs) => master.submit(runs));
   return {
     message: 'Task submitted' as const,
     task_id: res.run_uuid!,
@@ -51,6 +52,7 @@ export async function submitTask(app: AppContext, body: TaskRequest) {
     target: res.target!,
     priority: res.priority,
     status: 'queued' as const,
+    ...(body.labels?.length ? { labels: [...new Set(body.labels)] } : {}),
     poll_url: `/osm/api/tasks/${res.run_uuid}`,
   };
 }

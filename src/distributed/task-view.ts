@@ -1,5 +1,6 @@
 /** A BullMQ job as the API shows a task (`GET /tasks`, `GET /tasks/{id}`). */
 import type { Job } from 'bullmq';
+import { needsOf } from './routing.js';
 import { taskProgressSchema, taskResultSchema, type TaskData } from './protocol.js';
 
 export type TaskStatus = 'waiting' | 'running' | 'completed' | 'failed';
@@ -24,6 +25,10 @@ export interface TaskView {
   error: string | null;
   /** Status of the run the worker reported (completed tasks only). */
   run_status: string | null;
+  /** What a worker needs to take the task: its workflow's declared tools, requested labels. */
+  requires: { tools: string[]; labels: string[] };
+  /** Waiting tasks no online worker can take: why (docs/distributed.md "Routing"). */
+  waiting_reason?: string;
 }
 
 /** BullMQ state → task status. */
@@ -41,7 +46,9 @@ export function taskView(job: Job, state: string): TaskView {
   const data = (job.data ?? {}) as Partial<TaskData>;
   const progress = taskProgressSchema.safeParse(job.progress);
   const result = state === 'completed' ? taskResultSchema.safeParse(job.returnvalue) : undefined;
-  const worker = job.processedBy || (progress.success ? progress.data.worker_id : '') || (result?.success ? result.data.worker_id : '');
+  // A waiting task has no worker (one that fetched it and gave it back, or stalled, is not its worker).
+  const waiting = taskStatusOf(state) === 'waiting';
+  const worker = waiting ? '' : job.processedBy || (progress.success ? progress.data.worker_id : '') || (result?.success ? result.data.worker_id : '');
   return {
     id: String(job.id),
     run_uuid: String(data.run_uuid ?? job.id),
@@ -53,12 +60,13 @@ export function taskView(job: Job, state: string): TaskView {
     state,
     worker_id: worker || null,
     created_at: iso(job.timestamp),
-    started_at: iso(job.processedOn),
+    started_at: waiting ? null : iso(job.processedOn),
     finished_at: iso(job.finishedOn),
     attempts: job.attemptsMade ?? 0,
     stalled: job.stalledCounter ?? 0,
     progress: progress.success ? { completed_steps: progress.data.completed_steps, total_steps: progress.data.total_steps, current_step: progress.data.current_step } : null,
     error: state === 'failed' ? job.failedReason || 'task failed' : null,
     run_status: result?.success ? result.data.run.status : null,
+    requires: needsOf(data)?.requires ?? { tools: [], labels: [] },
   };
 }

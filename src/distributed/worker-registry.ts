@@ -26,6 +26,19 @@ export interface WorkerEntry {
   version: string;
   /** `osm worker drain`: finishes the tasks in hand, takes no new ones. */
   draining?: boolean;
+  /** Routing labels (docs/distributed.md "Routing"): workflow names in its folder, tools found, custom labels. */
+  workflows?: string[];
+  tools?: string[];
+  labels?: string[];
+  /** The latest tasks it fetched and gave back, with why (newest first, bounded). */
+  refused?: RefusedTask[];
+}
+
+/** A task a worker gave back because it cannot satisfy it. */
+export interface RefusedTask {
+  run_uuid: string;
+  reason: string;
+  at: string;
 }
 
 /** A worker as the API and `osm worker status` show it. */
@@ -42,6 +55,14 @@ export interface WorkerView {
   tasks_failed: number;
   /** Takes no new tasks (`osm worker drain`). */
   draining: boolean;
+  /** Names of the workflows in the worker's folder. */
+  workflows: string[];
+  /** Commands the installed workflows depend on that the worker has (PATH or binaries folder). */
+  tools: string[];
+  /** Custom labels (`osm worker join --label`). */
+  labels: string[];
+  /** Tasks it recently gave back because it cannot satisfy them (newest first). */
+  refused: RefusedTask[];
 }
 
 /** The hash commands used here (BullMQ's client abstraction, `await queue.client`). */
@@ -55,6 +76,10 @@ export interface HashClient {
 /** Writes (replaces) a worker's entry. */
 export async function writeWorkerEntry(client: HashClient, prefix: string, entry: WorkerEntry): Promise<void> {
   await client.hset(workersKey(prefix), { [entry.id]: JSON.stringify(entry) });
+}
+
+function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(String) : [];
 }
 
 function parseEntry(id: string, text: string | null | undefined): WorkerEntry | undefined {
@@ -76,6 +101,12 @@ function parseEntry(id: string, text: string | null | undefined): WorkerEntry | 
       tasks_failed: Number(v.tasks_failed ?? 0),
       version: String(v.version ?? ''),
       draining: v.draining === true,
+      workflows: strings(v.workflows),
+      tools: strings(v.tools),
+      labels: strings(v.labels),
+      refused: Array.isArray(v.refused)
+        ? v.refused.filter((r) => r && typeof r === 'object').map((r) => ({ run_uuid: String(r.run_uuid ?? ''), reason: String(r.reason ?? ''), at: String(r.at ?? '') }))
+        : [],
     };
   } catch {
     return undefined;
@@ -131,6 +162,10 @@ export function workerView(e: WorkerEntry, status: WorkerStatus): WorkerView {
     tasks_complete: e.tasks_complete,
     tasks_failed: e.tasks_failed,
     draining: e.draining === true && status !== 'offline',
+    workflows: e.workflows ?? [],
+    tools: e.tools ?? [],
+    labels: e.labels ?? [],
+    refused: e.refused ?? [],
   };
 }
 

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
-import { Queue, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { errors, messageOf } from '../errors.js';
 import { abortRun } from '../engine/executor.js';
 import { isAlive, killGroup, sameProcess } from '../engine/process-registry.js';
@@ -19,6 +19,7 @@ import { MAX_SHIPPED_ROWS, readLock, recordEnd, recordStart, ROWS_PER_RECORD, ty
 import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { rejectionMessage, runTask } from './task-runner.js';
+import { RoutingGate } from './routing.js';
 import { FileShipper } from './files-ship.js';
 import { effectiveStatus, liveWorkerNames, readWorkerEntry, writeWorkerEntry, type WorkerEntry } from './worker-registry.js';
 
@@ -39,6 +40,8 @@ export interface WorkerOptions {
   /** Re-runs allowed after stalls before the task fails (default 1). */
   maxStalledCount?: number;
   heartbeatMs?: number;
+  /** Custom routing labels (`--label`, checked with parseWorkerLabels). */
+  labels?: string[];
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -106,6 +109,7 @@ export class DistributedWorker {
   private stopping = false;
   private draining = false;
   private running?: Promise<void>;
+  private gate?: RoutingGate;
 
   constructor(
     private readonly app: AppContext,
@@ -174,14 +178,18 @@ export class DistributedWorker {
     });
     this.worker.on('error', (err) => this.log('worker error', { error: messageOf(err) }));
     this.worker.on('failed', (job, err) => {
-      if (job && !(err instanceof WaitingError)) this.log('task failed', { run_uuid: job.id, error: err.message, attempts: job.attemptsMade });
+      if (job && !(err instanceof WaitingError) && !(err instanceof DelayedError)) this.log('task failed', { run_uuid: job.id, error: err.message, attempts: job.attemptsMade });
     });
     this.worker.on('lockRenewalFailed', (ids) => {
       for (const id of ids) this.loseLease(id, 'lock renewal failed');
     });
+    this.gate = new RoutingGate(this.app, this.opts.labels ?? []);
     await this.worker.waitUntilReady();
     await this.publish();
-    this.heartbeat = setInterval(() => void this.publish(), this.opts.heartbeatMs ?? HEARTBEAT_MS);
+    this.heartbeat = setInterval(() => {
+      this.gate?.refresh();
+      void this.publish();
+    }, this.opts.heartbeatMs ?? HEARTBEAT_MS);
     this.poller = setInterval(() => void this.pollCancellations(), WORKER_POLL_MS);
     this.leaseTimer = setInterval(() => void this.checkLeases(), this.leaseCheckMs);
     this.running = this.worker.run().catch((err: unknown) => this.log('worker stopped with an error', { error: messageOf(err) }));
@@ -203,6 +211,7 @@ export class DistributedWorker {
       tasks_failed: this.counters.failed,
       version: VERSION,
       draining: this.draining,
+      ...this.gate?.advertised(),
     };
   }
 
@@ -266,6 +275,14 @@ export class DistributedWorker {
       await job.moveToWait(token);
       throw new WaitingError();
     }
+    // Routing: a task this worker cannot satisfy goes back (no attempt used) for another worker.
+    const unmet = this.gate?.check(data);
+    if (unmet) {
+      this.log('task given back: this worker cannot take it', { run_uuid: uuid, reason: unmet });
+      await this.gate!.giveBack(job, token, unmet);
+      void this.publish();
+      throw new DelayedError();
+    }
     const client = await this.queue!.client;
     // The attempt number (fencing token), recorded durably before anything runs.
     const attempt = await recordStart(client, this.prefix, token ?? '', {
@@ -319,7 +336,7 @@ export class DistributedWorker {
       this.log('task finished', { run_uuid: uuid, status: result.run.status, steps: result.steps.length, attempt });
       return result;
     } catch (err) {
-      if (err instanceof WaitingError) throw err;
+      if (err instanceof WaitingError || err instanceof DelayedError) throw err;
       this.counters.failed++;
       if (err instanceof Fenced) throw err;
       // BullMQ keeps err.message as the job's failedReason; the end record is what the master applies.

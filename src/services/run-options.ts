@@ -26,6 +26,10 @@ function checked(check: (v: string) => void) {
   };
 }
 
+/** A worker label: `name` or `key=value` (docs/distributed.md "Routing"). */
+export const LABEL_PATTERN = /^[A-Za-z0-9._-]{1,64}(=[A-Za-z0-9._:/@+-]{0,128})?$/;
+export const LABEL_HINT = 'a label is name or key=value (letters, digits, ".", "_", "-"; values may also use ":", "/", "@", "+")';
+
 const moduleNames = z.array(z.string().max(255).superRefine(checked((v) => validateParamValue('module', v)))).max(1000);
 
 /** Options a caller sets when it creates a run. */
@@ -53,6 +57,8 @@ const optionFields = {
   sshHost: z.string().max(512).superRefine(checked((v) => validateTarget(v, 'ssh_host'))),
   /** The run's target scope (`--scope-file`, API `scope`): `{ include, exclude }` entry lists. */
   scope: scopeSpecSchema,
+  /** Distributed runs: labels a worker must have to take the task. */
+  labels: z.array(z.string().regex(LABEL_PATTERN, LABEL_HINT)).max(16),
 };
 
 /** Keys the engine and the queue add themselves; never taken from a request. */

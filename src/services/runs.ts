@@ -213,6 +213,8 @@ export interface ApiRunRequest {
   skip_validation?: boolean;
   /** The run's target scope (docs/scope.md), already normalised by the route's schema. */
   scope?: { include: string[]; exclude: string[] };
+  /** Distributed runs only: labels the worker must have (`osm worker join --label`). */
+  labels?: string[];
 }
 
 export interface ApiRunResponse {
@@ -400,7 +402,7 @@ export async function submitDistributedApiRuns(app: AppContext, req: ApiRunReque
     status: 'queued',
     triggerType: 'api',
     runMode: 'distributed',
-    options: apiRunOptions(req, c.runnerType),
+    options: { ...apiRunOptions(req, c.runnerType), ...(req.labels?.length ? { labels: [...new Set(req.labels)] } : {}) },
   });
   await enqueue(created.runs);
   return { ...apiRunAnswer(created, c, req), run_mode: 'distributed' };

@@ -65,6 +65,9 @@ describe('CLI without Redis', () => {
     const b = await runOsm(['-b', base, 'worker', 'join', '--redis-url', REDIS_URL, '--concurrency', '0']);
     expect(b.code).toBe(1);
     expect(b.stderr).toContain('--concurrency must be an integer ≥ 1');
+    const c = await runOsm(['-b', base, 'worker', 'join', '--redis-url', REDIS_URL, '--label', 'gpu', '--label', 'no spaces']);
+    expect(c.code).toBe(1);
+    expect(c.stderr).toContain('invalid --label "no spaces"');
   });
 });
 

@@ -141,18 +141,26 @@ describe.skipIf(!hasRedis)('distributed master and worker (BullMQ on Redis)', ()
     expect(t.app.store.steps.listByRun(runOf(run_uuid)!.id).map((s) => s.step_name)).toEqual(['first', 'nap', 'last']);
   });
 
-  it('a workflow the worker does not have fails the task cleanly, and the master records why', async () => {
+  it('a workflow the worker does not have: the task waits (no attempt used) and says why; cancel removes it', async () => {
     const res = await api('POST', '/osm/api/tasks', { workflow_name: 'marker', target: 'm.example.com' });
     expect(res.statusCode, res.body).toBe(202);
     const uuid = res.json().run_uuid as string;
-    const run = await until(() => (runOf(uuid)?.status === 'failed' ? runOf(uuid) : undefined), 'the run to fail');
-    expect(run.error_message).toContain('workflow not found on worker w-test-1: marker');
-    const task = (await api('GET', `/osm/api/tasks/${uuid}`)).json();
-    expect(task).toMatchObject({ status: 'failed', attempts: 2 });
-    expect(task.error).toContain('workflow not found on worker w-test-1: marker');
-    const lists = (await api('GET', '/osm/api/tasks')).json();
-    expect(lists.failed.map((x: { id: string }) => x.id)).toContain(uuid);
-    expect(t.app.store.events.list({ run_id: uuid, topic: 'run.failed' }, { offset: 0, limit: 10 }).total).toBe(1);
+    // The worker fetches it, cannot take it and gives it back (routing, docs/distributed.md).
+    await until(async () => (await api('GET', '/osm/api/workers/w-test-1')).json().refused?.some((r: { run_uuid: string }) => r.run_uuid === uuid), 'the worker to give the task back');
+    const run = await until(async () => {
+      const r = (await api('GET', `/osm/api/runs/${uuid}`)).json().data;
+      return r.status === 'queued' && r.waiting_reason ? r : undefined;
+    }, 'the waiting reason');
+    expect(run.waiting_reason).toBe('no online worker has workflow marker');
+    expect(run.attempts).toEqual([]);
+    const task = await until(async () => {
+      const x = (await api('GET', `/osm/api/tasks/${uuid}`)).json();
+      return x.status === 'waiting' ? x : undefined;
+    }, 'the task to wait');
+    expect(task).toMatchObject({ attempts: 0, waiting_reason: 'no online worker has workflow marker' });
+    expect((await api('POST', `/osm/api/runs/${uuid}/cancel`)).statusCode).toBe(200);
+    await until(async () => (await api('GET', `/osm/api/tasks/${uuid}`)).statusCode === 404, 'the waiting task to be removed');
+    expect(runOf(uuid)?.status).toBe('cancelled');
   });
 
   it('a workflow that fails is a failed run in a completed task (no retry)', async () => {

@@ -4,6 +4,7 @@ import { parseRedisUrl, resolveDistributedConfig, resolvePrefix } from '../../sr
 import { boundResult, bullPriority, PROTOCOL_VERSION, RESULT_LIMITS, taskDataSchema, type TaskResult } from '../../src/distributed/protocol.js';
 import { effectiveStatus, workerView, type WorkerEntry } from '../../src/distributed/worker-registry.js';
 import { taskStatusOf } from '../../src/distributed/task-view.js';
+import { labelMatches, needsOf, parseWorkerLabels, waitingReason } from '../../src/distributed/routing.js';
 import { OFFLINE_AFTER_MS } from '../../src/distributed/keys.js';
 import { FILE_CHUNK_BYTES, fileRecordSchema, isShippablePath } from '../../src/distributed/records.js';
 import type { LoadedSettings } from '../../src/settings/index.js';
@@ -135,11 +136,77 @@ describe('worker status', () => {
     expect(workerView(entry(), 'busy')).toEqual({
       id: 'w1', hostname: 'h', status: 'busy', current_task: 't1', current_tasks: ['t1'], concurrency: 1, joined_at: 'j',
       last_heartbeat: entry().last_heartbeat, tasks_complete: 3, tasks_failed: 1, draining: false,
+      workflows: [], tools: [], labels: [], refused: [],
     });
+    expect(workerView(entry({ workflows: ['a'], tools: ['nuclei'], labels: ['gpu'] }), 'idle')).toMatchObject({ workflows: ['a'], tools: ['nuclei'], labels: ['gpu'] });
   });
 
   it('task status from BullMQ state', () => {
     expect(['active', 'completed', 'failed', 'waiting', 'prioritized', 'delayed'].map(taskStatusOf)).toEqual(['running', 'completed', 'failed', 'waiting', 'waiting', 'waiting']);
+  });
+});
+
+describe('routing', () => {
+  const w = (over: Record<string, unknown> = {}) => ({ status: 'idle' as const, draining: false, workflows: ['scan'], tools: ['nuclei'], labels: ['gpu=a100'], ...over });
+  const task = (tools: string[] = [], labels: string[] = []) => ({ workflow_name: 'scan', requires: { tools, labels } });
+
+  it('labels: a name matches the name and name=value; key=value only itself', () => {
+    expect(labelMatches('gpu', ['gpu'])).toBe(true);
+    expect(labelMatches('gpu', ['gpu=a100'])).toBe(true);
+    expect(labelMatches('gpu=a100', ['gpu=a100'])).toBe(true);
+    expect(labelMatches('gpu=h100', ['gpu=a100'])).toBe(false);
+    expect(labelMatches('gp', ['gpu'])).toBe(false);
+  });
+
+  it('--label values are checked and deduplicated', () => {
+    expect(parseWorkerLabels(['region=eu', 'gpu', 'gpu'])).toEqual(['gpu', 'region=eu']);
+    expect(() => parseWorkerLabels(['bad label'])).toThrow('invalid --label');
+    expect(() => parseWorkerLabels(['a=b=c;rm'])).toThrow('invalid --label');
+  });
+
+  it('the waiting reason names the first unmet requirement among online workers', () => {
+    expect(waitingReason(task(), [])).toBe('no worker online');
+    expect(waitingReason(task(), [w({ status: 'offline' })])).toBe('no worker online');
+    expect(waitingReason(task(), [w({ draining: true })])).toBe('every online worker is draining');
+    expect(waitingReason(task(), [w({ workflows: ['other'] })])).toBe('no online worker has workflow scan');
+    expect(waitingReason(task(['nuclei', 'httpx']), [w()])).toBe('needs tools: httpx');
+    expect(waitingReason(task([], ['region=eu']), [w()])).toBe('needs labels: region=eu');
+    expect(waitingReason(task(['nuclei'], ['gpu']), [w({ workflows: ['other'] }), w()])).toBeUndefined();
+  });
+
+  it('job data of an older master has no requirements; the schema defaults them', () => {
+    expect(needsOf({ workflow_name: 'scan' })).toEqual({ workflow_name: 'scan', requires: { tools: [], labels: [] } });
+    expect(needsOf(null)).toBeUndefined();
+  });
+});
+
+describe('routing check on the worker (its real folder and PATH)', () => {
+  it('names the missing workflow, kind, tool (own copy or task) or label; a queued path is never probed', async () => {
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const { createAppContext } = await import('../../src/services/context.js');
+    const { unmetRequirement } = await import('../../src/distributed/routing.js');
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'osm-test-'));
+    const wf = path.join(base, 'wf');
+    fs.mkdirSync(wf);
+    fs.writeFileSync(path.join(wf, 'tooly.yaml'), 'kind: module\nname: tooly\ndependencies:\n  commands: [osm-no-such-tool-1]\nsteps:\n  - name: a\n    type: bash\n    command: echo a\n');
+    fs.writeFileSync(path.join(wf, 'plain.yaml'), 'kind: module\nname: plain\nsteps:\n  - name: a\n    type: bash\n    command: echo a\n');
+    const app = createAppContext({ baseFolder: base, workflowFolder: wf });
+    try {
+      const data = (name: string, tools: string[] = [], labels: string[] = [], kind: 'flow' | 'module' = 'module') =>
+        taskDataSchema.parse({ v: PROTOCOL_VERSION, run_uuid: '0b6f3c1e-8f5e-4a51-9a0c-2f4f3f7b1a11', workflow_name: name, workflow_kind: kind, target: 'a.com', submitted_at: 'x', requires: { tools, labels } });
+      expect(unmetRequirement(app, data('missing'), [])).toBe('no workflow missing');
+      expect(unmetRequirement(app, data('plain', [], [], 'flow'), [])).toBe('workflow plain is a module here, the task expects a flow');
+      expect(unmetRequirement(app, data('tooly'), [])).toBe('needs tools: osm-no-such-tool-1');
+      expect(unmetRequirement(app, data('plain', ['osm-no-such-tool-2', 'sh'], []), [])).toBe('needs tools: osm-no-such-tool-2');
+      expect(unmetRequirement(app, data('plain', ['/nonexistent/x'], []), [])).toBeUndefined();
+      expect(unmetRequirement(app, data('plain', ['sh'], ['gpu']), ['region=eu'])).toBe('needs labels: gpu');
+      expect(unmetRequirement(app, data('plain', ['sh'], ['gpu']), ['gpu=a100'])).toBeUndefined();
+    } finally {
+      app.close();
+      fs.rmSync(base, { recursive: true, force: true });
+    }
   });
 });
 

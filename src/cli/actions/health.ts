@@ -8,6 +8,8 @@ import { buildBaseEnv } from '../../engine/executor.js';
 import { commandExists } from '../../engine/deps-check.js';
 import { dbEngineOf, pgTargetFromSettings } from '../../store/pg/config.js';
 import { probePg } from '../../store/pg/pool.js';
+import { distributedWarnings } from '../../distributed/routing.js';
+import { messageOf } from '../../errors.js';
 
 interface Check {
   section: string;
@@ -42,6 +44,8 @@ export async function healthAction(command: Command): Promise<void> {
   const o = optionsOf<{ strict?: boolean }>(command);
   const app = openApp(o);
   const checks: Check[] = [];
+  /** What a master's GET /osm/api/health would warn about (tasks waiting, no worker online or able). */
+  let warnings: string[] = [];
   try {
     const p = app.settings().paths;
     for (const [name, dir] of [['base', p.base], ['workspaces', p.workspaces], ['workflows', p.workflows], ['data', p.data], ['binaries', p.binaries]] as const) {
@@ -90,6 +94,7 @@ export async function healthAction(command: Command): Promise<void> {
     if (redis.host) {
       const ok = await reachable(redis.host, Number(redis.port));
       checks.push({ section: 'Services', name: 'redis', ok, detail: `${redis.host}:${redis.port}${ok ? '' : ' (unreachable)'}` });
+      if (ok) warnings = await distributedWarnings(app.settings()).catch((err: unknown) => [`cannot read the distributed queue: ${messageOf(err)}`]);
     }
   } finally {
     app.close();
@@ -97,7 +102,7 @@ export async function healthAction(command: Command): Promise<void> {
   const failed = checks.filter((c) => !c.ok && !c.optional);
   const warned = checks.filter((c) => !c.ok && c.optional);
   if (o.json) {
-    process.stdout.write(`${JSON.stringify({ ok: failed.length === 0, checks }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ ok: failed.length === 0, checks, ...(warnings.length ? { warnings } : {}) }, null, 2)}\n`);
   } else {
     let section = '';
     const lines: string[] = [];
@@ -108,6 +113,7 @@ export async function healthAction(command: Command): Promise<void> {
       }
       lines.push(`  ${c.ok ? '✔' : c.optional ? '⚠' : '⏹'} ${c.name}: ${c.detail}`);
     }
+    if (warnings.length) lines.push('▶ Distributed', ...warnings.map((w) => `  ⚠ ${w}`));
     if (warned.length) lines.push(`⚠ ${warned.length} tool(s) missing: the workflows that need them fail, and flows skip those modules (--strict makes this an error)`);
     lines.push(failed.length ? `⚠ ${failed.length} check(s) failed` : '✔ All checks passed');
     process.stdout.write(`${lines.join('\n')}\n`);

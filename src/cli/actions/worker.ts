@@ -3,6 +3,7 @@
  * until SIGTERM/SIGINT: runs in hand are aborted and their tasks handed back to the queue, the
  * worker is marked offline and every connection is closed (the process then exits by itself).
  */
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Queue } from 'bullmq';
 import { errors } from '../../errors.js';
@@ -13,7 +14,8 @@ import { loadSettings } from '../../settings/index.js';
 import { connectionOptions, pingRedis, resolveDistributedConfig } from '../../distributed/redis-config.js';
 import { DistributedWorker } from '../../distributed/worker.js';
 import { DRAIN_FLAG_TTL_S, QUEUE_NAME, drainKey, schedulerLeaderKey } from '../../distributed/keys.js';
-import { listWorkerViews } from '../../distributed/worker-registry.js';
+import { listWorkerViews, type WorkerView } from '../../distributed/worker-registry.js';
+import { parseWorkerLabels } from '../../distributed/routing.js';
 import { VERSION } from '../../version.js';
 
 interface JoinFlags extends GlobalOptions {
@@ -24,6 +26,7 @@ interface JoinFlags extends GlobalOptions {
   lockDuration?: string;
   stalledInterval?: string;
   maxStalledCount?: string;
+  label?: string[];
 }
 
 interface StatusFlags extends GlobalOptions {
@@ -45,6 +48,7 @@ export async function workerJoin(command: Command): Promise<void> {
   const lockDurationMs = intFlag(o.lockDuration, '--lock-duration', 100);
   const stalledIntervalMs = intFlag(o.stalledInterval, '--stalled-interval', 100);
   const maxStalledCount = intFlag(o.maxStalledCount, '--max-stalled-count', 0);
+  const labels = parseWorkerLabels(o.label ?? []);
   const app = openApp(o);
   const log = (msg: string, fields: Record<string, unknown> = {}) => {
     if (!o.silent) process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n`);
@@ -53,7 +57,7 @@ export async function workerJoin(command: Command): Promise<void> {
   try {
     const config = resolveDistributedConfig(app.settings(), { redisUrl: o.redisUrl, prefix: o.redisPrefix });
     const leaseSeconds = app.settings().settings.distributed.lease_seconds;
-    worker = new DistributedWorker(app, { config, name: o.name, concurrency, leaseSeconds, lockDurationMs, stalledIntervalMs, maxStalledCount, log });
+    worker = new DistributedWorker(app, { config, name: o.name, concurrency, leaseSeconds, lockDurationMs, stalledIntervalMs, maxStalledCount, labels, log });
     await worker.start();
     const settings = app.settings();
     process.stdout.write(
@@ -61,6 +65,7 @@ export async function workerJoin(command: Command): Promise<void> {
         `osm ${VERSION} worker ${worker.id} joined ${config.redis.display} (queue ${config.prefix}:${QUEUE_NAME}, concurrency ${concurrency})`,
         `  Base folder:   ${settings.paths.base}`,
         `  Workflows:     ${settings.paths.workflows}`,
+        `  Labels:        ${labels.join(', ') || '-'}`,
         `  Database:      ${settings.paths.db} (this worker's own record of its runs)`,
         '  Stop with Ctrl-C: runs in hand are aborted and their tasks go back to the queue.',
       ].join('\n') + '\n',
@@ -120,7 +125,8 @@ export async function workerStatus(command: Command): Promise<void> {
   const o = optionsOf<StatusFlags>(command);
   const ui = createUi(o);
   await withQueue(o, async (queue, client, prefix, redisDisplay) => {
-    const workers = await listWorkerViews(client, queue, prefix);
+    const totals = attemptTotals(o);
+    const workers = (await listWorkerViews(client, queue, prefix)).map((w) => ({ ...w, totals: totals[w.id] ?? {} }));
     const leader = await client.get(schedulerLeaderKey(prefix));
     if (o.json) {
       ui.json({ data: workers, count: workers.length, scheduler_leader: leader });
@@ -132,7 +138,38 @@ export async function workerStatus(command: Command): Promise<void> {
       return;
     }
     const color = colorEnabled(o.disableColor);
-    const rows = workers.map((w) => [w.id, w.hostname, w.draining ? `${w.status} (draining)` : w.status, w.current_tasks.join(', ') || '-', w.tasks_complete, w.tasks_failed, w.joined_at, w.last_heartbeat]);
-    ui.out(await renderTable(['ID', 'Host', 'Status', 'Current task', 'Done', 'Failed', 'Joined', 'Last heartbeat'], rows, { color }));
+    const rows = workers.map((w) => [w.id, w.hostname, w.draining ? `${w.status} (draining)` : w.status, w.current_tasks.join(', ') || '-', w.tasks_complete, w.tasks_failed, totalsText(w.totals), labelsText(w), w.joined_at, w.last_heartbeat]);
+    ui.out(await renderTable(['ID', 'Host', 'Status', 'Current task', 'Done', 'Failed', 'Totals', 'Labels', 'Joined', 'Last heartbeat'], rows, { color }));
   });
+}
+
+/**
+ * Attempts by worker and outcome from this machine's database: the master's `run_attempts` when
+ * run where the master runs (the same base folder); empty elsewhere.
+ */
+function attemptTotals(o: StatusFlags): Record<string, Record<string, number>> {
+  let app: ReturnType<typeof openApp> | undefined;
+  try {
+    // Never create a database just to read it (a worker-only machine has none of the master's).
+    if (!existsSync(loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }).paths.db)) return {};
+    app = openApp(o);
+    return app.store.attempts.totalsByWorker();
+  } catch {
+    return {};
+  } finally {
+    app?.close();
+  }
+}
+
+/** `12 completed, 1 error` (largest first), or `-`. */
+export function totalsText(totals: Record<string, number>): string {
+  const parts = Object.entries(totals).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  return parts.map(([k, n]) => `${n} ${k}`).join(', ') || '-';
+}
+
+/** Custom labels, then how many workflows and tools the worker advertises. */
+function labelsText(w: WorkerView): string {
+  const parts = [...w.labels, `${w.workflows.length} workflow(s)`];
+  if (w.tools.length) parts.push(`tools: ${w.tools.join(' ')}`);
+  return parts.join(', ');
 }

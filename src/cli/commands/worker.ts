@@ -12,6 +12,7 @@ export function registerWorker(program: Command): void {
     .option('--redis-prefix <prefix>', 'Redis key prefix shared with the master (default redis.prefix, $OSM_REDIS_PREFIX or osm)')
     .option('-c, --concurrency <n>', 'tasks executed at once', '1')
     .option('--name <name>', 'unique worker id (default wosm-<random>)')
+    .option('--label <label>', 'routing label, name or key=value (repeatable): tasks asking for it go only to workers that have it', (v: string, prev: string[] = []) => [...prev, v])
     .addOption(new Option('--lock-duration <ms>', 'BullMQ lock duration: how long a dead worker keeps its task (default 30000)').hideHelp())
     .addOption(new Option('--stalled-interval <ms>', 'BullMQ stalled-task check interval (default 30000)').hideHelp())
     .addOption(new Option('--max-stalled-count <n>', 're-runs after stalls before a task fails (default 1)').hideHelp())

@@ -21,6 +21,8 @@ const taskBody = z.object({
   target: z.string().optional(),
   params: z.record(z.string(), z.string()).optional(),
   priority: z.string().optional(),
+  /** Only a worker with these labels takes the task. */
+  labels: z.array(z.string()).max(16).optional(),
 });
 
 function isCancelRequest(req: FastifyRequest): boolean {

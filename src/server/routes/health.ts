@@ -39,7 +39,7 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/health', summary: 'API health with database state and workflow count', tags: ['health'], sideEffects: 'none',
     responses: {
       200: {
-        description: 'Health; `database` is the reference\'s string, `database_engine` / `database_reachable` say which engine and whether it answers; `warnings` when distributed tasks wait and no worker is online',
+        description: 'Health; `database` is the reference\'s string, `database_engine` / `database_reachable` say which engine and whether it answers; `warnings` when distributed tasks wait and no worker is online, or none can take them',
         schema: z.object({ status: z.string(), version: z.string(), database: z.string(), database_engine: z.string(), database_reachable: z.boolean(), workflows_loaded: z.number(), warnings: z.array(z.string()).optional() }),
       },
     },
@@ -55,8 +55,8 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
       const out = { status: database === 'connected' ? 'healthy' : 'degraded', version: VERSION, database, database_engine: 'sqlite', database_reachable: database === 'connected', workflows_loaded: workflows };
       // A master warns when distributed tasks wait and no worker is online.
       const master = masterOf(app);
-      const warning = master ? await master.waitingWithoutWorkers().catch(() => undefined) : undefined;
-      return warning ? { ...out, warnings: [warning] } : out;
+      const warnings = master ? await master.queueWarnings().catch(() => []) : [];
+      return warnings.length > 0 ? { ...out, warnings } : out;
     },
   });
 };

@@ -36,6 +36,8 @@ const runBody = z
     empty_target: z.boolean().optional(),
     skip_validation: z.boolean().optional(),
     run_mode: z.enum(['local', 'distributed']).optional(),
+    /** run_mode distributed: only a worker with these labels takes the tasks (docs/distributed.md). */
+    labels: z.array(z.string()).max(16).optional(),
     /** Target scope of these runs (docs/scope.md): `{ include, exclude }` lists or lines of text. */
     scope: scopeSpecSchema.optional(),
   })
@@ -90,8 +92,8 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
       const out = listEnvelope(r.data, r.total, query.offset, query.limit);
       // A master warns when distributed tasks wait and no worker is online (additive field).
       const master = masterOf(app);
-      const warning = master ? await master.waitingWithoutWorkers().catch(() => undefined) : undefined;
-      return warning ? { ...out, warnings: [warning] } : out;
+      const warnings = master ? await master.queueWarnings().catch(() => []) : [];
+      return warnings.length > 0 ? { ...out, warnings } : out;
     },
   });
 
@@ -99,7 +101,13 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/runs/:id', summary: 'One run by numeric id or run_uuid', tags: ['runs'], sideEffects: 'none',
     params: idParams,
     query: z.object({ include_steps: boolParam('include_steps'), include_artifacts: boolParam('include_artifacts') }),
-    handler: ({ params, query, scope }) => ({ data: getRun(app, params.id, { steps: query.include_steps, artifacts: query.include_artifacts }, scope) }),
+    handler: async ({ params, query, scope }) => {
+      const data = getRun(app, params.id, { steps: query.include_steps, artifacts: query.include_artifacts }, scope);
+      // A queued distributed run (its task id is the run_uuid) no online worker can take says why (additive field).
+      const master = masterOf(app);
+      const reason = master && data.status === 'queued' ? await master.waitingReason(data.run_uuid).catch(() => undefined) : undefined;
+      return { data: reason ? { ...data, waiting_reason: reason } : data };
+    },
   });
 
   for (const [method, url] of [['DELETE', '/osm/api/runs/:id'], ['POST', '/osm/api/runs/:id/cancel']] as const) {
