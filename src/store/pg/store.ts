@@ -1,0 +1,68 @@
+/**
+ * The PostgreSQL runtime store: a pool, the migrations applied on open (as openStore does for
+ * SQLite), and the PostgreSQL repositories behind the AsyncStore interface of ../async.ts.
+ * Repositories without a PostgreSQL implementation yet (PG_PENDING_REPOS) answer every call with
+ * a clear `unavailable` error rather than touching another database.
+ */
+import { errors } from '../../errors.js';
+import { REPO_NAMES, type AsyncRepos, type AsyncStore, type RepoName } from '../async.js';
+import { hostPort, pgTarget, type PgTarget } from './config.js';
+import { isConnectionError, pgDb, type PgDb } from './db.js';
+import { applyPgMigrations } from './migrate.js';
+import { describePgError, openPgPool } from './pool.js';
+import { createPgRunsRepo } from './repos/runs.js';
+import { createPgStepsRepo } from './repos/steps.js';
+
+type Implemented = { [K in RepoName]?: (db: PgDb) => AsyncRepos[K] };
+
+/** The repositories with a PostgreSQL implementation. */
+const FACTORIES: Implemented = {
+  runs: createPgRunsRepo,
+  steps: createPgStepsRepo,
+};
+
+/** Repositories not implemented on PostgreSQL yet. */
+export const PG_PENDING_REPOS: readonly RepoName[] = REPO_NAMES.filter((n) => !FACTORIES[n]);
+
+/** A repository whose every method rejects: not on PostgreSQL yet. */
+function pending<K extends RepoName>(name: K): AsyncRepos[K] {
+  return new Proxy({} as AsyncRepos[K], {
+    get: (_t, method) =>
+      typeof method === 'string' && method !== 'then'
+        ? () => Promise.reject(errors.unavailable(`store.${name}.${method} is not implemented on PostgreSQL yet (use db_engine: sqlite)`))
+        : undefined,
+  });
+}
+
+export interface PgStoreOptions {
+  /** Pool size (default 10). */
+  max?: number;
+  /** Apply pending migrations on open (default true, like openStore). */
+  migrate?: boolean;
+}
+
+/** Opens the PostgreSQL store at `target` (a postgres:// URL or a parsed target). */
+export async function openPgStore(target: string | PgTarget, opts: PgStoreOptions = {}): Promise<AsyncStore> {
+  const t = typeof target === 'string' ? pgTarget(target) : target;
+  const pool = openPgPool(t, { max: opts.max ?? 10 });
+  const db = pgDb(pool, hostPort(t));
+  try {
+    if (opts.migrate !== false) await applyPgMigrations(pool);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    if (isConnectionError(err)) throw errors.unavailable(`PostgreSQL at ${hostPort(t)} is unavailable: ${describePgError(err)}`);
+    throw err;
+  }
+  const repos = Object.fromEntries(REPO_NAMES.map((name) => [name, FACTORIES[name]?.(db) ?? pending(name)])) as AsyncRepos;
+  let closed = false;
+  return {
+    ...repos,
+    engine: 'postgresql',
+    tx: (fn) => db.tx(fn),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.close();
+    },
+  };
+}
