@@ -12,6 +12,9 @@ import { applyPgMigrations } from './migrate.js';
 import { describePgError, openPgPool } from './pool.js';
 import { createPgRunsRepo } from './repos/runs.js';
 import { createPgStepsRepo } from './repos/steps.js';
+import { createPgEventsRepo } from './repos/events.js';
+import { createPgArtifactsRepo } from './repos/artifacts.js';
+import { createPgAttemptsRepo } from './repos/attempts.js';
 
 type Implemented = { [K in RepoName]?: (db: PgDb) => AsyncRepos[K] };
 
@@ -19,6 +22,9 @@ type Implemented = { [K in RepoName]?: (db: PgDb) => AsyncRepos[K] };
 const FACTORIES: Implemented = {
   runs: createPgRunsRepo,
   steps: createPgStepsRepo,
+  events: createPgEventsRepo,
+  artifacts: createPgArtifactsRepo,
+  attempts: createPgAttemptsRepo,
 };
 
 /** Repositories not implemented on PostgreSQL yet. */
