@@ -15,6 +15,9 @@ import { createPgStepsRepo } from './repos/steps.js';
 import { createPgEventsRepo } from './repos/events.js';
 import { createPgArtifactsRepo } from './repos/artifacts.js';
 import { createPgAttemptsRepo } from './repos/attempts.js';
+import { createPgOrgsRepo } from './repos/orgs.js';
+import { createPgWorkflowsRepo } from './repos/workflows.js';
+import { createPgWorkspacesRepo } from './repos/workspaces.js';
 
 type Implemented = { [K in RepoName]?: (db: PgDb) => AsyncRepos[K] };
 
@@ -25,6 +28,9 @@ const FACTORIES: Implemented = {
   events: createPgEventsRepo,
   artifacts: createPgArtifactsRepo,
   attempts: createPgAttemptsRepo,
+  orgs: createPgOrgsRepo,
+  workflows: createPgWorkflowsRepo,
+  workspaces: createPgWorkspacesRepo,
 };
 
 /** Repositories not implemented on PostgreSQL yet. */
