@@ -18,6 +18,8 @@ import { createPgAttemptsRepo } from './repos/attempts.js';
 import { createPgOrgsRepo } from './repos/orgs.js';
 import { createPgWorkflowsRepo } from './repos/workflows.js';
 import { createPgWorkspacesRepo } from './repos/workspaces.js';
+import { createPgSchedulesRepo } from './repos/schedules.js';
+import { createPgWebhookRunsRepo } from './repos/webhook-runs.js';
 
 type Implemented = { [K in RepoName]?: (db: PgDb) => AsyncRepos[K] };
 
@@ -31,6 +33,8 @@ const FACTORIES: Implemented = {
   orgs: createPgOrgsRepo,
   workflows: createPgWorkflowsRepo,
   workspaces: createPgWorkspacesRepo,
+  schedules: createPgSchedulesRepo,
+  webhookRuns: createPgWebhookRunsRepo,
 };
 
 /** Repositories not implemented on PostgreSQL yet. */
