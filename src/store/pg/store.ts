@@ -20,6 +20,8 @@ import { createPgWorkflowsRepo } from './repos/workflows.js';
 import { createPgWorkspacesRepo } from './repos/workspaces.js';
 import { createPgSchedulesRepo } from './repos/schedules.js';
 import { createPgWebhookRunsRepo } from './repos/webhook-runs.js';
+import { createPgAssetsRepo } from './repos/assets.js';
+import { createPgVulnsRepo } from './repos/vulns.js';
 
 type Implemented = { [K in RepoName]?: (db: PgDb) => AsyncRepos[K] };
 
@@ -35,6 +37,8 @@ const FACTORIES: Implemented = {
   workspaces: createPgWorkspacesRepo,
   schedules: createPgSchedulesRepo,
   webhookRuns: createPgWebhookRunsRepo,
+  assets: createPgAssetsRepo,
+  vulns: createPgVulnsRepo,
 };
 
 /** Repositories not implemented on PostgreSQL yet. */
