@@ -99,6 +99,9 @@ export function pgDb(pool: PgPool, where: string): PgDb {
         return fail(err);
       }
       let broken: unknown;
+      // A checked-out client whose connection dies also emits 'error': the failing query reports it.
+      const onError = (err: Error) => (broken = err);
+      client.on('error', onError);
       try {
         await client.query(opts.readOnlySnapshot ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
         const result = await current.run(client, fn);
@@ -108,6 +111,7 @@ export function pgDb(pool: PgPool, where: string): PgDb {
         await client.query('ROLLBACK').catch((e: unknown) => (broken = e));
         return fail(err);
       } finally {
+        client.off('error', onError);
         // A client whose connection failed is destroyed rather than handed to the next caller.
         client.release(broken instanceof Error ? broken : undefined);
       }

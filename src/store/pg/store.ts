@@ -22,6 +22,7 @@ import { createPgSchedulesRepo } from './repos/schedules.js';
 import { createPgWebhookRunsRepo } from './repos/webhook-runs.js';
 import { createPgAssetsRepo } from './repos/assets.js';
 import { createPgVulnsRepo } from './repos/vulns.js';
+import { createPgAssetStatsRepo, createPgDiffSnapshotsRepo, createPgStatsRepo } from './repos/reports.js';
 
 type Implemented = { [K in RepoName]?: (db: PgDb) => AsyncRepos[K] };
 
@@ -39,6 +40,10 @@ const FACTORIES: Implemented = {
   webhookRuns: createPgWebhookRunsRepo,
   assets: createPgAssetsRepo,
   vulns: createPgVulnsRepo,
+  assetDiffs: (db) => createPgDiffSnapshotsRepo(db, 'asset_diffs'),
+  vulnDiffs: (db) => createPgDiffSnapshotsRepo(db, 'vuln_diffs'),
+  stats: createPgStatsRepo,
+  assetStats: createPgAssetStatsRepo,
 };
 
 /** Repositories not implemented on PostgreSQL yet. */
