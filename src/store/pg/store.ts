@@ -22,6 +22,7 @@ import { createPgSchedulesRepo } from './repos/schedules.js';
 import { createPgWebhookRunsRepo } from './repos/webhook-runs.js';
 import { createPgAssetsRepo } from './repos/assets.js';
 import { createPgVulnsRepo } from './repos/vulns.js';
+import { createPgAccessRepo } from './repos/access.js';
 import { createPgAssetStatsRepo, createPgDiffSnapshotsRepo, createPgStatsRepo } from './repos/reports.js';
 
 type Implemented = { [K in RepoName]?: (db: PgDb) => AsyncRepos[K] };
@@ -44,6 +45,7 @@ const FACTORIES: Implemented = {
   vulnDiffs: (db) => createPgDiffSnapshotsRepo(db, 'vuln_diffs'),
   stats: createPgStatsRepo,
   assetStats: createPgAssetStatsRepo,
+  access: createPgAccessRepo,
 };
 
 /** Repositories not implemented on PostgreSQL yet. */

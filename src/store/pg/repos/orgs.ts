@@ -24,7 +24,7 @@ export function createPgOrgsRepo(db: PgDb): Async<OrgsRepo> {
   return {
     async list() {
       // SQLite: NOCASE (ASCII case folded) then binary order.
-      const rows = await db.all(`SELECT * FROM orgs ORDER BY (uuid = ?) DESC, LOWER(name) COLLATE "C" ASC, name COLLATE "C" ASC`, [DEFAULT_ORG_UUID]);
+      const rows = await db.all(`SELECT * FROM orgs ORDER BY (uuid = ?) DESC, LOWER(name COLLATE "C") ASC, name COLLATE "C" ASC`, [DEFAULT_ORG_UUID]);
       return rows.map(mapOrg);
     },
     get,
