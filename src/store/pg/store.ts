@@ -1,8 +1,8 @@
 /**
  * The PostgreSQL runtime store: a pool, the migrations applied on open (as openStore does for
  * SQLite), and the PostgreSQL repositories behind the AsyncStore interface of ../async.ts.
- * Repositories without a PostgreSQL implementation yet (PG_PENDING_REPOS) answer every call with
- * a clear `unavailable` error rather than touching another database.
+ * Every repository has one; the methods not implemented yet (workspace snapshot dump/restore)
+ * reject with a clear `unavailable` error rather than touching another database.
  */
 import { errors } from '../../errors.js';
 import { REPO_NAMES, type AsyncRepos, type AsyncStore, type RepoName } from '../async.js';
@@ -23,12 +23,11 @@ import { createPgWebhookRunsRepo } from './repos/webhook-runs.js';
 import { createPgAssetsRepo } from './repos/assets.js';
 import { createPgVulnsRepo } from './repos/vulns.js';
 import { createPgAccessRepo } from './repos/access.js';
+import { createPgMaintenanceRepo } from './repos/maintenance.js';
 import { createPgAssetStatsRepo, createPgDiffSnapshotsRepo, createPgStatsRepo } from './repos/reports.js';
 
-type Implemented = { [K in RepoName]?: (db: PgDb) => AsyncRepos[K] };
-
-/** The repositories with a PostgreSQL implementation. */
-const FACTORIES: Implemented = {
+/** Every repository's PostgreSQL implementation (the mapped type makes a missing one a compile error). */
+const FACTORIES: { [K in RepoName]: (db: PgDb) => AsyncRepos[K] } = {
   runs: createPgRunsRepo,
   steps: createPgStepsRepo,
   events: createPgEventsRepo,
@@ -46,20 +45,8 @@ const FACTORIES: Implemented = {
   stats: createPgStatsRepo,
   assetStats: createPgAssetStatsRepo,
   access: createPgAccessRepo,
+  maintenance: createPgMaintenanceRepo,
 };
-
-/** Repositories not implemented on PostgreSQL yet. */
-export const PG_PENDING_REPOS: readonly RepoName[] = REPO_NAMES.filter((n) => !FACTORIES[n]);
-
-/** A repository whose every method rejects: not on PostgreSQL yet. */
-function pending<K extends RepoName>(name: K): AsyncRepos[K] {
-  return new Proxy({} as AsyncRepos[K], {
-    get: (_t, method) =>
-      typeof method === 'string' && method !== 'then'
-        ? () => Promise.reject(errors.unavailable(`store.${name}.${method} is not implemented on PostgreSQL yet (use db_engine: sqlite)`))
-        : undefined,
-  });
-}
 
 export interface PgStoreOptions {
   /** Pool size (default 10). */
@@ -80,7 +67,7 @@ export async function openPgStore(target: string | PgTarget, opts: PgStoreOption
     if (isConnectionError(err)) throw errors.unavailable(`PostgreSQL at ${hostPort(t)} is unavailable: ${describePgError(err)}`);
     throw err;
   }
-  const repos = Object.fromEntries(REPO_NAMES.map((name) => [name, FACTORIES[name]?.(db) ?? pending(name)])) as AsyncRepos;
+  const repos = Object.fromEntries(REPO_NAMES.map((name) => [name, FACTORIES[name](db)])) as AsyncRepos;
   let closed = false;
   return {
     ...repos,

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OsmError } from '../../../../src/errors.js';
 import { isConnectionError, named, pgDb, positional, type PgDb } from '../../../../src/store/pg/db.js';
-import { openPgStore, PG_PENDING_REPOS } from '../../../../src/store/pg/store.js';
+import { openPgStore } from '../../../../src/store/pg/store.js';
 import { createPgDatabase, pgAvailable, PG_ADMIN_URL, type PgDatabase } from '../../../helpers/pg.js';
 import { createServer } from 'node:net';
 
@@ -101,15 +101,12 @@ describe.runIf(available)('PostgreSQL query layer', () => {
     expect((await db.one('SELECT COUNT(*) AS n FROM t'))?.n).toBe(2);
   });
 
-  it('repositories not on PostgreSQL yet refuse with a clear 503', async () => {
+  it('workspace snapshot dump/restore, not on PostgreSQL yet, refuse with a clear 503', async () => {
     const store = await openPgStore(database.url);
     try {
-      for (const name of PG_PENDING_REPOS) {
-        const repo = store[name] as unknown as Record<string, () => Promise<unknown>>;
-        const err = await repo.ping!().catch((e: unknown) => e);
-        expect(err).toMatchObject({ status: 503 });
-        expect((err as Error).message).toMatch(new RegExp(`store\\.${name}\\.ping is not implemented on PostgreSQL yet`));
-      }
+      const err = await store.workspaces.dumpPage('ws', 'assets', 0, 10).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'OSM_ERR_UNAVAILABLE', status: 503 });
+      expect((err as Error).message).toMatch(/store\.workspaces\.dumpPage is not implemented on PostgreSQL yet/);
     } finally {
       await store.close();
     }
