@@ -180,6 +180,28 @@ export function mapRun(row: Row): RunRecord {
   };
 }
 
+/** What `find` looks up: a numeric id (a number or an all-digits string) or a run_uuid; undefined for an unsafe integer. */
+export function runRef(idOrUuid: string | number): { id: number } | { uuid: string } | undefined {
+  if (typeof idOrUuid === 'number') return Number.isSafeInteger(idOrUuid) ? { id: idOrUuid } : undefined;
+  if (/^\d+$/.test(idOrUuid)) {
+    const id = Number(idOrUuid);
+    return Number.isSafeInteger(id) ? { id } : undefined;
+  }
+  return { uuid: idOrUuid };
+}
+
+/** The filters of `list`; `like` is the engine's case-insensitive LIKE (SQLite LIKE, PostgreSQL ILIKE). */
+export function runListWhere(filter: RunListFilter, like: 'LIKE' | 'ILIKE'): Where {
+  const where = new Where()
+    .eq('status', filter.status)
+    .eq('workflow_name', filter.workflow_name)
+    .eq('workspace', filter.workspace)
+    .eq('run_group_id', filter.run_group_id)
+    .oneOf('org_uuid', filter.org_uuid);
+  if (filter.target) where.add(`target ${like} ? ESCAPE '\\'`, likeContains(filter.target));
+  return where;
+}
+
 /** The INSERT of `create` (named parameters from runInsertValues); dialect-neutral. */
 export const RUN_INSERT_SQL = `INSERT INTO runs (run_uuid, workflow_name, workflow_kind, target, params, status, workspace, started_at,
      schedule_id, trigger_type, trigger_name, run_group_id, priority, priority_rank, run_mode, total_steps,
@@ -341,23 +363,12 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
     getByUuid,
 
     find(idOrUuid) {
-      if (typeof idOrUuid === 'number') return Number.isSafeInteger(idOrUuid) ? get(idOrUuid) : undefined;
-      if (/^\d+$/.test(idOrUuid)) {
-        const id = Number(idOrUuid);
-        return Number.isSafeInteger(id) ? get(id) : undefined;
-      }
-      return getByUuid(idOrUuid);
+      const ref = runRef(idOrUuid);
+      return ref === undefined ? undefined : 'id' in ref ? get(ref.id) : getByUuid(ref.uuid);
     },
 
     list(filter, page) {
-      const where = new Where()
-        .eq('status', filter.status)
-        .eq('workflow_name', filter.workflow_name)
-        .eq('workspace', filter.workspace)
-        .eq('run_group_id', filter.run_group_id)
-        .oneOf('org_uuid', filter.org_uuid);
-      if (filter.target) where.add(`target LIKE ? ESCAPE '\\'`, likeContains(filter.target));
-      return listPage(db, q, { table: 'runs', where, orderBy: 'created_at DESC, id DESC', map: mapRun }, page);
+      return listPage(db, q, { table: 'runs', where: runListWhere(filter, 'LIKE'), orderBy: 'created_at DESC, id DESC', map: mapRun }, page);
     },
 
     byGroup(groupId) {

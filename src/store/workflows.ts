@@ -89,6 +89,21 @@ export function workflowValues(row: Omit<WorkflowRow, 'id'>): Record<string, unk
   };
 }
 
+/**
+ * The filters of `list`: `like` is the engine's case-insensitive LIKE, `anyTag` the engine's
+ * "tags (a JSON array column) holds one of these" clause and its parameter.
+ */
+export function workflowListWhere(filter: WorkflowListFilter, like: 'LIKE' | 'ILIKE', anyTag: (tags: string[]) => [string, unknown]): Where {
+  const where = new Where().eq('kind', filter.kind);
+  if (!filter.includeHidden) where.add('hidden = 0');
+  if (filter.search) {
+    const p = likeContains(filter.search);
+    where.add(`(name ${like} ? ESCAPE '\\' OR description ${like} ? ESCAPE '\\')`, p, p);
+  }
+  if (filter.tags && filter.tags.length > 0) where.add(...anyTag(filter.tags));
+  return where;
+}
+
 /** Visible workflows per kind from (kind, n) rows. */
 export function kindCounts(rows: Record<string, unknown>[]): { flows: number; modules: number } {
   const by = Object.fromEntries(rows.map((r) => [String(r.kind), Number(r.n)]));
@@ -122,15 +137,7 @@ export function createWorkflowsRepo(db: Db, q: StatementCache): WorkflowsRepo {
     },
 
     list(filter, page) {
-      const where = new Where().eq('kind', filter.kind);
-      if (!filter.includeHidden) where.add('hidden = 0');
-      if (filter.search) {
-        const p = likeContains(filter.search);
-        where.add(`(name LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')`, p, p);
-      }
-      if (filter.tags && filter.tags.length > 0) {
-        where.add('EXISTS (SELECT 1 FROM json_each(workflows.tags) t WHERE t.value IN (SELECT value FROM json_each(?)))', JSON.stringify(filter.tags));
-      }
+      const where = workflowListWhere(filter, 'LIKE', (tags) => ['EXISTS (SELECT 1 FROM json_each(workflows.tags) t WHERE t.value IN (SELECT value FROM json_each(?)))', JSON.stringify(tags)]);
       return listPage(db, q, { table: 'workflows', where, orderBy: 'name ASC', map: mapWorkflow }, page);
     },
 

@@ -8,6 +8,8 @@ import {
   mapRun,
   mapScope,
   runInsertValues,
+  runListWhere,
+  runRef,
   runTransition,
   runUpdate,
   RUN_INSERT_SQL,
@@ -15,7 +17,7 @@ import {
   scopeDropsValues,
   type RunsRepo,
 } from '../../runs.js';
-import { likeContains, nowIso, Where } from '../../sql.js';
+import { nowIso } from '../../sql.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
 
@@ -37,23 +39,11 @@ export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
     get,
     getByUuid,
     async find(idOrUuid) {
-      if (typeof idOrUuid === 'number') return Number.isSafeInteger(idOrUuid) ? get(idOrUuid) : undefined;
-      if (/^\d+$/.test(idOrUuid)) {
-        const id = Number(idOrUuid);
-        return Number.isSafeInteger(id) ? get(id) : undefined;
-      }
-      return getByUuid(idOrUuid);
+      const ref = runRef(idOrUuid);
+      return ref === undefined ? undefined : 'id' in ref ? get(ref.id) : getByUuid(ref.uuid);
     },
     list(filter, page) {
-      const where = new Where()
-        .eq('status', filter.status)
-        .eq('workflow_name', filter.workflow_name)
-        .eq('workspace', filter.workspace)
-        .eq('run_group_id', filter.run_group_id)
-        .oneOf('org_uuid', filter.org_uuid);
-      // ILIKE: SQLite's LIKE ignores ASCII case.
-      if (filter.target) where.add(`target ILIKE ? ESCAPE '\\'`, likeContains(filter.target));
-      return pgListPage(db, { table: 'runs', where, orderBy: 'created_at DESC, id DESC', map: mapRun }, page);
+      return pgListPage(db, { table: 'runs', where: runListWhere(filter, 'ILIKE'), orderBy: 'created_at DESC, id DESC', map: mapRun }, page);
     },
     async byGroup(groupId) {
       return (await db.all('SELECT * FROM runs WHERE run_group_id = ? ORDER BY created_at ASC, id ASC', [groupId])).map(mapRun);

@@ -4,8 +4,7 @@
  * jsonb functions where SQLite uses json_each (osm always writes them as JSON arrays).
  */
 import type { Async } from '../../async.js';
-import { likeContains, Where } from '../../sql.js';
-import { kindCounts, mapWorkflow, workflowValues, WORKFLOW_UPSERT_SQL, type WorkflowsRepo } from '../../workflows.js';
+import { kindCounts, mapWorkflow, workflowListWhere, workflowValues, WORKFLOW_UPSERT_SQL, type WorkflowsRepo } from '../../workflows.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
 
@@ -33,15 +32,7 @@ export function createPgWorkflowsRepo(db: PgDb): Async<WorkflowsRepo> {
       return (await db.query('DELETE FROM workflows WHERE NOT (name = ANY(?::text[]))', [names])).rowCount;
     },
     list(filter, page) {
-      const where = new Where().eq('kind', filter.kind);
-      if (!filter.includeHidden) where.add('hidden = 0');
-      if (filter.search) {
-        const p = likeContains(filter.search);
-        where.add(`(name ILIKE ? ESCAPE '\\' OR description ILIKE ? ESCAPE '\\')`, p, p);
-      }
-      if (filter.tags && filter.tags.length > 0) {
-        where.add(`EXISTS (SELECT 1 FROM ${tagItems('workflows.tags')} t WHERE jsonb_typeof(t) = 'string' AND t #>> '{}' = ANY(?::text[]))`, filter.tags);
-      }
+      const where = workflowListWhere(filter, 'ILIKE', (tags) => [`EXISTS (SELECT 1 FROM ${tagItems('workflows.tags')} t WHERE jsonb_typeof(t) = 'string' AND t #>> '{}' = ANY(?::text[]))`, tags]);
       return pgListPage(db, { table: 'workflows', where, orderBy: 'name COLLATE "C" ASC', map: mapWorkflow }, page);
     },
     async tags() {

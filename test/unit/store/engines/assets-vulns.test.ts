@@ -4,7 +4,9 @@
  * results, rows, history, counters-based totals and diff windows.
  */
 import { describe, expect, it } from 'vitest';
+import type { AssetInput } from '../../../../src/store/assets.js';
 import type { AsyncStore } from '../../../../src/store/async.js';
+import type { VulnInput } from '../../../../src/store/vulns.js';
 import { ENGINES, useStore } from './engines.js';
 
 const T1 = '2024-01-01T00:00:00.000Z';
@@ -108,7 +110,7 @@ describe.each(ENGINES)('vulnerabilities on $name', (engine) => {
 });
 
 /** A seeded pseudo-random sequence of import batches with repeats, blanks and changes. */
-function batches(seed: number): { assets: Record<string, unknown>[]; vulns: Record<string, unknown>[]; now: string }[] {
+function batches(seed: number): { assets: AssetInput[]; vulns: VulnInput[]; now: string }[] {
   let x = seed;
   const rnd = (n: number) => ((x = (x * 1103515245 + 12345) % 2147483648), x % n);
   return Array.from({ length: 6 }, (_, b) => ({
