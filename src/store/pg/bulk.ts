@@ -105,21 +105,13 @@ export async function bulkUpsert<V, R extends { id: number; updated_at: string }
 
     await insertFresh(db, spec, workspace, fresh, now);
     const seenOnly: number[] = [];
+    const dirty: { id: number; values: Record<string, unknown>; updated_at: string }[] = [];
     for (const slot of new Set(order)) {
       if (!slot.stored) continue;
-      if (!slot.dirty) {
-        seenOnly.push(slot.id!);
-        continue;
-      }
-      const p = spec.params(slot.values);
-      const cols = spec.updateColumns;
-      await db.queryNamed(`UPDATE ${spec.table} SET ${cols.map((c) => `${c} = @${c}`).join(', ')}, updated_at = @updated_at, last_seen_at = @now WHERE id = @id`, {
-        ...Object.fromEntries(cols.map((c) => [c, p[c]])),
-        updated_at: slot.changed ? now : slot.stored.updated_at,
-        now,
-        id: slot.id,
-      });
+      if (slot.dirty) dirty.push({ id: slot.id!, values: spec.params(slot.values), updated_at: slot.changed ? now : slot.stored.updated_at });
+      else seenOnly.push(slot.id!);
     }
+    await updateMerged(db, spec, dirty, now);
     if (seenOnly.length > 0) await db.query(`UPDATE ${spec.table} SET last_seen_at = ? WHERE id = ANY(?::bigint[])`, [now, seenOnly]);
     await insertHistory(db, spec.history, workspace, log.map((h) => ({ id: h.slot.id!, changes: h.changes })), now);
 
@@ -152,6 +144,36 @@ async function insertFresh<V, R extends { id: number; updated_at: string }>(db: 
     const { rows } = await db.query(`INSERT INTO ${spec.table} (${cols.join(', ')}) VALUES ${tuples.join(', ')} RETURNING *`, params);
     const ids = new Map(rows.map((r) => [spec.rowKey(spec.map(r)), Number(r.id)]));
     for (const slot of chunk) slot.id = ids.get(spec.key(slot.values));
+  }
+}
+
+/**
+ * Multi-row UPDATEs of merged rows: `UPDATE … FROM (VALUES …)`, each value cast to its column's
+ * type (bigint for the numbers and 0/1 flags, text for the rest), since VALUES gives untyped
+ * parameters no type of their own.
+ */
+async function updateMerged<V, R extends { id: number; updated_at: string }>(
+  db: PgDb,
+  spec: BulkSpec<V, R>,
+  rows: { id: number; values: Record<string, unknown>; updated_at: string }[],
+  now: string,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const cols = spec.updateColumns;
+  const cast = cols.map((c) => (typeof rows[0]!.values[c] === 'number' ? 'bigint' : 'text'));
+  const per = Math.floor(CHUNK / 2);
+  for (let i = 0; i < rows.length; i += per) {
+    const chunk = rows.slice(i, i + per);
+    const params: unknown[] = [];
+    const tuples = chunk.map((r) => {
+      params.push(r.id, ...cols.map((c) => r.values[c]), r.updated_at);
+      return `(?::bigint, ${cast.map((t) => `?::${t}`).join(', ')}, ?::text)`;
+    });
+    await db.query(
+      `UPDATE ${spec.table} AS t SET ${cols.map((c) => `${c} = v.${c}`).join(', ')}, updated_at = v.updated_at, last_seen_at = ?
+       FROM (VALUES ${tuples.join(', ')}) AS v(id, ${cols.join(', ')}, updated_at) WHERE t.id = v.id`,
+      [now, ...params],
+    );
   }
 }
 
