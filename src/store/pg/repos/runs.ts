@@ -4,19 +4,8 @@
  * so concurrent claimers (other daemons on the same database) never get the same run.
  */
 import type { Async } from '../../async.js';
-import {
-  mapRun,
-  mapScope,
-  runInsertValues,
-  runListWhere,
-  runRef,
-  runTransition,
-  runUpdate,
-  RUN_INSERT_SQL,
-  SCOPE_DROPS_SQL,
-  scopeDropsValues,
-  type RunsRepo,
-} from '../../runs.js';
+import { mapRun, type RunsRepo } from '../../runs.js';
+import { mapScope, runInsertValues, runListWhere, runRef, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues } from '../../run-sql.js';
 import { nowIso } from '../../sql.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
