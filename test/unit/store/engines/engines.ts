@@ -10,10 +10,17 @@ import { openStore } from '../../../../src/store/db.js';
 import { openPgStore } from '../../../../src/store/pg/store.js';
 import { createPgDatabase, pgAvailable, type PgDatabase } from '../../../helpers/pg.js';
 
+export interface Opened {
+  store: AsyncStore;
+  /** PostgreSQL only: another store (its own pool, like a second daemon) on the same database; closed by dispose. */
+  another?: () => Promise<AsyncStore>;
+  dispose: () => Promise<void>;
+}
+
 export interface Engine {
   name: 'sqlite' | 'postgresql';
   /** A fresh, migrated, empty store and its disposal. */
-  open(): Promise<{ store: AsyncStore; dispose: () => Promise<void> }>;
+  open(): Promise<Opened>;
 }
 
 const sqlite: Engine = {
@@ -43,9 +50,16 @@ const postgresql: Engine = {
     const tmpl = await pgTemplate();
     const db = await createPgDatabase('osm_eng', tmpl.name);
     const store = await openPgStore(db.url, { migrate: false });
+    const others: AsyncStore[] = [];
     return {
       store,
+      another: async () => {
+        const other = await openPgStore(db.url, { migrate: false });
+        others.push(other);
+        return other;
+      },
       dispose: async () => {
+        for (const o of others) await o.close();
         await store.close();
         await db.drop();
       },
@@ -61,8 +75,8 @@ afterAll(async () => {
 export const ENGINES: Engine[] = (await pgAvailable('store engines')) ? [sqlite, postgresql] : [sqlite];
 
 /** A fresh store per test of the enclosing describe; `s()` gives it. */
-export function useStore(engine: Engine): () => AsyncStore {
-  let current: { store: AsyncStore; dispose: () => Promise<void> } | undefined;
+export function useStore(engine: Engine): (() => AsyncStore) & { opened: () => Opened } {
+  let current: Opened | undefined;
   beforeEach(async () => {
     current = await engine.open();
   });
@@ -70,8 +84,9 @@ export function useStore(engine: Engine): () => AsyncStore {
     await current?.dispose();
     current = undefined;
   });
-  return () => {
+  const opened = () => {
     if (!current) throw new Error('no store: useStore must be called inside describe');
-    return current.store;
+    return current;
   };
+  return Object.assign(() => opened().store, { opened });
 }

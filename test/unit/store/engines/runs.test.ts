@@ -109,6 +109,40 @@ describe.each(ENGINES)('runs on $name', (engine) => {
     for (const r of runs.data) expect(results[r.owner_pid - 1]).toContain(r.id);
   });
 
+  it.runIf(engine.name === 'postgresql')('two stores on one database (two daemons) never claim the same run', async () => {
+    const other = await s.opened().another!();
+    for (let i = 0; i < 40; i++) await queued(s(), 'normal');
+    const claimer = async (store: AsyncStore, pid: number) => {
+      const got: number[] = [];
+      for (let r = await store.runs.claimNext(pid); r; r = await store.runs.claimNext(pid)) got.push(r.id);
+      return got;
+    };
+    const results = await Promise.all([claimer(s(), 1), claimer(s(), 2), claimer(other, 3), claimer(other, 4)]);
+    const all = results.flat();
+    expect(all.length).toBe(40);
+    expect(new Set(all).size).toBe(40);
+  });
+
+  it('an outside reader never sees a transaction’s uncommitted rows', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let committed = false;
+    const tx = s().tx(async () => {
+      await s().runs.create({ ...base, workflow_name: 'in-tx' });
+      await gate;
+    }).then(() => (committed = true));
+    // Let the transaction write first, then read from outside its async context.
+    await new Promise((r) => setTimeout(r, 20));
+    const outside = s().runs.list({ workflow_name: 'in-tx' }, { offset: 0, limit: 10 }).then((page) => ({ total: page.total, committed }));
+    await new Promise((r) => setTimeout(r, 20));
+    release();
+    await tx;
+    const seen = await outside;
+    // SQLite: the reader waits for the commit, then sees the row; PostgreSQL: it reads the committed state at once (no row).
+    expect(seen.total).toBe(seen.committed ? 1 : 0);
+    expect((await s().runs.list({ workflow_name: 'in-tx' }, { offset: 0, limit: 10 })).total).toBe(1);
+  });
+
   it('groups, scope rows and delete', async () => {
     const a = await s().runs.create({ ...base, run_group_id: 'g' });
     const b = await s().runs.create({ ...base, run_group_id: 'g' });
