@@ -91,7 +91,7 @@ export interface AccessRepo {
   listAudit(filter: AuditFilter, page: Page, order?: 'asc' | 'desc'): ListResult<AuditRecord>;
 }
 
-function mapUser(row: Row): UserRecord {
+export function mapUser(row: Row): UserRecord {
   return {
     id: Number(row.id),
     username: String(row.username),
@@ -103,7 +103,7 @@ function mapUser(row: Row): UserRecord {
   };
 }
 
-function mapToken(row: Row): TokenRecord {
+export function mapToken(row: Row): TokenRecord {
   return {
     id: Number(row.id),
     name: String(row.name),
@@ -119,7 +119,7 @@ function mapToken(row: Row): TokenRecord {
   };
 }
 
-function mapAudit(row: Row): AuditRecord {
+export function mapAudit(row: Row): AuditRecord {
   return {
     id: Number(row.id),
     created_at: String(row.created_at),
@@ -140,6 +140,50 @@ function mapAudit(row: Row): AuditRecord {
 
 const TOUCH_INTERVAL_MS = 60_000;
 
+/** The statements of the access repository (positional parameters), dialect-neutral. */
+export const ACCESS_SQL = {
+  createUser: 'INSERT INTO users (username, password_hash, role, orgs, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *',
+  createToken: 'INSERT INTO api_tokens (name, token_hash, token_prefix, role, orgs, created_by, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *',
+  revokeToken: 'UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+  touchToken: 'UPDATE api_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
+  bumpTokenVersion:
+    'INSERT INTO auth_versions (username, token_version) VALUES (?, 2) ON CONFLICT(username) DO UPDATE SET token_version = auth_versions.token_version + 1 RETURNING token_version',
+  audit: `INSERT INTO audit_log (created_at, actor, actor_kind, role, orgs, method, route, path, object, status, result, client_ip, detail)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+} as const;
+
+type AccessInput<K extends keyof AccessRepo> = Parameters<AccessRepo[K]>[0];
+
+export const userParams = (input: AccessInput<'createUser'>, now = nowIso()) => [input.username, input.password_hash, input.role, JSON.stringify(input.orgs ?? []), now, now];
+export const tokenParams = (input: AccessInput<'createToken'>) => [
+  input.name, input.token_hash, input.token_prefix, input.role, JSON.stringify(input.orgs ?? []), input.created_by ?? '', input.expires_at ?? null, nowIso(),
+];
+export const auditParams = (input: AuditInput) => [
+  input.created_at ?? nowIso(), input.actor, input.actor_kind, input.role, JSON.stringify(input.orgs ?? []), input.method, input.route, input.path,
+  input.object, input.status, input.result, input.client_ip, input.detail,
+];
+/** (at, id, threshold): a use is recorded at most once a minute. */
+export const touchParams = (id: number, at: string) => [at, id, new Date(Date.parse(at) - TOUCH_INTERVAL_MS).toISOString()];
+
+/** The UPDATE … RETURNING of updateUser, or undefined when the patch is empty. */
+export function userUpdate(username: string, patch: Parameters<AccessRepo['updateUser']>[1]): { sql: string; params: unknown[] } | undefined {
+  const sets: string[] = [];
+  const params: unknown[] = [];
+  if (patch.password_hash !== undefined) sets.push('password_hash = ?') && params.push(patch.password_hash);
+  if (patch.role !== undefined) sets.push('role = ?') && params.push(patch.role);
+  if (patch.orgs !== undefined) sets.push('orgs = ?') && params.push(JSON.stringify(patch.orgs));
+  if (sets.length === 0) return undefined;
+  return { sql: `UPDATE users SET ${sets.join(', ')}, updated_at = ? WHERE username = ? RETURNING *`, params: [...params, nowIso(), username] };
+}
+
+/** The filters of listAudit (dialect-neutral). */
+export function auditWhere(filter: AuditFilter): Where {
+  const where = new Where().eq('actor', filter.actor).eq('result', filter.result);
+  if (filter.since) where.add('created_at >= ?', filter.since);
+  if (filter.after_id !== undefined) where.add('id > ?', filter.after_id);
+  return where;
+}
+
 /** Creates the team-access repository on one connection. */
 export function createAccessRepo(db: Db, q: StatementCache): AccessRepo {
   return {
@@ -151,20 +195,12 @@ export function createAccessRepo(db: Db, q: StatementCache): AccessRepo {
       return (q('SELECT * FROM users ORDER BY username COLLATE NOCASE').all() as Row[]).map(mapUser);
     },
     createUser(input) {
-      const now = nowIso();
-      const row = q('INSERT INTO users (username, password_hash, role, orgs, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *').get(
-        input.username, input.password_hash, input.role, JSON.stringify(input.orgs ?? []), now, now,
-      ) as Row;
-      return mapUser(row);
+      return mapUser(q(ACCESS_SQL.createUser).get(...userParams(input)) as Row);
     },
     updateUser(username, patch) {
-      const sets: string[] = [];
-      const params: unknown[] = [];
-      if (patch.password_hash !== undefined) sets.push('password_hash = ?') && params.push(patch.password_hash);
-      if (patch.role !== undefined) sets.push('role = ?') && params.push(patch.role);
-      if (patch.orgs !== undefined) sets.push('orgs = ?') && params.push(JSON.stringify(patch.orgs));
-      if (sets.length === 0) return this.getUser(username);
-      const row = db.prepare(`UPDATE users SET ${sets.join(', ')}, updated_at = ? WHERE username = ? RETURNING *`).get(...params, nowIso(), username) as Row | undefined;
+      const u = userUpdate(username, patch);
+      if (!u) return this.getUser(username);
+      const row = q(u.sql).get(...u.params) as Row | undefined;
       return row ? mapUser(row) : undefined;
     },
     deleteUser(username) {
@@ -188,17 +224,13 @@ export function createAccessRepo(db: Db, q: StatementCache): AccessRepo {
       return (q(sql).all() as Row[]).map(mapToken);
     },
     createToken(input) {
-      const row = q(
-        'INSERT INTO api_tokens (name, token_hash, token_prefix, role, orgs, created_by, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *',
-      ).get(input.name, input.token_hash, input.token_prefix, input.role, JSON.stringify(input.orgs ?? []), input.created_by ?? '', input.expires_at ?? null, nowIso()) as Row;
-      return mapToken(row);
+      return mapToken(q(ACCESS_SQL.createToken).get(...tokenParams(input)) as Row);
     },
     revokeToken(id) {
-      return q('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(nowIso(), id).changes > 0;
+      return q(ACCESS_SQL.revokeToken).run(nowIso(), id).changes > 0;
     },
     touchToken(id, at = nowIso()) {
-      const threshold = new Date(Date.parse(at) - TOUCH_INTERVAL_MS).toISOString();
-      q('UPDATE api_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)').run(at, id, threshold);
+      q(ACCESS_SQL.touchToken).run(...touchParams(id, at));
     },
 
     tokenVersion(username) {
@@ -206,26 +238,15 @@ export function createAccessRepo(db: Db, q: StatementCache): AccessRepo {
       return row?.token_version ?? 1;
     },
     bumpTokenVersion(username) {
-      const row = q(
-        'INSERT INTO auth_versions (username, token_version) VALUES (?, 2) ON CONFLICT(username) DO UPDATE SET token_version = token_version + 1 RETURNING token_version',
-      ).get(username) as { token_version: number };
+      const row = q(ACCESS_SQL.bumpTokenVersion).get(username) as { token_version: number };
       return row.token_version;
     },
 
     audit(input) {
-      q(
-        `INSERT INTO audit_log (created_at, actor, actor_kind, role, orgs, method, route, path, object, status, result, client_ip, detail)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        input.created_at ?? nowIso(), input.actor, input.actor_kind, input.role, JSON.stringify(input.orgs ?? []), input.method, input.route, input.path,
-        input.object, input.status, input.result, input.client_ip, input.detail,
-      );
+      q(ACCESS_SQL.audit).run(...auditParams(input));
     },
     listAudit(filter, page, order = 'desc') {
-      const where = new Where().eq('actor', filter.actor).eq('result', filter.result);
-      if (filter.since) where.add('created_at >= ?', filter.since);
-      if (filter.after_id !== undefined) where.add('id > ?', filter.after_id);
-      return listPage(db, q, { table: 'audit_log', where, orderBy: order === 'asc' ? 'id ASC' : 'id DESC', map: mapAudit }, page);
+      return listPage(db, q, { table: 'audit_log', where: auditWhere(filter), orderBy: order === 'asc' ? 'id ASC' : 'id DESC', map: mapAudit }, page);
     },
   };
 }

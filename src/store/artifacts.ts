@@ -44,38 +44,55 @@ export function mapArtifact(row: Row): ArtifactRecord {
   return { ...(row as unknown as ArtifactRecord), optional: row.optional === 1 };
 }
 
+/** The upsert of `upsert` (named parameters from artifactValues); dialect-neutral. */
+export const ARTIFACT_UPSERT_SQL = `INSERT INTO artifacts (id, run_id, workspace, name, artifact_path, artifact_type, content_type, size_bytes,
+     line_count, optional, description, created_at)
+   VALUES (@id, @run_id, @workspace, @name, @artifact_path, @artifact_type, @content_type, @size_bytes,
+     @line_count, @optional, @description, @now)
+   ON CONFLICT (workspace, name, artifact_path, run_id) DO UPDATE SET
+     size_bytes = excluded.size_bytes,
+     line_count = excluded.line_count,
+     artifact_type = excluded.artifact_type,
+     content_type = excluded.content_type,
+     optional = excluded.optional,
+     description = CASE WHEN excluded.description <> '' THEN excluded.description ELSE artifacts.description END
+   RETURNING *`;
+
+/** The defaulted column values of an artifact. */
+export function artifactValues(input: ArtifactInput): Record<string, unknown> {
+  return {
+    id: input.id ?? randomUUID(),
+    run_id: input.run_id ?? 0,
+    workspace: input.workspace,
+    name: input.name,
+    artifact_path: input.artifact_path,
+    artifact_type: input.artifact_type || 'output',
+    content_type: input.content_type || 'unknown',
+    size_bytes: input.size_bytes ?? 0,
+    line_count: input.line_count ?? 0,
+    optional: bit(input.optional),
+    description: input.description ?? '',
+    now: nowIso(),
+  };
+}
+
+/** The filters of `list`; `like` is the engine's case-insensitive LIKE (SQLite LIKE, PostgreSQL ILIKE). */
+export function artifactListWhere(filter: ArtifactListFilter, like: 'LIKE' | 'ILIKE'): Where {
+  const where = new Where().eq('workspace', filter.workspace);
+  if (filter.org_uuid !== undefined) inWorkspacesOf(where, 'workspace', filter.org_uuid);
+  if (filter.search) {
+    const p = likeContains(filter.search);
+    const cols = ['id', 'CAST(run_id AS TEXT)', 'workspace', 'name', 'artifact_path', 'artifact_type', 'content_type', 'description'];
+    where.add(`(${cols.map((c) => `${c} ${like} ? ESCAPE '\\'`).join(' OR ')})`, ...cols.map(() => p));
+  }
+  return where;
+}
+
 /** Creates the artifacts repository on one connection. */
 export function createArtifactsRepo(db: Db, q: StatementCache): ArtifactsRepo {
   return {
     upsert(input) {
-      const row = q(
-        `INSERT INTO artifacts (id, run_id, workspace, name, artifact_path, artifact_type, content_type, size_bytes,
-           line_count, optional, description, created_at)
-         VALUES (@id, @run_id, @workspace, @name, @artifact_path, @artifact_type, @content_type, @size_bytes,
-           @line_count, @optional, @description, @now)
-         ON CONFLICT (workspace, name, artifact_path, run_id) DO UPDATE SET
-           size_bytes = excluded.size_bytes,
-           line_count = excluded.line_count,
-           artifact_type = excluded.artifact_type,
-           content_type = excluded.content_type,
-           optional = excluded.optional,
-           description = CASE WHEN excluded.description <> '' THEN excluded.description ELSE artifacts.description END
-         RETURNING *`,
-      ).get({
-        id: input.id ?? randomUUID(),
-        run_id: input.run_id ?? 0,
-        workspace: input.workspace,
-        name: input.name,
-        artifact_path: input.artifact_path,
-        artifact_type: input.artifact_type || 'output',
-        content_type: input.content_type || 'unknown',
-        size_bytes: input.size_bytes ?? 0,
-        line_count: input.line_count ?? 0,
-        optional: bit(input.optional),
-        description: input.description ?? '',
-        now: nowIso(),
-      }) as Row;
-      return mapArtifact(row);
+      return mapArtifact(q(ARTIFACT_UPSERT_SQL).get(artifactValues(input)) as Row);
     },
 
     get(id) {
@@ -88,17 +105,7 @@ export function createArtifactsRepo(db: Db, q: StatementCache): ArtifactsRepo {
     },
 
     list(filter, page) {
-      const where = new Where().eq('workspace', filter.workspace);
-      if (filter.org_uuid !== undefined) inWorkspacesOf(where, 'workspace', filter.org_uuid);
-      if (filter.search) {
-        const p = likeContains(filter.search);
-        where.add(
-          `(id LIKE ? ESCAPE '\\' OR CAST(run_id AS TEXT) LIKE ? ESCAPE '\\' OR workspace LIKE ? ESCAPE '\\'
-            OR name LIKE ? ESCAPE '\\' OR artifact_path LIKE ? ESCAPE '\\' OR artifact_type LIKE ? ESCAPE '\\'
-            OR content_type LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')`,
-          p, p, p, p, p, p, p, p,
-        );
-      }
+      const where = artifactListWhere(filter, 'LIKE');
       return listPage(db, q, { table: 'artifacts', where, orderBy: 'created_at DESC, rowid DESC', map: mapArtifact }, page);
     },
   };

@@ -39,23 +39,45 @@ export type AssetDiffRecord = DiffSnapshotRecord;
 export type AssetDiffInput = DiffSnapshotInput;
 export type AssetDiffsRepo = DiffSnapshotsRepo;
 
-const mapSnapshot = (row: Row) => row as unknown as DiffSnapshotRecord;
+export const mapSnapshot = (row: Row) => row as unknown as DiffSnapshotRecord;
+
+/** The INSERT of `insert` into `table` (named parameters from snapshotValues); dialect-neutral. */
+export function snapshotInsertSql(table: DiffSnapshotTable): string {
+  return `INSERT INTO ${table} (workspace_name, from_time, to_time, total_added, total_removed, total_changed, diff_data, run_id, created_at)
+     VALUES (@workspace_name, @from_time, @to_time, @total_added, @total_removed, @total_changed, @diff_data, @run_id, @now)
+     RETURNING *`;
+}
+
+export function snapshotValues(input: DiffSnapshotInput): Record<string, unknown> {
+  return {
+    workspace_name: input.workspace_name,
+    from_time: input.from_time,
+    to_time: input.to_time,
+    total_added: input.total_added,
+    total_removed: input.total_removed,
+    total_changed: input.total_changed,
+    diff_data: input.diff_data,
+    run_id: input.run_id ?? 0,
+    now: nowIso(),
+  };
+}
+
+/** The filters of `list` (dialect-neutral). */
+export function snapshotListWhere(filter: { workspace?: string; org_uuid?: OrgFilter }): Where {
+  const where = new Where().eq('workspace_name', filter.workspace);
+  if (filter.org_uuid !== undefined) inWorkspacesOf(where, 'workspace_name', filter.org_uuid);
+  return where;
+}
 
 /** Creates the repository of one diff snapshot table on one connection. */
 export function createDiffSnapshotsRepo(db: Db, q: StatementCache, table: DiffSnapshotTable): DiffSnapshotsRepo {
   return {
     insert(input) {
-      return q(
-        `INSERT INTO ${table} (workspace_name, from_time, to_time, total_added, total_removed, total_changed, diff_data, run_id, created_at)
-         VALUES (@workspace_name, @from_time, @to_time, @total_added, @total_removed, @total_changed, @diff_data, @run_id, @now)
-         RETURNING *`,
-      ).get({ ...input, run_id: input.run_id ?? 0, now: nowIso() }) as DiffSnapshotRecord;
+      return q(snapshotInsertSql(table)).get(snapshotValues(input)) as DiffSnapshotRecord;
     },
 
     list(filter, page) {
-      const where = new Where().eq('workspace_name', filter.workspace);
-      if (filter.org_uuid !== undefined) inWorkspacesOf(where, 'workspace_name', filter.org_uuid);
-      return listPage(db, q, { table, where, orderBy: 'created_at DESC, id DESC', map: mapSnapshot }, page);
+      return listPage(db, q, { table, where: snapshotListWhere(filter), orderBy: 'created_at DESC, id DESC', map: mapSnapshot }, page);
     },
   };
 }

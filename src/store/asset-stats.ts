@@ -42,14 +42,21 @@ export function remarkLabels(value: string): string[] {
   return text.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
-/** The facet values of the assets of `workspace` (every workspace when undefined). */
-export function assetFacets(db: Db, workspace?: string, orgs?: readonly string[]): AssetFacets {
-  const q = cacheOf(db);
+/** The workspace/org terms of the facet queries: `wsTerm(column)` (AND …) and its parameters. */
+export function facetScope(workspace: string | undefined, orgs: readonly string[] | undefined): { wsTerm: (col: string) => string; args: unknown[] } {
   const ws = workspace !== undefined;
   // Within some orgs (a bound credential): the workspace filter becomes "a workspace of these orgs".
   const inOrgs = orgs !== undefined ? `IN (SELECT name FROM workspaces WHERE org_uuid IN (${orgs.map(() => '?').join(', ') || 'NULL'}))` : '';
-  const wsTerm = (col: string) => `${ws ? ` AND ${col} = ?` : ''}${orgs !== undefined ? ` AND ${col} ${inOrgs}` : ''}`;
-  const args = [...(ws ? [workspace] : []), ...(orgs ?? [])];
+  return {
+    wsTerm: (col: string) => `${ws ? ` AND ${col} = ?` : ''}${orgs !== undefined ? ` AND ${col} ${inOrgs}` : ''}`,
+    args: [...(ws ? [workspace] : []), ...(orgs ?? [])],
+  };
+}
+
+/** The facet values of the assets of `workspace` (every workspace when undefined). */
+export function assetFacets(db: Db, workspace?: string, orgs?: readonly string[]): AssetFacets {
+  const q = cacheOf(db);
+  const { wsTerm, args } = facetScope(workspace, orgs);
   const col = (rows: unknown[]) => (rows as { v: string }[]).map((r) => r.v);
   // A corrupt or non-array tech column counts as no technologies (CASE evaluates lazily; json_each would fail on it).
   const techSource = `CASE WHEN json_valid(a.tech) THEN CASE WHEN json_type(a.tech) = 'array' THEN a.tech ELSE '[]' END ELSE '[]' END`;
@@ -84,17 +91,31 @@ export interface AssetStatsRepo {
   totals(filter: { workspace?: string; org_uuid?: string }): AssetFacetTotals;
 }
 
+/** The queries of `totals` (by type, by status; positional parameters `params`), dialect-neutral. */
+export function facetTotalsSql({ workspace, org_uuid }: { workspace?: string; org_uuid?: string }) {
+  const conds = [...(workspace ? ['workspace = ?'] : []), ...(org_uuid ? ['workspace IN (SELECT name FROM workspaces WHERE org_uuid = ?)'] : [])];
+  const where = conds.length > 0 ? ` WHERE ${conds.join(' AND ')}` : '';
+  return {
+    params: [...(workspace ? [workspace] : []), ...(org_uuid ? [org_uuid] : [])],
+    byType: `SELECT asset_type AS k, SUM(n) AS n FROM asset_type_counts${where} GROUP BY asset_type HAVING SUM(n) > 0 ORDER BY n DESC, k`,
+    byStatus: `SELECT status_code AS k, SUM(n) AS n FROM asset_status_counts${where} GROUP BY status_code HAVING SUM(n) > 0 ORDER BY n DESC, k`,
+  };
+}
+
+/** The totals from the rows of facetTotalsSql (sums as numbers on both engines). */
+export function toFacetTotals(byTypeRows: Record<string, unknown>[], byStatusRows: Record<string, unknown>[]): AssetFacetTotals {
+  const byType = byTypeRows.map((r) => ({ k: String(r.k), n: Number(r.n) }));
+  const byStatus = byStatusRows.map((r) => ({ k: Number(r.k), n: Number(r.n) }));
+  return { byType, byStatus, total: byType.reduce((sum, r) => sum + r.n, 0) };
+}
+
 export function createAssetStatsRepo(db: Db): AssetStatsRepo {
   return {
     facets: (workspace, orgs) => assetFacets(db, workspace, orgs),
-    totals: ({ workspace, org_uuid }) => {
-      const conds = [...(workspace ? ['workspace = ?'] : []), ...(org_uuid ? ['workspace IN (SELECT name FROM workspaces WHERE org_uuid = ?)'] : [])];
-      const where = conds.length > 0 ? ` WHERE ${conds.join(' AND ')}` : '';
-      const args = [...(workspace ? [workspace] : []), ...(org_uuid ? [org_uuid] : [])];
+    totals: (filter) => {
+      const sql = facetTotalsSql(filter);
       const q = cacheOf(db);
-      const byType = q(`SELECT asset_type AS k, SUM(n) AS n FROM asset_type_counts${where} GROUP BY asset_type HAVING SUM(n) > 0 ORDER BY n DESC, k`).all(...args) as { k: string; n: number }[];
-      const byStatus = q(`SELECT status_code AS k, SUM(n) AS n FROM asset_status_counts${where} GROUP BY status_code HAVING SUM(n) > 0 ORDER BY n DESC, k`).all(...args) as { k: number; n: number }[];
-      return { byType, byStatus, total: byType.reduce((sum, r) => sum + r.n, 0) };
+      return toFacetTotals(q(sql.byType).all(...sql.params) as Record<string, unknown>[], q(sql.byStatus).all(...sql.params) as Record<string, unknown>[]);
     },
   };
 }

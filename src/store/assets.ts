@@ -87,7 +87,7 @@ export interface AssetUpsertOptions {
 
 /** The columns of an asset that a diff lists as added or removed. */
 export type AssetBrief = Pick<AssetRecord, 'id' | 'asset_value' | 'asset_type' | 'url' | 'status_code' | 'created_at' | 'last_seen_at'>;
-const ASSET_BRIEF = ['id', 'asset_value', 'asset_type', 'url', 'status_code', 'created_at', 'last_seen_at'] as const;
+export const ASSET_BRIEF = ['id', 'asset_value', 'asset_type', 'url', 'status_code', 'created_at', 'last_seen_at'] as const;
 
 export interface AssetsRepo {
   /**
@@ -126,8 +126,8 @@ const BOOL_FIELDS = ['is_cdn', 'is_cloud', 'is_waf'] as const;
 /** Refreshed on every import but not a "change": response time and raw JSON differ on every scan. */
 const VOLATILE_FIELDS = ['time', 'raw_json_data'] as const;
 
-type AssetValues = Omit<AssetRecord, 'id' | 'created_at' | 'updated_at' | 'last_seen_at' | 'org_uuid'>;
-const COLUMNS = [
+export type AssetValues = Omit<AssetRecord, 'id' | 'created_at' | 'updated_at' | 'last_seen_at' | 'org_uuid'>;
+export const ASSET_COLUMNS = [
   'workspace', 'asset_value', 'url', ...STRING_FIELDS, ...NUMBER_FIELDS, ...ARRAY_FIELDS, ...BOOL_FIELDS, ...VOLATILE_FIELDS,
 ] as const;
 
@@ -145,7 +145,7 @@ export function mapAsset(row: Row): AssetRecord {
 }
 
 /** Coerces one untrusted input row into column values. */
-function normalize(workspace: string, input: AssetInput): AssetValues {
+export function normalizeAsset(workspace: string, input: AssetInput): AssetValues {
   const out = { workspace, asset_value: toText(input.asset_value).trim(), url: toText(input.url).trim() } as AssetValues;
   const src = input as Record<string, unknown>;
   const dst = out as unknown as Record<string, unknown>;
@@ -158,7 +158,7 @@ function normalize(workspace: string, input: AssetInput): AssetValues {
 }
 
 /** Merges `incoming` over `existing`; lists the meaningful fields that changed and whether a volatile one did. */
-function merge(existing: AssetRecord, incoming: AssetValues): { merged: AssetValues; changes: FieldChange[]; volatileChanged: boolean } {
+export function mergeAsset(existing: AssetRecord, incoming: AssetValues): { merged: AssetValues; changes: FieldChange[]; volatileChanged: boolean } {
   const merged = { ...incoming, url: existing.url } as unknown as Record<string, unknown>;
   const old = existing as unknown as Record<string, unknown>;
   const inc = incoming as unknown as Record<string, unknown>;
@@ -200,72 +200,104 @@ function portUnion(old: string[], incoming: string[]): string[] {
 }
 
 /** Column values as bound parameters (JSON arrays, 0/1 booleans). */
-function toParams(v: AssetValues): Record<string, unknown> {
+export function assetParams(v: AssetValues): Record<string, unknown> {
   const p: Record<string, unknown> = { ...v };
   for (const k of ARRAY_FIELDS) p[k] = JSON.stringify(v[k]);
   for (const k of BOOL_FIELDS) p[k] = bit(v[k]);
   return p;
 }
 
-/** Creates the assets repository on one connection. */
-export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
-  // New rows take their workspace's org (migration 007): one indexed lookup inside the INSERT.
-  const insertSql = `INSERT INTO assets (${COLUMNS.join(', ')}, created_at, updated_at, last_seen_at, org_uuid)
-    VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')}, @now, @now, @now, ${orgOfWorkspaceSql('@workspace')}) RETURNING id`;
-  const updateSql = `UPDATE assets SET ${COLUMNS.filter((c) => !['workspace', 'asset_value', 'url'].includes(c))
-    .map((c) => `${c} = @${c}`)
-    .join(', ')}, updated_at = @updated_at, last_seen_at = @now WHERE id = @id`;
+/** New rows take their workspace's org (migration 007): one indexed lookup inside the INSERT. Named parameters: assetParams + now. */
+export const ASSET_INSERT_SQL = `INSERT INTO assets (${ASSET_COLUMNS.join(', ')}, created_at, updated_at, last_seen_at, org_uuid)
+  VALUES (${ASSET_COLUMNS.map((c) => `@${c}`).join(', ')}, @now, @now, @now, ${orgOfWorkspaceSql('@workspace')}) RETURNING id`;
 
-  const one = (sql: string, ...params: unknown[]) => Number((q(sql).get(...params) as { n: number | null } | undefined)?.n ?? 0);
-  /**
-   * Exact total of a workspace/status_code/asset_type filter from the trigger-kept counts (migrations
-   * 002 and 004), so listing never counts a large table; only the rare status_code + asset_type
-   * combination is counted (through its covering index).
-   */
-  const facetTotal = (f: AssetListFilter): number => {
-    const ws = f.workspace;
-    if (f.status_code !== undefined && f.status_code !== null && f.asset_type !== undefined && f.asset_type !== null) {
-      const where = new Where().eq('workspace', ws).eq('asset_type', f.asset_type).eq('status_code', f.status_code);
-      return one(`SELECT COUNT(*) AS n FROM assets ${where}`, ...where.params);
-    }
-    if (f.status_code !== undefined && f.status_code !== null) {
-      return ws === undefined
-        ? one('SELECT SUM(n) AS n FROM asset_status_counts WHERE status_code = ?', f.status_code)
-        : one('SELECT n FROM asset_status_counts WHERE workspace = ? AND status_code = ?', ws, f.status_code);
-    }
-    if (f.asset_type !== undefined && f.asset_type !== null) {
-      return ws === undefined
-        ? one('SELECT SUM(n) AS n FROM asset_type_counts WHERE asset_type = ?', f.asset_type)
-        : one('SELECT n FROM asset_type_counts WHERE workspace = ? AND asset_type = ?', ws, f.asset_type);
-    }
-    return ws === undefined ? one(`SELECT value AS n FROM counters WHERE name = 'assets.total'`) : one('SELECT total_assets AS n FROM workspaces WHERE name = ?', ws);
-  };
-  /**
-   * The same totals within one org: every row of a workspace shares the org of its workspaces row
-   * (src/store/orgs.ts), so they are sums of the per-workspace counts of the org's workspaces.
-   */
-  const orgFacetTotal = (f: AssetListFilter): (() => number) | undefined => {
-    const hasStatus = f.status_code !== undefined && f.status_code !== null;
-    const hasType = f.asset_type !== undefined && f.asset_type !== null;
+/** The columns a merge rewrites (all but the identity of the row). */
+export const ASSET_UPDATE_COLUMNS: readonly string[] = ASSET_COLUMNS.filter((c) => !['workspace', 'asset_value', 'url'].includes(c));
+
+/** The normalised rows of an import, or a validation error naming every row without a value. */
+export function assetBatch(workspace: string, rows: AssetInput[]): AssetValues[] {
+  if (!workspace) throw errors.workspaceRequired();
+  const values = rows.map((r) => normalizeAsset(workspace, r));
+  const issues = values.flatMap((v, i) => (v.asset_value === '' ? [`rows[${i}].asset_value: required`] : []));
+  if (issues.length > 0) throw errors.validation(issues.join('; '));
+  return values;
+}
+
+/** One normalised row of a plain insert. */
+export function assetOne(workspace: string, input: AssetInput): AssetValues {
+  if (!workspace) throw errors.workspaceRequired();
+  const v = normalizeAsset(workspace, input);
+  if (v.asset_value === '') throw errors.validation('asset_value: required');
+  return v;
+}
+
+/** The filters of `list`; `like` is the engine's case-insensitive LIKE (SQLite LIKE, PostgreSQL ILIKE). */
+export function assetListWhere(filter: AssetListFilter, like: 'LIKE' | 'ILIKE'): Where {
+  const where = new Where().eq('workspace', filter.workspace).eq('asset_type', filter.asset_type).eq('status_code', filter.status_code);
+  if (filter.org_uuid !== undefined) {
+    const org = orgCondition(filter.org_uuid, filter.workspace !== undefined);
+    where.add(org.clause, ...org.params);
+  }
+  if (filter.search) {
+    const p = likeContains(filter.search);
+    where.add(`(${['asset_value', 'url', 'title', 'host_ip'].map((c) => `${c} ${like} ? ESCAPE '\\'`).join(' OR ')})`, p, p, p, p);
+  }
+  return where;
+}
+
+/**
+ * The query of a list's exact total from the trigger-kept counts (migrations 002 and 004), so
+ * listing never counts a large table; undefined when the total must be counted (a search). Only
+ * the rare status_code + asset_type combination is counted (through its covering index). Within
+ * an org the totals are sums of the per-workspace counts of the org's workspaces (every row of a
+ * workspace shares the org of its workspaces row, src/store/orgs.ts).
+ */
+export function assetTotalSql(f: AssetListFilter): { sql: string; params: unknown[] } | undefined {
+  if (f.search) return undefined;
+  const ws = f.workspace;
+  const hasStatus = f.status_code !== undefined && f.status_code !== null;
+  const hasType = f.asset_type !== undefined && f.asset_type !== null;
+  const t = (sql: string, ...params: unknown[]) => ({ sql, params });
+  if (f.org_uuid !== undefined) {
     if (hasStatus && hasType) return undefined;
-    const where = new Where().oneOf('w.org_uuid', f.org_uuid).eq('w.name', f.workspace);
+    const where = new Where().oneOf('w.org_uuid', f.org_uuid).eq('w.name', ws);
     if (hasStatus) {
       where.eq('c.status_code', f.status_code);
-      return () => one(`SELECT SUM(c.n) AS n FROM asset_status_counts c JOIN workspaces w ON w.name = c.workspace ${where}`, ...where.params);
+      return t(`SELECT SUM(c.n) AS n FROM asset_status_counts c JOIN workspaces w ON w.name = c.workspace ${where}`, ...where.params);
     }
     if (hasType) {
       where.eq('c.asset_type', f.asset_type);
-      return () => one(`SELECT SUM(c.n) AS n FROM asset_type_counts c JOIN workspaces w ON w.name = c.workspace ${where}`, ...where.params);
+      return t(`SELECT SUM(c.n) AS n FROM asset_type_counts c JOIN workspaces w ON w.name = c.workspace ${where}`, ...where.params);
     }
-    return () => one(`SELECT SUM(w.total_assets) AS n FROM workspaces w ${where}`, ...where.params);
-  };
+    return t(`SELECT SUM(w.total_assets) AS n FROM workspaces w ${where}`, ...where.params);
+  }
+  if (hasStatus && hasType) {
+    const where = new Where().eq('workspace', ws).eq('asset_type', f.asset_type).eq('status_code', f.status_code);
+    return t(`SELECT COUNT(*) AS n FROM assets ${where}`, ...where.params);
+  }
+  if (hasStatus) {
+    return ws === undefined
+      ? t('SELECT SUM(n) AS n FROM asset_status_counts WHERE status_code = ?', f.status_code)
+      : t('SELECT n FROM asset_status_counts WHERE workspace = ? AND status_code = ?', ws, f.status_code);
+  }
+  if (hasType) {
+    return ws === undefined
+      ? t('SELECT SUM(n) AS n FROM asset_type_counts WHERE asset_type = ?', f.asset_type)
+      : t('SELECT n FROM asset_type_counts WHERE workspace = ? AND asset_type = ?', ws, f.asset_type);
+  }
+  return ws === undefined ? t(`SELECT value AS n FROM counters WHERE name = 'assets.total'`) : t('SELECT total_assets AS n FROM workspaces WHERE name = ?', ws);
+}
+
+/** Creates the assets repository on one connection. */
+export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
+  const insertSql = ASSET_INSERT_SQL;
+  const updateSql = `UPDATE assets SET ${ASSET_UPDATE_COLUMNS.map((c) => `${c} = @${c}`).join(', ')}, updated_at = @updated_at, last_seen_at = @now WHERE id = @id`;
+
+  const one = (t: { sql: string; params: unknown[] }) => Number((q(t.sql).get(...t.params) as { n: number | null } | undefined)?.n ?? 0);
 
   return {
     upsertMany(workspace, rows, now = nowIso(), opts = {}) {
-      if (!workspace) throw errors.workspaceRequired();
-      const values = rows.map((r) => normalize(workspace, r));
-      const issues = values.flatMap((v, i) => (v.asset_value === '' ? [`rows[${i}].asset_value: required`] : []));
-      if (issues.length > 0) throw errors.validation(issues.join('; '));
+      const values = assetBatch(workspace, rows);
       const result: UpsertResult = { new: 0, updated: 0, unchanged: 0, ids: [], newIds: [], updatedIds: [] };
       // A row repeated within one batch stays "new" (one discovered event), later copies count as unchanged.
       const seen = new Set<number>();
@@ -278,7 +310,7 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
             row = q('SELECT * FROM assets WHERE workspace = ? AND asset_value = ? ORDER BY id ASC LIMIT 1').get(workspace, v.asset_value) as Row | undefined;
           }
           if (!row) {
-            const { id } = q(insertSql).get({ ...toParams(v), now }) as { id: number };
+            const { id } = q(insertSql).get({ ...assetParams(v), now }) as { id: number };
             result.new++;
             result.ids.push(id);
             result.newIds.push(id);
@@ -286,10 +318,10 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
             continue;
           }
           const existing = mapAsset(row);
-          const { merged, changes, volatileChanged } = merge(existing, v);
+          const { merged, changes, volatileChanged } = mergeAsset(existing, v);
           const changed = changes.length > 0;
           if (changed || volatileChanged) {
-            q(updateSql).run({ ...toParams(merged), id: existing.id, now, updated_at: changed ? now : existing.updated_at });
+            q(updateSql).run({ ...assetParams(merged), id: existing.id, now, updated_at: changed ? now : existing.updated_at });
             recordChanges(q, 'asset_history', existing.id, workspace, changes, now);
           } else {
             q('UPDATE assets SET last_seen_at = ? WHERE id = ?').run(now, existing.id);
@@ -308,12 +340,10 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
     },
 
     insert(workspace, input, now = nowIso()) {
-      if (!workspace) throw errors.workspaceRequired();
-      const v = normalize(workspace, input);
-      if (v.asset_value === '') throw errors.validation('asset_value: required');
+      const v = assetOne(workspace, input);
       const exists = q('SELECT id FROM assets WHERE workspace = ? AND asset_value = ? AND url = ?').get(workspace, v.asset_value, v.url);
       if (exists) throw errors.conflict(`asset already exists: ${v.asset_value}${v.url ? ` (${v.url})` : ''}`);
-      const { id } = q(insertSql).get({ ...toParams(v), now }) as { id: number };
+      const { id } = q(insertSql).get({ ...assetParams(v), now }) as { id: number };
       return mapAsset(q('SELECT * FROM assets WHERE id = ?').get(id) as Row);
     },
 
@@ -328,17 +358,8 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
     },
 
     list(filter, page) {
-      const where = new Where().eq('workspace', filter.workspace).eq('asset_type', filter.asset_type).eq('status_code', filter.status_code);
-      if (filter.org_uuid !== undefined) {
-        const org = orgCondition(filter.org_uuid, filter.workspace !== undefined);
-        where.add(org.clause, ...org.params);
-      }
-      if (filter.search) {
-        const p = likeContains(filter.search);
-        where.add(`(asset_value LIKE ? ESCAPE '\\' OR url LIKE ? ESCAPE '\\' OR title LIKE ? ESCAPE '\\' OR host_ip LIKE ? ESCAPE '\\')`, p, p, p, p);
-      }
-      const total = filter.search ? undefined : filter.org_uuid !== undefined ? orgFacetTotal(filter) : () => facetTotal(filter);
-      return listPage(db, q, { table: 'assets', where, orderBy: 'created_at DESC, id DESC', map: mapAsset, total }, page);
+      const t = assetTotalSql(filter);
+      return listPage(db, q, { table: 'assets', where: assetListWhere(filter, 'LIKE'), orderBy: 'created_at DESC, id DESC', map: mapAsset, total: t && (() => one(t)) }, page);
     },
 
     delete(id) {

@@ -38,51 +38,57 @@ export interface AttemptsRepo {
   requeueRun(runUuid: string): boolean;
 }
 
+/** The statements of the attempts repository (positional parameters; dialect-neutral, shared with PostgreSQL). */
+export const ATTEMPT_SQL = {
+  start: `INSERT INTO run_attempts (run_uuid, attempt, worker_id, started_at, cause) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (run_uuid, attempt) DO NOTHING`,
+  end: 'UPDATE run_attempts SET ended_at = ?, outcome = ?, error = ? WHERE run_uuid = ? AND attempt = ? AND ended_at IS NULL',
+  endOlder: 'UPDATE run_attempts SET ended_at = ?, outcome = ?, error = ? WHERE run_uuid = ? AND attempt < ? AND ended_at IS NULL',
+  get: 'SELECT run_uuid, attempt, worker_id, started_at, ended_at, outcome, cause, error FROM run_attempts WHERE run_uuid = ? AND attempt = ?',
+  listByRun: 'SELECT run_uuid, attempt, worker_id, started_at, ended_at, outcome, cause, error FROM run_attempts WHERE run_uuid = ? ORDER BY attempt',
+  latest: 'SELECT MAX(attempt) AS n FROM run_attempts WHERE run_uuid = ?',
+  totalsByWorker: 'SELECT worker_id, outcome, COUNT(*) AS n FROM run_attempts GROUP BY worker_id, outcome',
+  countByCause: 'SELECT cause, COUNT(*) AS n FROM run_attempts GROUP BY cause',
+  requeueRun: `UPDATE runs SET status = 'queued', updated_at = ?, current_pid = 0 WHERE run_uuid = ? AND status = 'running' AND run_mode = 'distributed'`,
+} as const;
+
+/** Per-worker, per-outcome counts from the totalsByWorker rows. */
+export function workerTotals(rows: { worker_id: unknown; outcome: unknown; n: unknown }[]): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const r of rows) (out[String(r.worker_id)] ??= {})[String(r.outcome)] = Number(r.n);
+  return out;
+}
+
 export function createAttemptsRepo(_db: Db, q: StatementCache): AttemptsRepo {
   return {
     start(a) {
-      const r = q(
-        `INSERT INTO run_attempts (run_uuid, attempt, worker_id, started_at, cause) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (run_uuid, attempt) DO NOTHING`,
-      ).run(a.run_uuid, a.attempt, a.worker_id, a.started_at ?? nowIso(), a.cause);
-      return r.changes > 0;
+      return q(ATTEMPT_SQL.start).run(a.run_uuid, a.attempt, a.worker_id, a.started_at ?? nowIso(), a.cause).changes > 0;
     },
     end(runUuid, attempt, outcome, opts = {}) {
-      return (
-        q(`UPDATE run_attempts SET ended_at = ?, outcome = ?, error = ? WHERE run_uuid = ? AND attempt = ? AND ended_at IS NULL`).run(
-          opts.at ?? nowIso(),
-          outcome,
-          opts.error ?? '',
-          runUuid,
-          attempt,
-        ).changes > 0
-      );
+      return q(ATTEMPT_SQL.end).run(opts.at ?? nowIso(), outcome, opts.error ?? '', runUuid, attempt).changes > 0;
     },
     endOlder(runUuid, attempt, outcome, error = '') {
-      return q(`UPDATE run_attempts SET ended_at = ?, outcome = ?, error = ? WHERE run_uuid = ? AND attempt < ? AND ended_at IS NULL`).run(nowIso(), outcome, error, runUuid, attempt).changes;
+      return q(ATTEMPT_SQL.endOlder).run(nowIso(), outcome, error, runUuid, attempt).changes;
     },
     get(runUuid, attempt) {
-      return q('SELECT run_uuid, attempt, worker_id, started_at, ended_at, outcome, cause, error FROM run_attempts WHERE run_uuid = ? AND attempt = ?').get(runUuid, attempt) as AttemptRecord | undefined;
+      return q(ATTEMPT_SQL.get).get(runUuid, attempt) as AttemptRecord | undefined;
     },
     listByRun(runUuid) {
-      return q('SELECT run_uuid, attempt, worker_id, started_at, ended_at, outcome, cause, error FROM run_attempts WHERE run_uuid = ? ORDER BY attempt').all(runUuid) as AttemptRecord[];
+      return q(ATTEMPT_SQL.listByRun).all(runUuid) as AttemptRecord[];
     },
     latest(runUuid) {
-      const row = q('SELECT MAX(attempt) AS n FROM run_attempts WHERE run_uuid = ?').get(runUuid) as { n: number | null };
+      const row = q(ATTEMPT_SQL.latest).get(runUuid) as { n: number | null };
       return row.n ?? 0;
     },
     totalsByWorker() {
-      const rows = q('SELECT worker_id, outcome, COUNT(*) AS n FROM run_attempts GROUP BY worker_id, outcome').all() as { worker_id: string; outcome: string; n: number }[];
-      const out: Record<string, Record<string, number>> = {};
-      for (const r of rows) (out[r.worker_id] ??= {})[r.outcome] = r.n;
-      return out;
+      return workerTotals(q(ATTEMPT_SQL.totalsByWorker).all() as { worker_id: string; outcome: string; n: number }[]);
     },
     countByCause() {
-      const rows = q('SELECT cause, COUNT(*) AS n FROM run_attempts GROUP BY cause').all() as { cause: string; n: number }[];
+      const rows = q(ATTEMPT_SQL.countByCause).all() as { cause: string; n: number }[];
       return Object.fromEntries(rows.map((r) => [r.cause, r.n]));
     },
     requeueRun(runUuid) {
-      return q(`UPDATE runs SET status = 'queued', updated_at = ?, current_pid = 0 WHERE run_uuid = ? AND status = 'running' AND run_mode = 'distributed'`).run(nowIso(), runUuid).changes > 0;
+      return q(ATTEMPT_SQL.requeueRun).run(nowIso(), runUuid).changes > 0;
     },
   };
 }

@@ -92,35 +92,79 @@ export function mapEvent(row: Row): EventRecord {
   return { ...(row as unknown as EventRecord), processed: row.processed === 1 };
 }
 
+const EVENT_COLUMNS = `topic, event_id, name, source, source_type, data_type, data, workspace, run_id,
+     workflow_name, processed, processed_at, error, created_at`;
+const EVENT_VALUES = `@topic, @event_id, @name, @source, @source_type, @data_type, @data, @workspace, @run_id,
+     @workflow_name, @processed, @processed_at, @error, @created_at`;
+
+/** The INSERT of `insert` (named parameters from eventInsertValues); dialect-neutral. */
+export const EVENT_INSERT_SQL = `INSERT INTO event_logs (${EVENT_COLUMNS}) VALUES (${EVENT_VALUES}) RETURNING *`;
+/** The INSERT of `importForRun` (named parameters from eventImportValues). */
+export const EVENT_IMPORT_SQL = `INSERT INTO event_logs (${EVENT_COLUMNS}) VALUES (${EVENT_VALUES})`;
+
+/** The column values of a new event. */
+export function eventInsertValues(input: EventInput): Record<string, unknown> {
+  const now = nowIso();
+  const data = input.data === undefined ? '{}' : typeof input.data === 'string' ? input.data : JSON.stringify(input.data);
+  return {
+    topic: input.topic,
+    event_id: randomUUID(),
+    name: input.name ?? '',
+    source: input.source ?? '',
+    source_type: input.source_type ?? '',
+    data_type: input.data_type ?? '',
+    data: data ?? 'null',
+    workspace: input.workspace ?? '',
+    run_id: input.run_id ?? '',
+    workflow_name: input.workflow_name ?? '',
+    processed: bit(input.processed),
+    processed_at: input.processed ? now : null,
+    error: input.error ?? '',
+    created_at: now,
+  };
+}
+
+/** The column values of an event imported for run `runUuid`. */
+export function eventImportValues(runUuid: string, e: EventImport): Record<string, unknown> {
+  return {
+    topic: e.topic,
+    event_id: e.event_id,
+    name: e.name,
+    source: e.source,
+    source_type: e.source_type,
+    data_type: e.data_type,
+    data: e.data,
+    workspace: e.workspace,
+    run_id: runUuid,
+    workflow_name: e.workflow_name,
+    processed: bit(e.processed),
+    processed_at: e.processed ? nowIso() : null,
+    error: e.error,
+    created_at: e.created_at || nowIso(),
+  };
+}
+
+/** The filters of `list` (dialect-neutral). */
+export function eventListWhere(filter: EventListFilter): Where {
+  const where = new Where()
+    .eq('topic', filter.topic)
+    .eq('name', filter.name)
+    .eq('source', filter.source)
+    .eq('workspace', filter.workspace)
+    .eq('run_id', filter.run_id)
+    .eq('workflow_name', filter.workflow_name);
+  if (filter.processed !== undefined) where.add('processed = ?', bit(filter.processed));
+  if (filter.from) where.add('created_at >= ?', filter.from);
+  if (filter.to) where.add('created_at <= ?', filter.to);
+  if (filter.org_uuid !== undefined) inWorkspacesOf(where, 'workspace', filter.org_uuid);
+  return where;
+}
+
 /** Creates the event log repository on one connection. */
 export function createEventsRepo(db: Db, q: StatementCache): EventsRepo {
   return {
     insert(input) {
-      const now = nowIso();
-      const data = input.data === undefined ? '{}' : typeof input.data === 'string' ? input.data : JSON.stringify(input.data);
-      const row = q(
-        `INSERT INTO event_logs (topic, event_id, name, source, source_type, data_type, data, workspace, run_id,
-           workflow_name, processed, processed_at, error, created_at)
-         VALUES (@topic, @event_id, @name, @source, @source_type, @data_type, @data, @workspace, @run_id,
-           @workflow_name, @processed, @processed_at, @error, @now)
-         RETURNING *`,
-      ).get({
-        topic: input.topic,
-        event_id: randomUUID(),
-        name: input.name ?? '',
-        source: input.source ?? '',
-        source_type: input.source_type ?? '',
-        data_type: input.data_type ?? '',
-        data: data ?? 'null',
-        workspace: input.workspace ?? '',
-        run_id: input.run_id ?? '',
-        workflow_name: input.workflow_name ?? '',
-        processed: bit(input.processed),
-        processed_at: input.processed ? now : null,
-        error: input.error ?? '',
-        now,
-      }) as Row;
-      return mapEvent(row);
+      return mapEvent(q(EVENT_INSERT_SQL).get(eventInsertValues(input)) as Row);
     },
 
     get(id) {
@@ -129,17 +173,7 @@ export function createEventsRepo(db: Db, q: StatementCache): EventsRepo {
     },
 
     list(filter, page) {
-      const where = new Where()
-        .eq('topic', filter.topic)
-        .eq('name', filter.name)
-        .eq('source', filter.source)
-        .eq('workspace', filter.workspace)
-        .eq('run_id', filter.run_id)
-        .eq('workflow_name', filter.workflow_name);
-      if (filter.processed !== undefined) where.add('processed = ?', bit(filter.processed));
-      if (filter.from) where.add('created_at >= ?', filter.from);
-      if (filter.to) where.add('created_at <= ?', filter.to);
-      if (filter.org_uuid !== undefined) inWorkspacesOf(where, 'workspace', filter.org_uuid);
+      const where = eventListWhere(filter);
       return listPage(db, q, { table: 'event_logs', where, orderBy: 'id DESC', map: mapEvent }, page);
     },
 
@@ -165,27 +199,7 @@ export function createEventsRepo(db: Db, q: StatementCache): EventsRepo {
           for (const e of events) {
             if (!e.event_id || known.has(e.event_id)) continue;
             known.add(e.event_id);
-            q(
-              `INSERT INTO event_logs (topic, event_id, name, source, source_type, data_type, data, workspace, run_id,
-                 workflow_name, processed, processed_at, error, created_at)
-               VALUES (@topic, @event_id, @name, @source, @source_type, @data_type, @data, @workspace, @run_id,
-                 @workflow_name, @processed, @processed_at, @error, @created_at)`,
-            ).run({
-              topic: e.topic,
-              event_id: e.event_id,
-              name: e.name,
-              source: e.source,
-              source_type: e.source_type,
-              data_type: e.data_type,
-              data: e.data,
-              workspace: e.workspace,
-              run_id: runUuid,
-              workflow_name: e.workflow_name,
-              processed: bit(e.processed),
-              processed_at: e.processed ? nowIso() : null,
-              error: e.error,
-              created_at: e.created_at || nowIso(),
-            });
+            q(EVENT_IMPORT_SQL).run(eventImportValues(runUuid, e));
             inserted++;
           }
           return inserted;

@@ -32,17 +32,48 @@ export function recordChanges(q: StatementCache, table: HistoryTable, rowId: num
 
 /** Every change of `workspace` recorded in [from, to], oldest first. */
 export function historyBetween(q: StatementCache, table: HistoryTable, workspace: string, from: string, to: string, limit = -1): HistoryRecord[] {
-  const rows = q(
-    `SELECT id, ${ID_COLUMN[table]} AS row_id, workspace, field, old_value, new_value, changed_at FROM ${table}
-     WHERE workspace = ? AND changed_at >= ? AND changed_at <= ? ORDER BY changed_at ASC, id ASC LIMIT ?`,
-  ).all(workspace, from, to, limit) as { id: number; row_id: number; workspace: string; field: string; old_value: string; new_value: string; changed_at: string }[];
-  return rows.map((r) => ({ ...r, old_value: parseJson<unknown>(r.old_value, null), new_value: parseJson<unknown>(r.new_value, null) }));
+  return (q(historySql(table)).all(workspace, from, to, limit) as Record<string, unknown>[]).map(mapHistory);
 }
 
 /** Compares two column values the way merges do (arrays by content). */
 export function sameValue(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) || Array.isArray(b)) return JSON.stringify(a) === JSON.stringify(b);
   return a === b;
+}
+
+/** The SQL of the diff-window queries of `table` (positional parameters, as the argument lists below); dialect-neutral except the LIMIT value for "no limit" (-1 on SQLite). */
+export function diffWindowSql(table: 'assets' | 'vulnerabilities', brief: readonly string[]) {
+  const briefSql = brief.join(', ');
+  const ADDED = `workspace = ? AND created_at >= ? AND created_at <= ?`;
+  const CHANGED = `workspace = ? AND updated_at >= ? AND updated_at <= ? AND created_at < ?`;
+  const REMOVED = `workspace = ? AND last_seen_at < ? AND last_seen_at <> '' AND created_at < ?`;
+  return {
+    /** (workspace, from, to, from, limit) */
+    changed: `SELECT * FROM ${table} WHERE ${CHANGED} ORDER BY updated_at ASC, id ASC LIMIT ?`,
+    /** (workspace, from, to, limit) */
+    added: `SELECT ${briefSql} FROM ${table} WHERE ${ADDED} ORDER BY created_at ASC, id ASC LIMIT ?`,
+    /** (workspace, from, from, limit) */
+    removed: `SELECT ${briefSql} FROM ${table} WHERE ${REMOVED} ORDER BY last_seen_at ASC, id ASC LIMIT ?`,
+    /** (workspace, from, to) */
+    countAdded: `SELECT COUNT(*) AS n FROM ${table} WHERE ${ADDED}`,
+    /** (workspace, from, from) */
+    countRemoved: `SELECT COUNT(*) AS n FROM ${table} WHERE ${REMOVED}`,
+    /** (workspace, from, to, from) */
+    countChanged: `SELECT COUNT(*) AS n FROM ${table} WHERE ${CHANGED}`,
+    /** (workspace) */
+    oldest: `SELECT MIN(created_at) AS t FROM ${table} WHERE workspace = ?`,
+  };
+}
+
+/** The SQL of historyBetween: (workspace, from, to, limit). */
+export function historySql(table: HistoryTable): string {
+  return `SELECT id, ${ID_COLUMN[table]} AS row_id, workspace, field, old_value, new_value, changed_at FROM ${table}
+     WHERE workspace = ? AND changed_at >= ? AND changed_at <= ? ORDER BY changed_at ASC, id ASC LIMIT ?`;
+}
+
+/** A stored history row with its JSON values parsed. */
+export function mapHistory(r: Record<string, unknown>): HistoryRecord {
+  return { ...(r as unknown as HistoryRecord), old_value: parseJson<unknown>(r.old_value, null), new_value: parseJson<unknown>(r.new_value, null) };
 }
 
 /**
@@ -53,29 +84,22 @@ export function sameValue(a: unknown, b: unknown): boolean {
 export function diffWindowQueries<R, B>(q: StatementCache, table: 'assets' | 'vulnerabilities', history: HistoryTable, map: (row: never) => R, brief: readonly (keyof B & string)[]) {
   // Added and removed rows are listed with a few columns only: whole rows carry raw responses
   // and JSON blobs, and reading them made a large workspace's diff several times slower.
-  const briefSql = brief.join(', ');
-  const briefOf = (sql: string, ...params: unknown[]) => q(sql).all(...params) as B[];
-  const rowsOf = (sql: string, ...params: unknown[]) => (q(sql).all(...params) as never[]).map(map);
-  const one = (sql: string, ...params: unknown[]) => (q(sql).get(...params) as { n: number }).n;
-  const ADDED = `workspace = ? AND created_at >= ? AND created_at <= ?`;
-  const CHANGED = `workspace = ? AND updated_at >= ? AND updated_at <= ? AND created_at < ?`;
-  const REMOVED = `workspace = ? AND last_seen_at < ? AND last_seen_at <> '' AND created_at < ?`;
-  const changedBetween = (workspace: string, from: string, to: string, limit = -1) =>
-    rowsOf(`SELECT * FROM ${table} WHERE ${CHANGED} ORDER BY updated_at ASC, id ASC LIMIT ?`, workspace, from, to, from, limit);
+  const sql = diffWindowSql(table, brief);
+  const briefOf = (text: string, ...params: unknown[]) => q(text).all(...params) as B[];
+  const rowsOf = (text: string, ...params: unknown[]) => (q(text).all(...params) as never[]).map(map);
+  const one = (text: string, ...params: unknown[]) => (q(text).get(...params) as { n: number }).n;
+  const changedBetween = (workspace: string, from: string, to: string, limit = -1) => rowsOf(sql.changed, workspace, from, to, from, limit);
   return {
     changedBetween,
     changedSince: changedBetween,
-    addedBetween: (workspace: string, from: string, to: string, limit = -1) =>
-      briefOf(`SELECT ${briefSql} FROM ${table} WHERE ${ADDED} ORDER BY created_at ASC, id ASC LIMIT ?`, workspace, from, to, limit),
-    removedBefore: (workspace: string, from: string, limit = -1) =>
-      briefOf(`SELECT ${briefSql} FROM ${table} WHERE ${REMOVED} ORDER BY last_seen_at ASC, id ASC LIMIT ?`, workspace, from, from, limit),
+    addedBetween: (workspace: string, from: string, to: string, limit = -1) => briefOf(sql.added, workspace, from, to, limit),
+    removedBefore: (workspace: string, from: string, limit = -1) => briefOf(sql.removed, workspace, from, from, limit),
     diffCounts: (workspace: string, from: string, to: string) => ({
-      added: one(`SELECT COUNT(*) AS n FROM ${table} WHERE ${ADDED}`, workspace, from, to),
-      removed: one(`SELECT COUNT(*) AS n FROM ${table} WHERE ${REMOVED}`, workspace, from, from),
-      changed: one(`SELECT COUNT(*) AS n FROM ${table} WHERE ${CHANGED}`, workspace, from, to, from),
+      added: one(sql.countAdded, workspace, from, to),
+      removed: one(sql.countRemoved, workspace, from, from),
+      changed: one(sql.countChanged, workspace, from, to, from),
     }),
-    oldestCreatedAt: (workspace: string): string | undefined =>
-      (q(`SELECT MIN(created_at) AS t FROM ${table} WHERE workspace = ?`).get(workspace) as { t: string | null }).t ?? undefined,
+    oldestCreatedAt: (workspace: string): string | undefined => (q(sql.oldest).get(workspace) as { t: string | null }).t ?? undefined,
     history: (workspace: string, from: string, to: string, limit = -1) => historyBetween(q, history, workspace, from, to, limit),
   };
 }

@@ -1,5 +1,7 @@
 /** The SQLite store: open it with openStore; every table is reached through its repository. */
 export { openStore, type Store, type OpenOptions } from './db.js';
+/** The async repository interface over both engines (PostgreSQL: src/store/pg/store.ts openPgStore). */
+export { asyncSqlite, REPO_NAMES, type Async, type AsyncRepos, type AsyncStore, type RepoName } from './async.js';
 export { applyMigrations, schemaVersion, latestVersion } from './migrate.js';
 export { migrations, type Migration } from './migrations/index.js';
 export * from './types.js';

@@ -102,6 +102,45 @@ export function mapOrg(row: Row): OrgRecord {
   };
 }
 
+export const ORG_INSERT_SQL = `INSERT INTO orgs (uuid, name, description, tags, created_at, updated_at) VALUES (@uuid, @name, @description, @tags, @now, @now) RETURNING *`;
+
+export function orgInsertValues(input: OrgCreateInput): Record<string, unknown> {
+  return { uuid: input.uuid ?? randomUUID(), name: input.name, description: input.description ?? '', tags: JSON.stringify(input.tags ?? []), now: nowIso() };
+}
+
+/** The UPDATE … RETURNING of `update` (named parameters), or undefined when the patch is empty. */
+export function orgUpdate(uuid: string, patch: OrgPatch): { sql: string; values: Record<string, unknown> } | undefined {
+  const sets: string[] = [];
+  const values: Record<string, unknown> = { uuid, now: nowIso() };
+  if (patch.name !== undefined) {
+    sets.push('name = @name');
+    values.name = patch.name;
+  }
+  if (patch.description !== undefined) {
+    sets.push('description = @description');
+    values.description = patch.description;
+  }
+  if (patch.tags !== undefined) {
+    sets.push('tags = @tags');
+    values.tags = JSON.stringify(patch.tags);
+  }
+  if (sets.length === 0) return undefined;
+  return { sql: `UPDATE orgs SET ${sets.join(', ')}, updated_at = @now WHERE uuid = @uuid RETURNING *`, values };
+}
+
+/** OrgStats from the grouped workspace row (count, asset and vuln sums), the run count and the names. */
+export function orgStatsOf(org: OrgRecord, ws: { n: unknown; a: unknown; v: unknown } | undefined, runs: unknown, names: string[]): OrgStats {
+  return {
+    org_uuid: org.uuid,
+    org_name: org.name,
+    total_workspaces: Number(ws?.n ?? 0),
+    total_assets: Number(ws?.a ?? 0),
+    total_vulns: Number(ws?.v ?? 0),
+    total_runs: Number(runs ?? 0),
+    workspaces: names,
+  };
+}
+
 /** Creates the orgs repository on one connection. */
 export function createOrgsRepo(db: Db, q: StatementCache): OrgsRepo {
   const get = (uuid: string): OrgRecord | undefined => {
@@ -126,33 +165,15 @@ export function createOrgsRepo(db: Db, q: StatementCache): OrgsRepo {
     },
 
     create(input) {
-      const now = nowIso();
-      const row = q(
-        `INSERT INTO orgs (uuid, name, description, tags, created_at, updated_at) VALUES (@uuid, @name, @description, @tags, @now, @now) RETURNING *`,
-      ).get({ uuid: input.uuid ?? randomUUID(), name: input.name, description: input.description ?? '', tags: JSON.stringify(input.tags ?? []), now }) as Row;
-      return mapOrg(row);
+      return mapOrg(q(ORG_INSERT_SQL).get(orgInsertValues(input)) as Row);
     },
 
     update(uuid, patch) {
-      const sets: string[] = [];
-      const params: Record<string, unknown> = { uuid, now: nowIso() };
-      if (patch.name !== undefined) {
-        sets.push('name = @name');
-        params.name = patch.name;
-      }
-      if (patch.description !== undefined) {
-        sets.push('description = @description');
-        params.description = patch.description;
-      }
-      if (patch.tags !== undefined) {
-        sets.push('tags = @tags');
-        params.tags = JSON.stringify(patch.tags);
-      }
-      if (sets.length === 0) return get(uuid);
-      const row = q(`UPDATE orgs SET ${sets.join(', ')}, updated_at = @now WHERE uuid = @uuid RETURNING *`).get(params) as Row | undefined;
+      const u = orgUpdate(uuid, patch);
+      if (!u) return get(uuid);
+      const row = q(u.sql).get(u.values) as Row | undefined;
       return row ? mapOrg(row) : undefined;
     },
-
     assign(uuid, workspaces) {
       const list = JSON.stringify([...new Set(workspaces)]);
       return db.transaction(() => {
@@ -208,15 +229,7 @@ export function createOrgsRepo(db: Db, q: StatementCache): OrgsRepo {
         const ws = q('SELECT COUNT(*) AS n, COALESCE(SUM(total_assets), 0) AS a, COALESCE(SUM(total_vulns), 0) AS v FROM workspaces WHERE org_uuid = ?').get(
           org.uuid,
         ) as { n: number; a: number; v: number };
-        return {
-          org_uuid: org.uuid,
-          org_name: org.name,
-          total_workspaces: ws.n,
-          total_assets: ws.a,
-          total_vulns: ws.v,
-          total_runs: n('SELECT COUNT(*) AS n FROM runs WHERE org_uuid = ?', org.uuid),
-          workspaces: names(org.uuid),
-        };
+        return orgStatsOf(org, ws, n('SELECT COUNT(*) AS n FROM runs WHERE org_uuid = ?', org.uuid), names(org.uuid));
       })();
     },
 
@@ -236,15 +249,7 @@ export function createOrgsRepo(db: Db, q: StatementCache): OrgsRepo {
         const out = new Map<string, OrgStats>();
         for (const org of orgs) {
           const w = ws.get(org.uuid);
-          out.set(org.uuid, {
-            org_uuid: org.uuid,
-            org_name: org.name,
-            total_workspaces: w?.n ?? 0,
-            total_assets: w?.a ?? 0,
-            total_vulns: w?.v ?? 0,
-            total_runs: runs.get(org.uuid) ?? 0,
-            workspaces: w ? names(org.uuid) : [],
-          });
+          out.set(org.uuid, orgStatsOf(org, w, runs.get(org.uuid), w ? names(org.uuid) : []));
         }
         return out;
       })();

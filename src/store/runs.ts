@@ -3,22 +3,11 @@
  * that only matches rows in an allowed source state, so concurrent writers cannot both win and
  * terminal states (completed, failed, cancelled) are never overwritten.
  */
-import { randomUUID } from 'node:crypto';
-import { errors } from '../errors.js';
-import {
-  bit,
-  likeContains,
-  listPage,
-  nowIso,
-  parseJson,
-  Where,
-  type Db,
-  type Row,
-  type StatementCache,
-} from './sql.js';
-import { orgOfWorkspaceSql } from './org-constants.js';
-import { PRIORITY_RANK, TERMINAL_RUN_STATUSES, type ListResult, type Page, type Priority, type RunStatus } from './types.js';
+import { listPage, nowIso, parseJson, type Db, type Row, type StatementCache } from './sql.js';
+import type { ListResult, Page, Priority, RunStatus } from './types.js';
 import type { OrgFilter } from './org-constants.js';
+import { mapScope, runInsertValues, runListWhere, runRef, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues } from './run-sql.js';
+
 
 export interface RunRecord {
   id: number;
@@ -143,16 +132,6 @@ export interface RunsRepo {
   scopeStats(id: number): RunScopeStats | undefined;
 }
 
-/** Allowed source states for each target state: the whole run state machine. */
-const ALLOWED_FROM: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
-  pending: [],
-  queued: ['pending'],
-  running: ['pending', 'queued'],
-  completed: ['running'],
-  failed: ['pending', 'queued', 'running'],
-  cancelled: ['pending', 'queued', 'running'],
-};
-
 /** One layer of a run's target scope, as recorded (docs/scope.md). */
 export interface RunScopeLayer {
   name: string;
@@ -167,8 +146,6 @@ export interface RunScopeStats {
   samples: { source: string; value: string }[];
   layers: RunScopeLayer[];
 }
-
-const MAX_SCOPE_SAMPLES = 20;
 
 /** Maps a runs row to its record (JSON parsed, booleans restored). */
 export function mapRun(row: Row): RunRecord {
@@ -192,90 +169,27 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
   };
 
   const transition = (id: number, to: RunStatus, patch: { error_message?: string; at?: string } = {}): RunRecord | undefined => {
-    const from = ALLOWED_FROM[to];
-    if (!from) throw errors.runState(`unknown run status: ${String(to)}`);
-    if (from.length === 0) return undefined;
-    const terminal = TERMINAL_RUN_STATUSES.includes(to) ? 1 : 0;
-    const row = q(
-      `UPDATE runs SET
-         status = @to,
-         updated_at = @now,
-         started_at = CASE WHEN @to = 'running' THEN COALESCE(started_at, @at) ELSE started_at END,
-         completed_at = CASE WHEN @terminal = 1 THEN @at ELSE completed_at END,
-         current_pid = CASE WHEN @terminal = 1 THEN 0 ELSE current_pid END,
-         current_pid_start = CASE WHEN @terminal = 1 THEN '' ELSE current_pid_start END,
-         error_message = COALESCE(@error_message, error_message)
-       WHERE id = @id AND status IN (${from.map((s) => `'${s}'`).join(', ')})
-       RETURNING *`,
-    ).get({ id, to, now: nowIso(), at: patch.at ?? nowIso(), terminal, error_message: patch.error_message ?? null }) as Row | undefined;
+    const t = runTransition(id, to, patch);
+    if (!t) return undefined;
+    const row = q(t.sql).get(t.values) as Row | undefined;
     return row ? mapRun(row) : undefined;
   };
 
   return {
     create(input) {
-      const priority = input.priority ?? 'normal';
-      const rank = PRIORITY_RANK[priority];
-      if (rank === undefined) throw errors.validation(`priority: must be one of ${Object.keys(PRIORITY_RANK).join(', ')}`);
-      const status = input.status ?? 'queued';
-      if (!['pending', 'queued', 'running'].includes(status)) throw errors.runState(`a run cannot be created as ${status}`);
-      const now = nowIso();
-      const row = q(
-        `INSERT INTO runs (run_uuid, workflow_name, workflow_kind, target, params, status, workspace, started_at,
-           schedule_id, trigger_type, trigger_name, run_group_id, priority, priority_rank, run_mode, total_steps,
-           hooks_enabled, timeout_seconds, runner_type, options, owner_pid, created_at, updated_at, org_uuid)
-         VALUES (@run_uuid, @workflow_name, @workflow_kind, @target, @params, @status, @workspace, @started_at,
-           @schedule_id, @trigger_type, @trigger_name, @run_group_id, @priority, @priority_rank, @run_mode, @total_steps,
-           @hooks_enabled, @timeout_seconds, @runner_type, @options, @owner_pid, @now, @now, COALESCE(@org_uuid, ${orgOfWorkspaceSql('@workspace')}))
-         RETURNING *`,
-      ).get({
-        run_uuid: input.run_uuid ?? randomUUID(),
-        workflow_name: input.workflow_name,
-        workflow_kind: input.workflow_kind,
-        target: input.target,
-        params: JSON.stringify(input.params ?? {}),
-        status,
-        workspace: input.workspace ?? '',
-        started_at: status === 'running' ? now : null,
-        schedule_id: input.schedule_id ?? '',
-        trigger_type: input.trigger_type ?? 'manual',
-        trigger_name: input.trigger_name ?? '',
-        run_group_id: input.run_group_id ?? '',
-        priority,
-        priority_rank: rank,
-        run_mode: input.run_mode ?? 'local',
-        total_steps: input.total_steps ?? 0,
-        hooks_enabled: bit(input.hooks_enabled),
-        timeout_seconds: input.timeout_seconds ?? 0,
-        runner_type: input.runner_type ?? 'host',
-        options: JSON.stringify(input.options ?? {}),
-        owner_pid: input.owner_pid ?? 0,
-        org_uuid: input.org_uuid ?? null,
-        now,
-      }) as Row;
-      return mapRun(row);
+      return mapRun(q(RUN_INSERT_SQL).get(runInsertValues(input)) as Row);
     },
 
     get,
     getByUuid,
 
     find(idOrUuid) {
-      if (typeof idOrUuid === 'number') return Number.isSafeInteger(idOrUuid) ? get(idOrUuid) : undefined;
-      if (/^\d+$/.test(idOrUuid)) {
-        const id = Number(idOrUuid);
-        return Number.isSafeInteger(id) ? get(id) : undefined;
-      }
-      return getByUuid(idOrUuid);
+      const ref = runRef(idOrUuid);
+      return ref === undefined ? undefined : 'id' in ref ? get(ref.id) : getByUuid(ref.uuid);
     },
 
     list(filter, page) {
-      const where = new Where()
-        .eq('status', filter.status)
-        .eq('workflow_name', filter.workflow_name)
-        .eq('workspace', filter.workspace)
-        .eq('run_group_id', filter.run_group_id)
-        .oneOf('org_uuid', filter.org_uuid);
-      if (filter.target) where.add(`target LIKE ? ESCAPE '\\'`, likeContains(filter.target));
-      return listPage(db, q, { table: 'runs', where, orderBy: 'created_at DESC, id DESC', map: mapRun }, page);
+      return listPage(db, q, { table: 'runs', where: runListWhere(filter, 'LIKE'), orderBy: 'created_at DESC, id DESC', map: mapRun }, page);
     },
 
     byGroup(groupId) {
@@ -285,45 +199,8 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
     transition,
 
     update(id, patch) {
-      const sets: string[] = [];
-      const params: unknown[] = [];
-      const numeric = ['total_steps', 'completed_steps', 'owner_pid'] as const;
-      for (const key of numeric) {
-        if (patch[key] !== undefined) {
-          sets.push(`${key} = ?`);
-          params.push(patch[key]);
-        }
-      }
-      // A finished run has no live process: a PID write racing with the terminal transition (a
-      // step finishing after Ctrl-C, a delayed PID timer) must not leave one behind.
-      const terminal = "status IN ('completed', 'failed', 'cancelled')";
-      if (patch.current_pid !== undefined) {
-        sets.push(`current_pid = CASE WHEN ${terminal} THEN 0 ELSE ? END`);
-        params.push(patch.current_pid);
-      }
-      if (patch.current_pid_start !== undefined) {
-        sets.push(`current_pid_start = CASE WHEN ${terminal} THEN '' ELSE ? END`);
-        params.push(patch.current_pid_start);
-      }
-      for (const key of ['workspace', 'run_group_id'] as const) {
-        if (patch[key] !== undefined) {
-          sets.push(`${key} = ?`);
-          params.push(patch[key]);
-        }
-      }
-      // A run moved to another workspace follows that workspace's org when it has a row.
-      if (patch.workspace !== undefined) {
-        sets.push('org_uuid = COALESCE((SELECT org_uuid FROM workspaces WHERE name = ?), org_uuid)');
-        params.push(patch.workspace);
-      }
-      for (const key of ['params', 'options'] as const) {
-        if (patch[key] !== undefined) {
-          sets.push(`${key} = ?`);
-          params.push(JSON.stringify(patch[key]));
-        }
-      }
-      if (sets.length === 0) return;
-      q(`UPDATE runs SET ${sets.join(', ')}, updated_at = ? WHERE id = ?`).run(...params, nowIso(), id);
+      const u = runUpdate(id, patch);
+      if (u) q(u.sql).run(...u.params);
     },
 
     incrementCompletedSteps(id) {
@@ -385,23 +262,13 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
       db.transaction(() => {
         if (!q('SELECT 1 FROM runs WHERE id = ?').get(id)) return;
         const row = q('SELECT by_source, samples FROM run_scope WHERE run_id = ?').get(id) as Row | undefined;
-        const by = parseJson<Record<string, number>>(row?.by_source, {});
-        for (const [k, n] of Object.entries(bySource)) by[k] = (by[k] ?? 0) + n;
-        const kept = [...parseJson<{ source: string; value: string }[]>(row?.samples, []), ...samples].slice(0, MAX_SCOPE_SAMPLES);
-        q(`INSERT INTO run_scope (run_id, dropped, by_source, samples, updated_at) VALUES (@id, @add, @by, @samples, @now)
-           ON CONFLICT(run_id) DO UPDATE SET dropped = dropped + @add, by_source = @by, samples = @samples, updated_at = @now`).run({ id, add, by: JSON.stringify(by), samples: JSON.stringify(kept), now: nowIso() });
+        q(SCOPE_DROPS_SQL).run(scopeDropsValues(id, add, row, bySource, samples));
       }).immediate();
     },
 
     scopeStats(id) {
       const row = q('SELECT * FROM run_scope WHERE run_id = ?').get(id) as Row | undefined;
-      if (!row) return undefined;
-      return {
-        dropped: Number(row.dropped),
-        by_source: parseJson<Record<string, number>>(row.by_source, {}),
-        samples: parseJson<{ source: string; value: string }[]>(row.samples, []),
-        layers: parseJson<RunScopeLayer[]>(row.layers, []),
-      };
+      return row ? mapScope(row) : undefined;
     },
 
     delete(id) {

@@ -82,6 +82,62 @@ function newScheduleId(): string {
   return `sch_${Date.now()}${randomBytes(4).toString('hex')}`;
 }
 
+/** The INSERT of `create` (named parameters from scheduleInsertValues); dialect-neutral. */
+export const SCHEDULE_INSERT_SQL = `INSERT INTO schedules (id, name, workflow_name, workflow_kind, workflow_path, trigger_name, trigger_type, schedule,
+     event_topic, watch_path, input_config, is_enabled, next_run, created_at, updated_at, org_uuid)
+   VALUES (@id, @name, @workflow_name, @workflow_kind, @workflow_path, @trigger_name, @trigger_type, @schedule,
+     @event_topic, @watch_path, @input_config, @is_enabled, @next_run, @now, @now, @org_uuid)
+   RETURNING *`;
+
+export function scheduleInsertValues(input: ScheduleInput): Record<string, unknown> {
+  return {
+    id: newScheduleId(),
+    name: input.name,
+    workflow_name: input.workflow_name,
+    workflow_kind: input.workflow_kind ?? '',
+    workflow_path: input.workflow_path ?? '',
+    trigger_name: input.trigger_name ?? input.name,
+    trigger_type: input.trigger_type ?? 'cron',
+    schedule: input.schedule ?? '',
+    event_topic: input.event_topic ?? '',
+    watch_path: input.watch_path ?? '',
+    input_config: JSON.stringify(input.input_config ?? {}),
+    is_enabled: bit(input.is_enabled ?? true),
+    next_run: input.next_run ?? null,
+    org_uuid: input.org_uuid ?? DEFAULT_ORG_UUID,
+    now: nowIso(),
+  };
+}
+
+/** The UPDATE … RETURNING of `update` (positional parameters), or undefined when the patch is empty. */
+export function scheduleUpdate(id: string, patch: SchedulePatch): { sql: string; params: unknown[] } | undefined {
+  const sets: string[] = [];
+  const params: unknown[] = [];
+  for (const key of TEXT_FIELDS) {
+    if (patch[key] !== undefined) {
+      sets.push(`${key} = ?`);
+      params.push(patch[key]);
+    }
+  }
+  if (patch.input_config !== undefined) {
+    sets.push('input_config = ?');
+    params.push(JSON.stringify(patch.input_config));
+  }
+  if (patch.is_enabled !== undefined) {
+    sets.push('is_enabled = ?');
+    params.push(bit(patch.is_enabled));
+  }
+  if (sets.length === 0) return undefined;
+  return { sql: `UPDATE schedules SET ${sets.join(', ')}, updated_at = ? WHERE id = ? RETURNING *`, params: [...params, nowIso(), id] };
+}
+
+/** The UPDATE of recordRun (positional parameters). */
+export function scheduleRecordRun(id: string, at: string, nextRun: string | null | undefined): { sql: string; params: unknown[] } {
+  return nextRun === undefined
+    ? { sql: 'UPDATE schedules SET run_count = run_count + 1, last_run = ?, updated_at = ? WHERE id = ?', params: [at, nowIso(), id] }
+    : { sql: 'UPDATE schedules SET run_count = run_count + 1, last_run = ?, next_run = ?, updated_at = ? WHERE id = ?', params: [at, nextRun, nowIso(), id] };
+}
+
 /** Creates the schedules repository on one connection. */
 export function createSchedulesRepo(db: Db, q: StatementCache): SchedulesRepo {
   const get = (id: string): ScheduleRecord | undefined => {
@@ -91,31 +147,7 @@ export function createSchedulesRepo(db: Db, q: StatementCache): SchedulesRepo {
 
   return {
     create(input) {
-      const now = nowIso();
-      const row = q(
-        `INSERT INTO schedules (id, name, workflow_name, workflow_kind, workflow_path, trigger_name, trigger_type, schedule,
-           event_topic, watch_path, input_config, is_enabled, next_run, created_at, updated_at, org_uuid)
-         VALUES (@id, @name, @workflow_name, @workflow_kind, @workflow_path, @trigger_name, @trigger_type, @schedule,
-           @event_topic, @watch_path, @input_config, @is_enabled, @next_run, @now, @now, @org_uuid)
-         RETURNING *`,
-      ).get({
-        id: newScheduleId(),
-        name: input.name,
-        workflow_name: input.workflow_name,
-        workflow_kind: input.workflow_kind ?? '',
-        workflow_path: input.workflow_path ?? '',
-        trigger_name: input.trigger_name ?? input.name,
-        trigger_type: input.trigger_type ?? 'cron',
-        schedule: input.schedule ?? '',
-        event_topic: input.event_topic ?? '',
-        watch_path: input.watch_path ?? '',
-        input_config: JSON.stringify(input.input_config ?? {}),
-        is_enabled: bit(input.is_enabled ?? true),
-        next_run: input.next_run ?? null,
-        org_uuid: input.org_uuid ?? DEFAULT_ORG_UUID,
-        now,
-      }) as Row;
-      return mapSchedule(row);
+      return mapSchedule(q(SCHEDULE_INSERT_SQL).get(scheduleInsertValues(input)) as Row);
     },
 
     get,
@@ -125,26 +157,9 @@ export function createSchedulesRepo(db: Db, q: StatementCache): SchedulesRepo {
     },
 
     update(id, patch) {
-      const sets: string[] = [];
-      const params: unknown[] = [];
-      for (const key of TEXT_FIELDS) {
-        if (patch[key] !== undefined) {
-          sets.push(`${key} = ?`);
-          params.push(patch[key]);
-        }
-      }
-      if (patch.input_config !== undefined) {
-        sets.push('input_config = ?');
-        params.push(JSON.stringify(patch.input_config));
-      }
-      if (patch.is_enabled !== undefined) {
-        sets.push('is_enabled = ?');
-        params.push(bit(patch.is_enabled));
-      }
-      if (sets.length === 0) return get(id);
-      const row = q(`UPDATE schedules SET ${sets.join(', ')}, updated_at = ? WHERE id = ? RETURNING *`).get(...params, nowIso(), id) as
-        | Row
-        | undefined;
+      const u = scheduleUpdate(id, patch);
+      if (!u) return get(id);
+      const row = q(u.sql).get(...u.params) as Row | undefined;
       return row ? mapSchedule(row) : undefined;
     },
 
@@ -157,16 +172,8 @@ export function createSchedulesRepo(db: Db, q: StatementCache): SchedulesRepo {
     },
 
     recordRun(id, at, nextRun) {
-      if (nextRun === undefined) {
-        q('UPDATE schedules SET run_count = run_count + 1, last_run = ?, updated_at = ? WHERE id = ?').run(at, nowIso(), id);
-      } else {
-        q('UPDATE schedules SET run_count = run_count + 1, last_run = ?, next_run = ?, updated_at = ? WHERE id = ?').run(
-          at,
-          nextRun,
-          nowIso(),
-          id,
-        );
-      }
+      const r = scheduleRecordRun(id, at, nextRun);
+      q(r.sql).run(...r.params);
     },
 
     listEnabled() {

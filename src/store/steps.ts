@@ -87,7 +87,7 @@ export interface StepsRepo {
   importForRun(runId: number, runUuid: string, steps: StepImport[]): { inserted: number; updated: number };
 }
 
-const ALLOWED_FROM: Readonly<Record<StepStatus, readonly StepStatus[]>> = {
+export const STEP_ALLOWED_FROM: Readonly<Record<StepStatus, readonly StepStatus[]>> = {
   pending: [],
   running: ['pending'],
   skipped: ['pending'],
@@ -100,6 +100,147 @@ export function mapStep(row: Row): StepRecord {
   return { ...(row as unknown as StepRecord), exports: parseJson<Record<string, unknown>>(row.exports, {}) };
 }
 
+/** SQLite: milliseconds from the started_at column to the @now parameter. */
+const SQLITE_ELAPSED_MS = 'MAX(0, CAST(ROUND((julianday(@now) - julianday(started_at)) * 86400000) AS INTEGER))';
+
+/** The INSERT of `create` (named parameters from stepInsertValues); dialect-neutral. */
+export const STEP_INSERT_SQL = `INSERT INTO step_results (step_uuid, run_id, run_uuid, workspace, module_name, step_name, step_type, step_index,
+     status, command, output, error_message, log_file, started_at, completed_at, created_at)
+   VALUES (@step_uuid, @run_id, @run_uuid, @workspace, @module_name, @step_name, @step_type, @step_index,
+     @status, @command, @output, @error_message, @log_file, @started_at, @completed_at, @now)
+   RETURNING *`;
+
+/** The validated, defaulted column values of a new step. */
+export function stepInsertValues(input: StepCreateInput): Record<string, unknown> {
+  const status = input.status ?? 'pending';
+  if (!['pending', 'running', 'skipped'].includes(status)) throw errors.runState(`a step cannot be created as ${status}`);
+  const now = nowIso();
+  return {
+    step_uuid: randomUUID(),
+    run_id: input.run_id,
+    run_uuid: input.run_uuid,
+    workspace: input.workspace ?? '',
+    module_name: input.module_name ?? '',
+    step_name: input.step_name,
+    step_type: input.step_type,
+    step_index: input.step_index ?? 0,
+    status,
+    command: input.command ?? '',
+    output: input.output ?? '',
+    error_message: input.error_message ?? '',
+    log_file: input.log_file ?? '',
+    started_at: status === 'running' ? now : null,
+    completed_at: status === 'skipped' ? now : null,
+    now,
+  };
+}
+
+/**
+ * The conditional UPDATE of a step transition (named parameters), or undefined when `to` has no
+ * source state. `elapsedMs` is the engine's expression for the milliseconds from started_at to @now.
+ */
+export function stepTransition(id: number, to: StepStatus, patch: StepPatch, elapsedMs: string): { sql: string; values: Record<string, unknown> } | undefined {
+  const from = STEP_ALLOWED_FROM[to];
+  if (!from) throw errors.runState(`unknown step status: ${String(to)}`);
+  if (from.length === 0) return undefined;
+  const terminal = TERMINAL_STEP_STATUSES.includes(to) ? 1 : 0;
+  const sql = `UPDATE step_results SET
+       status = @to,
+       started_at = CASE WHEN @to = 'running' THEN COALESCE(started_at, @now) ELSE started_at END,
+       completed_at = CASE WHEN @terminal = 1 THEN @now ELSE completed_at END,
+       duration_ms = COALESCE(@duration_ms,
+         CASE WHEN @terminal = 1 AND started_at IS NOT NULL THEN ${elapsedMs} ELSE duration_ms END),
+       output = COALESCE(@output, output),
+       error_message = COALESCE(@error_message, error_message),
+       exports = COALESCE(@exports, exports),
+       command = COALESCE(@command, command)
+     WHERE id = @id AND status IN (${from.map((s) => `'${s}'`).join(', ')})
+     RETURNING *`;
+  return {
+    sql,
+    values: {
+      id,
+      to,
+      now: nowIso(),
+      terminal,
+      duration_ms: patch.duration_ms ?? null,
+      output: patch.output ?? null,
+      error_message: patch.error_message ?? null,
+      exports: patch.exports === undefined ? null : JSON.stringify(patch.exports),
+      command: patch.command ?? null,
+    },
+  };
+}
+
+export type StepKeyRow = { id: number; module_name: string; step_name: string; step_index: number };
+
+export const STEP_IMPORT_EXISTING_SQL = 'SELECT id, module_name, step_name, step_index FROM step_results WHERE run_id = ? ORDER BY id ASC';
+export const STEP_IMPORT_UPDATE_SQL = `UPDATE step_results SET workspace = @workspace, step_type = @step_type, status = @status, command = @command,
+     output = @output, error_message = @error_message, exports = @exports, duration_ms = @duration_ms,
+     log_file = @log_file, started_at = @started_at, completed_at = @completed_at
+   WHERE id = @id`;
+export const STEP_IMPORT_INSERT_SQL = `INSERT INTO step_results (step_uuid, run_id, run_uuid, workspace, module_name, step_name, step_type, step_index,
+     status, command, output, error_message, exports, duration_ms, log_file, started_at, completed_at, created_at)
+   VALUES (@step_uuid, @run_id, @run_uuid, @workspace, @module_name, @step_name, @step_type, @step_index,
+     @status, @command, @output, @error_message, @exports, @duration_ms, @log_file, @started_at, @completed_at, @created_at)
+   ON CONFLICT (step_uuid) DO NOTHING`;
+
+/**
+ * Which imported steps update an existing row and which are new: a step is keyed by module,
+ * name, index and occurrence within the run (`existing`: the run's rows in id order).
+ */
+export function planStepImport(existing: StepKeyRow[], runId: number, runUuid: string, steps: StepImport[]): { updates: Record<string, unknown>[]; inserts: Record<string, unknown>[] } {
+  const keyOf = (s: { module_name: string; step_name: string; step_index: number }, seen: Map<string, number>) => {
+    const base = JSON.stringify([s.module_name, s.step_name, s.step_index]);
+    const n = (seen.get(base) ?? 0) + 1;
+    seen.set(base, n);
+    return `${base}#${n}`;
+  };
+  const ids = new Map<string, number>();
+  const seenOld = new Map<string, number>();
+  for (const row of existing) ids.set(keyOf(row, seenOld), Number(row.id));
+  const seenNew = new Map<string, number>();
+  const updates: Record<string, unknown>[] = [];
+  const inserts: Record<string, unknown>[] = [];
+  for (const s of steps) {
+    const values = {
+      workspace: s.workspace,
+      module_name: s.module_name,
+      step_name: s.step_name,
+      step_type: s.step_type,
+      step_index: s.step_index,
+      status: s.status,
+      command: s.command,
+      output: s.output,
+      error_message: s.error_message,
+      exports: JSON.stringify(s.exports ?? {}),
+      duration_ms: Math.max(0, Math.round(s.duration_ms)),
+      log_file: s.log_file,
+      started_at: s.started_at,
+      completed_at: s.completed_at,
+    };
+    const id = ids.get(keyOf(s, seenNew));
+    if (id !== undefined) updates.push({ ...values, id });
+    else inserts.push({ ...values, step_uuid: s.step_uuid || randomUUID(), run_id: runId, run_uuid: runUuid, created_at: s.created_at || nowIso() });
+  }
+  return { updates, inserts };
+}
+
+/** The filters of `list` (dialect-neutral). */
+export function stepListWhere(filter: StepListFilter): Where {
+  const where = new Where()
+    .eq('workspace', filter.workspace)
+    .eq('status', filter.status)
+    .eq('step_type', filter.step_type)
+    .eq('run_id', filter.run_id);
+  if (filter.org_uuid !== undefined) {
+    const list = typeof filter.org_uuid === 'string' ? [filter.org_uuid] : filter.org_uuid;
+    if (list.length === 0) where.add('1 = 0');
+    else where.add(`run_id IN (SELECT id FROM runs WHERE org_uuid IN (${list.map(() => '?').join(', ')}))`, ...list);
+  }
+  return where;
+}
+
 /** Creates the step results repository on one connection. */
 export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
   const get = (id: number): StepRecord | undefined => {
@@ -109,69 +250,15 @@ export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
 
   return {
     create(input) {
-      const status = input.status ?? 'pending';
-      if (!['pending', 'running', 'skipped'].includes(status)) throw errors.runState(`a step cannot be created as ${status}`);
-      const now = nowIso();
-      const row = q(
-        `INSERT INTO step_results (step_uuid, run_id, run_uuid, workspace, module_name, step_name, step_type, step_index,
-           status, command, output, error_message, log_file, started_at, completed_at, created_at)
-         VALUES (@step_uuid, @run_id, @run_uuid, @workspace, @module_name, @step_name, @step_type, @step_index,
-           @status, @command, @output, @error_message, @log_file, @started_at, @completed_at, @now)
-         RETURNING *`,
-      ).get({
-        step_uuid: randomUUID(),
-        run_id: input.run_id,
-        run_uuid: input.run_uuid,
-        workspace: input.workspace ?? '',
-        module_name: input.module_name ?? '',
-        step_name: input.step_name,
-        step_type: input.step_type,
-        step_index: input.step_index ?? 0,
-        status,
-        command: input.command ?? '',
-        output: input.output ?? '',
-        error_message: input.error_message ?? '',
-        log_file: input.log_file ?? '',
-        started_at: status === 'running' ? now : null,
-        completed_at: status === 'skipped' ? now : null,
-        now,
-      }) as Row;
-      return mapStep(row);
+      return mapStep(q(STEP_INSERT_SQL).get(stepInsertValues(input)) as Row);
     },
 
     get,
 
     transition(id, to, patch = {}) {
-      const from = ALLOWED_FROM[to];
-      if (!from) throw errors.runState(`unknown step status: ${String(to)}`);
-      if (from.length === 0) return undefined;
-      const terminal = TERMINAL_STEP_STATUSES.includes(to) ? 1 : 0;
-      const row = q(
-        `UPDATE step_results SET
-           status = @to,
-           started_at = CASE WHEN @to = 'running' THEN COALESCE(started_at, @now) ELSE started_at END,
-           completed_at = CASE WHEN @terminal = 1 THEN @now ELSE completed_at END,
-           duration_ms = COALESCE(@duration_ms,
-             CASE WHEN @terminal = 1 AND started_at IS NOT NULL
-               THEN MAX(0, CAST(ROUND((julianday(@now) - julianday(started_at)) * 86400000) AS INTEGER))
-               ELSE duration_ms END),
-           output = COALESCE(@output, output),
-           error_message = COALESCE(@error_message, error_message),
-           exports = COALESCE(@exports, exports),
-           command = COALESCE(@command, command)
-         WHERE id = @id AND status IN (${from.map((s) => `'${s}'`).join(', ')})
-         RETURNING *`,
-      ).get({
-        id,
-        to,
-        now: nowIso(),
-        terminal,
-        duration_ms: patch.duration_ms ?? null,
-        output: patch.output ?? null,
-        error_message: patch.error_message ?? null,
-        exports: patch.exports === undefined ? null : JSON.stringify(patch.exports),
-        command: patch.command ?? null,
-      }) as Row | undefined;
+      const t = stepTransition(id, to, patch, SQLITE_ELAPSED_MS);
+      if (!t) return undefined;
+      const row = q(t.sql).get(t.values) as Row | undefined;
       return row ? mapStep(row) : undefined;
     },
 
@@ -185,79 +272,17 @@ export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
     },
 
     list(filter, page) {
-      const where = new Where()
-        .eq('workspace', filter.workspace)
-        .eq('status', filter.status)
-        .eq('step_type', filter.step_type)
-        .eq('run_id', filter.run_id);
-      if (filter.org_uuid !== undefined) {
-        const list = typeof filter.org_uuid === 'string' ? [filter.org_uuid] : filter.org_uuid;
-        if (list.length === 0) where.add('1 = 0');
-        else where.add(`run_id IN (SELECT id FROM runs WHERE org_uuid IN (${list.map(() => '?').join(', ')}))`, ...list);
-      }
+      const where = stepListWhere(filter);
       return listPage(db, q, { table: 'step_results', where, orderBy: 'id DESC', map: mapStep }, page);
     },
 
     importForRun(runId, runUuid, steps) {
-      const keyOf = (s: { module_name: string; step_name: string; step_index: number }, seen: Map<string, number>) => {
-        const base = JSON.stringify([s.module_name, s.step_name, s.step_index]);
-        const n = (seen.get(base) ?? 0) + 1;
-        seen.set(base, n);
-        return `${base}#${n}`;
-      };
       return db
         .transaction(() => {
-          const existing = new Map<string, number>();
-          const seenOld = new Map<string, number>();
-          for (const row of q('SELECT id, module_name, step_name, step_index FROM step_results WHERE run_id = ? ORDER BY id ASC').all(runId) as {
-            id: number;
-            module_name: string;
-            step_name: string;
-            step_index: number;
-          }[]) {
-            existing.set(keyOf(row, seenOld), row.id);
-          }
-          const seenNew = new Map<string, number>();
-          let inserted = 0;
-          let updated = 0;
-          for (const s of steps) {
-            const values = {
-              workspace: s.workspace,
-              module_name: s.module_name,
-              step_name: s.step_name,
-              step_type: s.step_type,
-              step_index: s.step_index,
-              status: s.status,
-              command: s.command,
-              output: s.output,
-              error_message: s.error_message,
-              exports: JSON.stringify(s.exports ?? {}),
-              duration_ms: Math.max(0, Math.round(s.duration_ms)),
-              log_file: s.log_file,
-              started_at: s.started_at,
-              completed_at: s.completed_at,
-            };
-            const id = existing.get(keyOf(s, seenNew));
-            if (id !== undefined) {
-              q(
-                `UPDATE step_results SET workspace = @workspace, step_type = @step_type, status = @status, command = @command,
-                   output = @output, error_message = @error_message, exports = @exports, duration_ms = @duration_ms,
-                   log_file = @log_file, started_at = @started_at, completed_at = @completed_at
-                 WHERE id = @id`,
-              ).run({ ...values, id });
-              updated++;
-            } else {
-              q(
-                `INSERT INTO step_results (step_uuid, run_id, run_uuid, workspace, module_name, step_name, step_type, step_index,
-                   status, command, output, error_message, exports, duration_ms, log_file, started_at, completed_at, created_at)
-                 VALUES (@step_uuid, @run_id, @run_uuid, @workspace, @module_name, @step_name, @step_type, @step_index,
-                   @status, @command, @output, @error_message, @exports, @duration_ms, @log_file, @started_at, @completed_at, @created_at)
-                 ON CONFLICT (step_uuid) DO NOTHING`,
-              ).run({ ...values, step_uuid: s.step_uuid || randomUUID(), run_id: runId, run_uuid: runUuid, created_at: s.created_at || nowIso() });
-              inserted++;
-            }
-          }
-          return { inserted, updated };
+          const plan = planStepImport(q(STEP_IMPORT_EXISTING_SQL).all(runId) as StepKeyRow[], runId, runUuid, steps);
+          for (const u of plan.updates) q(STEP_IMPORT_UPDATE_SQL).run(u);
+          for (const i of plan.inserts) q(STEP_IMPORT_INSERT_SQL).run(i);
+          return { inserted: plan.inserts.length, updated: plan.updates.length };
         })
         .immediate();
     },

@@ -75,7 +75,7 @@ export interface VulnSummary {
 
 /** The columns of a finding that a diff lists as added or removed. */
 export type VulnBrief = Pick<VulnRecord, 'id' | 'vuln_info' | 'asset_value' | 'severity' | 'template_id' | 'created_at' | 'last_seen_at'>;
-const VULN_BRIEF = ['id', 'vuln_info', 'asset_value', 'severity', 'template_id', 'created_at', 'last_seen_at'] as const;
+export const VULN_BRIEF = ['id', 'vuln_info', 'asset_value', 'severity', 'template_id', 'created_at', 'last_seen_at'] as const;
 
 export interface VulnsRepo {
   /** Plain insert (no dedupe): severity lower-cased (default info), confidence default 'Certain'. */
@@ -109,10 +109,10 @@ export interface VulnsRepo {
 const TEXT_FIELDS = ['vuln_info', 'vuln_title', 'vuln_desc', 'vuln_poc', 'confidence', 'asset_type', 'asset_value', 'template_id', 'matcher_name'] as const;
 /** Refreshed on import but not a "change": requests, responses and raw JSON carry dates and nonces. */
 const VOLATILE_FIELDS = ['detail_http_request', 'detail_http_response', 'raw_vuln_json'] as const;
-const COLUMNS = ['workspace', 'severity', 'tags', 'fingerprint', ...TEXT_FIELDS, ...VOLATILE_FIELDS] as const;
+export const VULN_COLUMNS = ['workspace', 'severity', 'tags', 'fingerprint', ...TEXT_FIELDS, ...VOLATILE_FIELDS] as const;
 const SEVERITY_ALIASES: Readonly<Record<string, Severity>> = { informational: 'info', moderate: 'medium', crit: 'critical' };
 
-type VulnValues = Omit<VulnRecord, 'id' | 'created_at' | 'updated_at' | 'last_seen_at' | 'org_uuid'>;
+export type VulnValues = Omit<VulnRecord, 'id' | 'created_at' | 'updated_at' | 'last_seen_at' | 'org_uuid'>;
 
 /** Lower-cases a severity; unknown values (e.g. nuclei's "unknown") count as info so severities always sum to the total. */
 export function normalizeSeverity(value: unknown): Severity {
@@ -133,7 +133,7 @@ export function mapVuln(row: Row): VulnRecord {
 }
 
 /** Coerces one untrusted row; severity and confidence stay '' when not given, so a merge can tell. */
-function normalize(workspace: string, input: VulnInput, fingerprint: boolean): VulnValues {
+export function normalizeVuln(workspace: string, input: VulnInput, fingerprint: boolean): VulnValues {
   const src = input as Record<string, unknown>;
   const given = toText(src.severity).trim() !== '';
   const out: Record<string, unknown> = { workspace, severity: given ? normalizeSeverity(src.severity) : '', tags: toStringArray(src.tags) };
@@ -143,12 +143,12 @@ function normalize(workspace: string, input: VulnInput, fingerprint: boolean): V
 }
 
 /** Fills the defaults of a new row. */
-function withDefaults(v: VulnValues): VulnValues {
+export function vulnWithDefaults(v: VulnValues): VulnValues {
   return { ...v, severity: v.severity || 'info', confidence: v.confidence || 'Certain' };
 }
 
 /** Merges `incoming` over `existing` (non-empty values win); lists meaningful changes, flags volatile ones. */
-function merge(existing: VulnRecord, incoming: VulnValues): { merged: VulnValues; changes: FieldChange[]; volatileChanged: boolean } {
+export function mergeVuln(existing: VulnRecord, incoming: VulnValues): { merged: VulnValues; changes: FieldChange[]; volatileChanged: boolean } {
   const old = existing as unknown as Record<string, unknown>;
   const inc = incoming as unknown as Record<string, unknown>;
   const merged: Record<string, unknown> = { ...incoming };
@@ -165,66 +165,101 @@ function merge(existing: VulnRecord, incoming: VulnValues): { merged: VulnValues
   return { merged: merged as unknown as VulnValues, changes, volatileChanged };
 }
 
-function toParams(v: VulnValues): Record<string, unknown> {
+export function vulnParams(v: VulnValues): Record<string, unknown> {
   return { ...v, tags: JSON.stringify(v.tags) };
+}
+
+/** New rows take their workspace's org (migration 007): one indexed lookup inside the INSERT. Named parameters: vulnParams + now. */
+export const VULN_INSERT_SQL = `INSERT INTO vulnerabilities (${VULN_COLUMNS.join(', ')}, created_at, updated_at, last_seen_at, org_uuid)
+  VALUES (${VULN_COLUMNS.map((c) => `@${c}`).join(', ')}, @now, @now, @now, ${orgOfWorkspaceSql('@workspace')}) RETURNING *`;
+
+/** The columns a merge rewrites. */
+export const VULN_UPDATE_COLUMNS: readonly string[] = ['severity', 'tags', ...TEXT_FIELDS, ...VOLATILE_FIELDS];
+
+/** The normalised rows of an import, or a validation error naming every row without an identifier. */
+export function vulnBatch(workspace: string, rows: VulnInput[]): VulnValues[] {
+  if (!workspace) throw errors.workspaceRequired();
+  const values = rows.map((r) => normalizeVuln(workspace, r, true));
+  // Without an identifier every finding on an asset would collapse into one fingerprint.
+  const issues = values.flatMap((v, i) => (v.template_id === '' && v.vuln_info === '' ? [`rows[${i}].vuln_info: required (or template_id)`] : []));
+  if (issues.length > 0) throw errors.validation(issues.join('; '));
+  return values;
+}
+
+const sevList = (filter: VulnListFilter) => [...new Set(filter.severity?.map((s) => s.trim().toLowerCase()).filter(Boolean))];
+
+/** The filters of `list`; `like` is the engine's case-insensitive LIKE. */
+export function vulnListWhere(filter: VulnListFilter, like: 'LIKE' | 'ILIKE'): Where {
+  const where = new Where().eq('workspace', filter.workspace).in('severity', sevList(filter)).eq('confidence', filter.confidence);
+  if (filter.org_uuid !== undefined) {
+    const org = orgCondition(filter.org_uuid, filter.workspace !== undefined);
+    where.add(org.clause, ...org.params);
+  }
+  if (filter.asset_value) where.add(`asset_value ${like} ? ESCAPE '\\'`, likeContains(filter.asset_value));
+  return where;
+}
+
+/**
+ * The query of a list's exact total (one row, column n) from the trigger-kept counters, or
+ * undefined when it must be counted (confidence or asset filters): counting 50,000 index entries
+ * per request cost 10-30 ms at a million findings. Within an org: sums of the counters of the
+ * org's workspaces (their rows share the org).
+ */
+export function vulnTotalSql(filter: VulnListFilter): { sql: string; params: unknown[] } | undefined {
+  if (filter.confidence !== undefined || filter.asset_value) return undefined;
+  const severities = sevList(filter);
+  const known = severities.filter((s) => (SEVERITIES as readonly string[]).includes(s));
+  if (severities.length > 0 && known.length === 0) return { sql: 'SELECT 0 AS n', params: [] };
+  const sum = severities.length === 0 ? 'total_vulns' : known.map((s) => `vuln_${s}`).join(' + ');
+  if (filter.org_uuid !== undefined) {
+    const where = new Where().oneOf('org_uuid', filter.org_uuid).eq('name', filter.workspace);
+    return { sql: `SELECT SUM(${sum}) AS n FROM workspaces ${where}`, params: where.params };
+  }
+  if (filter.workspace !== undefined) return { sql: `SELECT ${sum} AS n FROM workspaces WHERE name = ?`, params: [filter.workspace] };
+  const names = severities.length === 0 ? ['vulns.total'] : known.map((s) => `vulns.${s}`);
+  return { sql: `SELECT SUM(value) AS n FROM counters WHERE name IN (${names.map(() => '?').join(', ')})`, params: names };
+}
+
+/** The query of `summary`: per-severity sums (one row) or the global counters (name, value rows). */
+export function vulnSummarySql(workspace: string | undefined, org: OrgFilter | undefined): { sql: string; params: unknown[]; shape: 'row' | 'counters' } {
+  const cols = 'SUM(vuln_critical) AS critical, SUM(vuln_high) AS high, SUM(vuln_medium) AS medium, SUM(vuln_low) AS low, SUM(vuln_info) AS info, SUM(total_vulns) AS total';
+  if (org !== undefined || workspace !== undefined) {
+    const where = new Where().oneOf('org_uuid', org).eq('name', workspace);
+    return { sql: `SELECT ${cols} FROM workspaces ${where}`, params: where.params, shape: 'row' };
+  }
+  return { sql: `SELECT name, value FROM counters WHERE name LIKE 'vulns.%'`, params: [], shape: 'counters' };
+}
+
+/** The summary from the rows of vulnSummarySql. */
+export function toVulnSummary(shape: 'row' | 'counters', rows: Row[]): VulnSummary {
+  const by: Record<string, unknown> = shape === 'row' ? (rows[0] ?? {}) : Object.fromEntries(rows.map((r) => [String(r.name).slice('vulns.'.length), r.value]));
+  const n = (k: string) => Number(by[k] ?? 0);
+  return { critical: n('critical'), high: n('high'), medium: n('medium'), low: n('low'), info: n('info'), total: n('total') };
 }
 
 /** Creates the vulnerabilities repository on one connection. */
 export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
-  // New rows take their workspace's org (migration 007): one indexed lookup inside the INSERT.
-  const insertSql = `INSERT INTO vulnerabilities (${COLUMNS.join(', ')}, created_at, updated_at, last_seen_at, org_uuid)
-    VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')}, @now, @now, @now, ${orgOfWorkspaceSql('@workspace')}) RETURNING *`;
-  const updateSql = `UPDATE vulnerabilities SET severity = @severity, tags = @tags,
-    ${[...TEXT_FIELDS, ...VOLATILE_FIELDS].map((c) => `${c} = @${c}`).join(', ')},
-    updated_at = @updated_at, last_seen_at = @now WHERE id = @id`;
-  const counter = (name: string) => (q('SELECT value FROM counters WHERE name = ?').get(name) as { value: number } | undefined)?.value ?? 0;
-  /** Exact number of findings of `workspace` (or all) with one of `severities` (or any), from the counters. */
-  const severityTotal = (workspace: string | undefined, severities: string[]): number => {
-    const known = severities.filter((s) => (SEVERITIES as readonly string[]).includes(s));
-    if (workspace === undefined) return severities.length === 0 ? counter('vulns.total') : known.reduce((n, s) => n + counter(`vulns.${s}`), 0);
-    const row = q('SELECT vuln_critical, vuln_high, vuln_medium, vuln_low, vuln_info, total_vulns FROM workspaces WHERE name = ?').get(workspace) as
-      | Record<string, number>
-      | undefined;
-    if (!row) return 0;
-    return severities.length === 0 ? row.total_vulns! : known.reduce((n, s) => n + row[`vuln_${s}`]!, 0);
-  };
-  /** The same within one org: sums of the counters of the org's workspaces (their rows share the org). */
-  const orgSeverityTotal = (org: OrgFilter, workspace: string | undefined, severities: string[]): number => {
-    const known = severities.filter((s) => (SEVERITIES as readonly string[]).includes(s));
-    if (severities.length > 0 && known.length === 0) return 0;
-    const sum = severities.length === 0 ? 'total_vulns' : known.map((s) => `vuln_${s}`).join(' + ');
-    const where = new Where().oneOf('org_uuid', org).eq('name', workspace);
-    return Number((q(`SELECT SUM(${sum}) AS n FROM workspaces ${where}`).get(...where.params) as { n: number | null }).n ?? 0);
-  };
-  /** Per-severity counts of one org (optionally one of its workspaces), from the workspace counters. */
-  const orgSummary = (org: OrgFilter, workspace?: string): VulnSummary => {
-    const where = new Where().oneOf('org_uuid', org).eq('name', workspace);
-    const row = q(
-      `SELECT SUM(vuln_critical) AS critical, SUM(vuln_high) AS high, SUM(vuln_medium) AS medium, SUM(vuln_low) AS low, SUM(vuln_info) AS info, SUM(total_vulns) AS total FROM workspaces ${where}`,
-    ).get(...where.params) as Record<keyof VulnSummary, number | null>;
-    return { critical: row.critical ?? 0, high: row.high ?? 0, medium: row.medium ?? 0, low: row.low ?? 0, info: row.info ?? 0, total: row.total ?? 0 };
-  };
+  const insertSql = VULN_INSERT_SQL;
+  const updateSql = `UPDATE vulnerabilities SET ${VULN_UPDATE_COLUMNS.map((c) => `${c} = @${c}`).join(', ')}, updated_at = @updated_at, last_seen_at = @now WHERE id = @id`;
+  const one = (t: { sql: string; params: unknown[] }) => q(t.sql).get(...t.params) as Row | undefined;
+  const all = (t: { sql: string; params: unknown[] }) => q(t.sql).all(...t.params) as Row[];
 
   return {
     create(input) {
       if (!input.workspace || typeof input.workspace !== 'string') throw errors.workspaceRequired();
-      const row = q(insertSql).get({ ...toParams(withDefaults(normalize(input.workspace, input, false))), now: nowIso() }) as Row;
+      const row = q(insertSql).get({ ...vulnParams(vulnWithDefaults(normalizeVuln(input.workspace, input, false))), now: nowIso() }) as Row;
       return mapVuln(row);
     },
 
     upsertMany(workspace, rows, now = nowIso()) {
-      if (!workspace) throw errors.workspaceRequired();
-      const values = rows.map((r) => normalize(workspace, r, true));
-      // Without an identifier every finding on an asset would collapse into one fingerprint.
-      const issues = values.flatMap((v, i) => (v.template_id === '' && v.vuln_info === '' ? [`rows[${i}].vuln_info: required (or template_id)`] : []));
-      if (issues.length > 0) throw errors.validation(issues.join('; '));
+      const values = vulnBatch(workspace, rows);
       const result: UpsertResult = { new: 0, updated: 0, unchanged: 0, ids: [], newIds: [], updatedIds: [] };
       const seen = new Set<number>();
       inTransaction(db, () => {
         for (const v of values) {
           const row = q('SELECT * FROM vulnerabilities WHERE fingerprint = ?').get(v.fingerprint) as Row | undefined;
           if (!row) {
-            const { id } = q(insertSql).get({ ...toParams(withDefaults(v)), now }) as { id: number };
+            const { id } = q(insertSql).get({ ...vulnParams(vulnWithDefaults(v)), now }) as { id: number };
             result.new++;
             result.ids.push(id);
             result.newIds.push(id);
@@ -232,11 +267,11 @@ export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
             continue;
           }
           const old = mapVuln(row);
-          const { merged, changes, volatileChanged } = merge(old, v);
+          const { merged, changes, volatileChanged } = mergeVuln(old, v);
           const changed = changes.length > 0;
           result.ids.push(old.id);
           if (changed || volatileChanged) {
-            q(updateSql).run({ ...toParams(merged), id: old.id, now, updated_at: changed ? now : old.updated_at });
+            q(updateSql).run({ ...vulnParams(merged), id: old.id, now, updated_at: changed ? now : old.updated_at });
             recordChanges(q, 'vuln_history', old.id, workspace, changes, now);
           } else {
             q('UPDATE vulnerabilities SET last_seen_at = ? WHERE id = ?').run(now, old.id);
@@ -268,38 +303,14 @@ export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
     },
 
     list(filter, page) {
-      const severities = [...new Set(filter.severity?.map((s) => s.trim().toLowerCase()).filter(Boolean))];
-      const where = new Where().eq('workspace', filter.workspace).in('severity', severities).eq('confidence', filter.confidence);
-      if (filter.org_uuid !== undefined) {
-        const org = orgCondition(filter.org_uuid, filter.workspace !== undefined);
-        where.add(org.clause, ...org.params);
-      }
-      if (filter.asset_value) where.add(`asset_value LIKE ? ESCAPE '\\'`, likeContains(filter.asset_value));
-      // Workspace and severity filters are answered by the trigger-kept counters, never a COUNT:
-      // counting 50,000 index entries per request cost 10-30 ms at a million findings.
-      const countable = filter.confidence === undefined && !filter.asset_value;
-      const total = !countable ? undefined : filter.org_uuid !== undefined ? () => orgSeverityTotal(filter.org_uuid!, filter.workspace, severities) : () => severityTotal(filter.workspace, severities);
-      return listPage(db, q, { table: 'vulnerabilities', where, orderBy: 'created_at DESC, id DESC', map: mapVuln, total }, page);
+      const t = vulnTotalSql(filter);
+      const total = t && (() => Number(one(t)?.n ?? 0));
+      return listPage(db, q, { table: 'vulnerabilities', where: vulnListWhere(filter, 'LIKE'), orderBy: 'created_at DESC, id DESC', map: mapVuln, total }, page);
     },
 
     summary(workspace, orgUuid) {
-      if (orgUuid !== undefined) return orgSummary(orgUuid, workspace);
-      if (workspace !== undefined) {
-        const row = q('SELECT vuln_critical, vuln_high, vuln_medium, vuln_low, vuln_info, total_vulns FROM workspaces WHERE name = ?').get(
-          workspace,
-        ) as Record<string, number> | undefined;
-        return {
-          critical: row?.vuln_critical ?? 0,
-          high: row?.vuln_high ?? 0,
-          medium: row?.vuln_medium ?? 0,
-          low: row?.vuln_low ?? 0,
-          info: row?.vuln_info ?? 0,
-          total: row?.total_vulns ?? 0,
-        };
-      }
-      const rows = q(`SELECT name, value FROM counters WHERE name LIKE 'vulns.%'`).all() as { name: string; value: number }[];
-      const by = Object.fromEntries(rows.map((r) => [r.name.slice('vulns.'.length), r.value]));
-      return { critical: by.critical ?? 0, high: by.high ?? 0, medium: by.medium ?? 0, low: by.low ?? 0, info: by.info ?? 0, total: by.total ?? 0 };
+      const t = vulnSummarySql(workspace, orgUuid);
+      return toVulnSummary(t.shape, all(t));
     },
 
     ...diffWindowQueries<VulnRecord, VulnBrief>(q, 'vulnerabilities', 'vuln_history', mapVuln, VULN_BRIEF),

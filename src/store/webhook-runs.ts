@@ -59,28 +59,34 @@ export function mapWebhookRun(row: Row): WebhookRunRecord {
   };
 }
 
+/** The INSERT of `create` (named parameters from webhookRunValues); dialect-neutral. */
+export const WEBHOOK_RUN_INSERT_SQL = `INSERT INTO webhook_runs (webhook_uuid, workflow_name, workflow_kind, target, params, options, workspace, priority, webhook_auth_key_hash, created_at, updated_at)
+   VALUES (@webhook_uuid, @workflow_name, @workflow_kind, @target, @params, @options, @workspace, @priority, @webhook_auth_key_hash, @now, @now)
+   RETURNING *`;
+
+/** The UPDATE of recordTrigger (positional: now, run uuid, now, webhook uuid). */
+export const WEBHOOK_RUN_TRIGGER_SQL = 'UPDATE webhook_runs SET trigger_count = trigger_count + 1, last_triggered_at = ?, last_run_uuid = ?, updated_at = ? WHERE webhook_uuid = ?';
+
+export function webhookRunValues(input: WebhookRunInput): Record<string, unknown> {
+  return {
+    webhook_uuid: randomUUID(),
+    workflow_name: input.workflow_name,
+    workflow_kind: input.workflow_kind,
+    target: input.target,
+    params: JSON.stringify(input.params ?? {}),
+    options: JSON.stringify(input.options ?? {}),
+    workspace: input.workspace ?? '',
+    priority: input.priority ?? 'high',
+    webhook_auth_key_hash: input.webhook_auth_key_hash ?? '',
+    now: nowIso(),
+  };
+}
+
 /** Creates the webhook_runs repository on one connection. */
 export function createWebhookRunsRepo(db: Db, q: StatementCache): WebhookRunsRepo {
   return {
     create(input) {
-      const now = nowIso();
-      const row = q(
-        `INSERT INTO webhook_runs (webhook_uuid, workflow_name, workflow_kind, target, params, options, workspace, priority, webhook_auth_key_hash, created_at, updated_at)
-         VALUES (@webhook_uuid, @workflow_name, @workflow_kind, @target, @params, @options, @workspace, @priority, @webhook_auth_key_hash, @now, @now)
-         RETURNING *`,
-      ).get({
-        webhook_uuid: randomUUID(),
-        workflow_name: input.workflow_name,
-        workflow_kind: input.workflow_kind,
-        target: input.target,
-        params: JSON.stringify(input.params ?? {}),
-        options: JSON.stringify(input.options ?? {}),
-        workspace: input.workspace ?? '',
-        priority: input.priority ?? 'high',
-        webhook_auth_key_hash: input.webhook_auth_key_hash ?? '',
-        now,
-      }) as Row;
-      return mapWebhookRun(row);
+      return mapWebhookRun(q(WEBHOOK_RUN_INSERT_SQL).get(webhookRunValues(input)) as Row);
     },
 
     getByUuid(uuid) {
@@ -94,7 +100,7 @@ export function createWebhookRunsRepo(db: Db, q: StatementCache): WebhookRunsRep
 
     recordTrigger(uuid, runUuid) {
       const now = nowIso();
-      q('UPDATE webhook_runs SET trigger_count = trigger_count + 1, last_triggered_at = ?, last_run_uuid = ?, updated_at = ? WHERE webhook_uuid = ?').run(now, runUuid, now, uuid);
+      q(WEBHOOK_RUN_TRIGGER_SQL).run(now, runUuid, now, uuid);
     },
 
     delete(uuid) {

@@ -61,6 +61,55 @@ export function mapWorkflow(row: Row): WorkflowRow {
   };
 }
 
+/** The upsert of `upsert` (named parameters from workflowValues); dialect-neutral. */
+export const WORKFLOW_UPSERT_SQL = `INSERT INTO workflows (name, kind, description, tags, file_path, params, required_params, step_count, module_count,
+     hidden, checksum, indexed_at)
+   VALUES (@name, @kind, @description, @tags, @file_path, @params, @required_params, @step_count, @module_count,
+     @hidden, @checksum, @indexed_at)
+   ON CONFLICT (name) DO UPDATE SET
+     kind = excluded.kind, description = excluded.description, tags = excluded.tags, file_path = excluded.file_path,
+     params = excluded.params, required_params = excluded.required_params, step_count = excluded.step_count,
+     module_count = excluded.module_count, hidden = excluded.hidden, checksum = excluded.checksum,
+     indexed_at = excluded.indexed_at`;
+
+export function workflowValues(row: Omit<WorkflowRow, 'id'>): Record<string, unknown> {
+  return {
+    name: row.name,
+    kind: row.kind,
+    description: row.description ?? '',
+    tags: JSON.stringify(row.tags ?? []),
+    file_path: row.file_path,
+    params: JSON.stringify(row.params ?? []),
+    required_params: JSON.stringify(row.required_params ?? []),
+    step_count: row.step_count ?? 0,
+    module_count: row.module_count ?? 0,
+    hidden: bit(row.hidden),
+    checksum: row.checksum,
+    indexed_at: row.indexed_at,
+  };
+}
+
+/**
+ * The filters of `list`: `like` is the engine's case-insensitive LIKE, `anyTag` the engine's
+ * "tags (a JSON array column) holds one of these" clause and its parameter.
+ */
+export function workflowListWhere(filter: WorkflowListFilter, like: 'LIKE' | 'ILIKE', anyTag: (tags: string[]) => [string, unknown]): Where {
+  const where = new Where().eq('kind', filter.kind);
+  if (!filter.includeHidden) where.add('hidden = 0');
+  if (filter.search) {
+    const p = likeContains(filter.search);
+    where.add(`(name ${like} ? ESCAPE '\\' OR description ${like} ? ESCAPE '\\')`, p, p);
+  }
+  if (filter.tags && filter.tags.length > 0) where.add(...anyTag(filter.tags));
+  return where;
+}
+
+/** Visible workflows per kind from (kind, n) rows. */
+export function kindCounts(rows: Record<string, unknown>[]): { flows: number; modules: number } {
+  const by = Object.fromEntries(rows.map((r) => [String(r.kind), Number(r.n)]));
+  return { flows: by.flow ?? 0, modules: by.module ?? 0 };
+}
+
 /** Creates the workflow index repository on one connection. */
 export function createWorkflowsRepo(db: Db, q: StatementCache): WorkflowsRepo {
   const get = (name: string): WorkflowRow | undefined => {
@@ -78,30 +127,7 @@ export function createWorkflowsRepo(db: Db, q: StatementCache): WorkflowsRepo {
     upsert(row) {
       return db.transaction(() => {
         const existed = q('SELECT 1 FROM workflows WHERE name = ?').get(row.name) !== undefined;
-        q(
-          `INSERT INTO workflows (name, kind, description, tags, file_path, params, required_params, step_count, module_count,
-             hidden, checksum, indexed_at)
-           VALUES (@name, @kind, @description, @tags, @file_path, @params, @required_params, @step_count, @module_count,
-             @hidden, @checksum, @indexed_at)
-           ON CONFLICT (name) DO UPDATE SET
-             kind = excluded.kind, description = excluded.description, tags = excluded.tags, file_path = excluded.file_path,
-             params = excluded.params, required_params = excluded.required_params, step_count = excluded.step_count,
-             module_count = excluded.module_count, hidden = excluded.hidden, checksum = excluded.checksum,
-             indexed_at = excluded.indexed_at`,
-        ).run({
-          name: row.name,
-          kind: row.kind,
-          description: row.description ?? '',
-          tags: JSON.stringify(row.tags ?? []),
-          file_path: row.file_path,
-          params: JSON.stringify(row.params ?? []),
-          required_params: JSON.stringify(row.required_params ?? []),
-          step_count: row.step_count ?? 0,
-          module_count: row.module_count ?? 0,
-          hidden: bit(row.hidden),
-          checksum: row.checksum,
-          indexed_at: row.indexed_at,
-        });
+        q(WORKFLOW_UPSERT_SQL).run(workflowValues(row));
         return existed ? ('updated' as const) : ('added' as const);
       }).immediate();
     },
@@ -111,15 +137,7 @@ export function createWorkflowsRepo(db: Db, q: StatementCache): WorkflowsRepo {
     },
 
     list(filter, page) {
-      const where = new Where().eq('kind', filter.kind);
-      if (!filter.includeHidden) where.add('hidden = 0');
-      if (filter.search) {
-        const p = likeContains(filter.search);
-        where.add(`(name LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')`, p, p);
-      }
-      if (filter.tags && filter.tags.length > 0) {
-        where.add('EXISTS (SELECT 1 FROM json_each(workflows.tags) t WHERE t.value IN (SELECT value FROM json_each(?)))', JSON.stringify(filter.tags));
-      }
+      const where = workflowListWhere(filter, 'LIKE', (tags) => ['EXISTS (SELECT 1 FROM json_each(workflows.tags) t WHERE t.value IN (SELECT value FROM json_each(?)))', JSON.stringify(tags)]);
       return listPage(db, q, { table: 'workflows', where, orderBy: 'name ASC', map: mapWorkflow }, page);
     },
 
@@ -132,9 +150,7 @@ export function createWorkflowsRepo(db: Db, q: StatementCache): WorkflowsRepo {
     },
 
     countByKind() {
-      const rows = q(`SELECT kind, COUNT(*) AS n FROM workflows WHERE hidden = 0 GROUP BY kind`).all() as { kind: string; n: number }[];
-      const by = Object.fromEntries(rows.map((r) => [r.kind, r.n]));
-      return { flows: by.flow ?? 0, modules: by.module ?? 0 };
+      return kindCounts(q(`SELECT kind, COUNT(*) AS n FROM workflows WHERE hidden = 0 GROUP BY kind`).all() as { kind: string; n: number }[]);
     },
   };
 }

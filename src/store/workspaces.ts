@@ -105,47 +105,95 @@ export interface WorkspacesRepo {
 
 const OPTIONAL_FIELDS = ['data_source', 'state_execution_log', 'state_completed_file', 'state_workflow_file', 'last_run', 'run_workflow'] as const;
 
+/** The filters of `list`; `like` is the engine's case-insensitive LIKE. */
+export function workspaceListWhere(filter: WorkspaceListFilter, like: 'LIKE' | 'ILIKE'): Where {
+  const where = new Where().eq('data_source', filter.data_source).oneOf('org_uuid', filter.org_uuid);
+  if (filter.search) where.add(`name ${like} ? ESCAPE '\\'`, likeContains(filter.search));
+  return where;
+}
+
+/** The statements of deleteData, in order (each binds the workspace name to every `?`); dialect-neutral. */
+export const WORKSPACE_DELETE_DATA: readonly string[] = [
+  'DELETE FROM assets WHERE workspace = ?',
+  'DELETE FROM vulnerabilities WHERE workspace = ?',
+  ...DIFF_SNAPSHOT_TABLES.map((diffs) => `DELETE FROM ${diffs} WHERE workspace_name = ?`),
+  'DELETE FROM artifacts WHERE workspace = ? OR run_id IN (SELECT id FROM runs WHERE workspace = ?)',
+  'DELETE FROM step_results WHERE workspace = ?',
+  // Remaining steps of these runs go through ON DELETE CASCADE.
+  'DELETE FROM runs WHERE workspace = ?',
+  'DELETE FROM event_logs WHERE workspace = ?',
+];
+
+/** The counts of deleteData from the changes of each WORKSPACE_DELETE_DATA statement. */
+export function deleteCounts(changes: number[]): WorkspaceDeleteCounts {
+  return { assets: changes[0]!, vulns: changes[1]!, runs: changes[WORKSPACE_DELETE_DATA.indexOf('DELETE FROM runs WHERE workspace = ?')]! };
+}
+
+/** The upsert of upsertRunInfo: only the given optional fields overwrite an existing row. */
+export function workspaceUpsert(input: WorkspaceRunInfo): { sql: string; values: Record<string, unknown> } {
+  const given = OPTIONAL_FIELDS.filter((k) => input[k] !== undefined);
+  const columns = ['name', 'local_path', ...given, ...(input.org_uuid ? ['org_uuid'] : [])];
+  const values: Record<string, unknown> = { name: input.name, local_path: input.local_path, now: nowIso() };
+  for (const k of given) values[k] = input[k];
+  if (input.org_uuid) values.org_uuid = input.org_uuid;
+  const sql = `INSERT INTO workspaces (${columns.join(', ')}, created_at, updated_at)
+     VALUES (${columns.map((c) => `@${c}`).join(', ')}, @now, @now)
+     ON CONFLICT (name) DO UPDATE SET
+       ${['local_path', ...given].map((c) => `${c} = excluded.${c}`).join(', ')}, updated_at = excluded.updated_at
+     RETURNING *`;
+  return { sql, values };
+}
+
+/** The UPDATE of addToCounter (a validated file counter; named parameters name, amount, reset, now). */
+export function addToCounterSql(counter: FileCounter): string {
+  return `UPDATE workspaces SET ${counter} = CASE WHEN @reset = 1 THEN 0 ELSE ${counter} + @amount END, updated_at = @now
+     WHERE name = @name RETURNING ${counter} AS value`;
+}
+
+const sev = (s: string) => `vuln_${s} = (SELECT COUNT(*) FROM vulnerabilities WHERE workspace = @name AND severity = '${s}')`;
+const ofTypes = (types: string[]) => `(SELECT COUNT(*) FROM assets WHERE workspace = @name AND asset_type IN (${types.map((t) => `'${t}'`).join(', ')}))`;
+
+/** The UPDATE … RETURNING of recomputeCounters (named parameters name, now). */
+export const RECOMPUTE_COUNTERS_SQL = `UPDATE workspaces SET
+     total_assets = (SELECT COUNT(*) FROM assets WHERE workspace = @name),
+     total_subdomains = ${ofTypes(['subdomain', 'domain'])},
+     total_urls = ${ofTypes(['url', 'http', 'web'])},
+     total_ips = ${ofTypes(['ip'])},
+     total_vulns = (SELECT COUNT(*) FROM vulnerabilities WHERE workspace = @name),
+     ${['critical', 'high', 'medium', 'low', 'info'].map(sev).join(',\n     ')},
+     updated_at = @now
+   WHERE name = @name RETURNING *`;
+
+/** Throws unless `counter` is a file counter (the only ones addToCounter writes). */
+export function checkFileCounter(counter: string): void {
+  if (!(FILE_COUNTERS as readonly string[]).includes(counter)) throw errors.validation(`unknown workspace counter: ${String(counter)}`);
+}
+
+/** Throws unless `counter` is a workspace counter. */
+export function checkCounter(counter: string): void {
+  if (![...FILE_COUNTERS, ...EXACT_COUNTERS].includes(counter as WorkspaceCounter)) throw errors.validation(`unknown workspace counter: ${String(counter)}`);
+}
+
 /** Creates the workspaces repository on one connection. */
 export function createWorkspacesRepo(db: Db, q: StatementCache): WorkspacesRepo {
   const get = (name: string): WorkspaceRecord | undefined => q('SELECT * FROM workspaces WHERE name = ?').get(name) as WorkspaceRecord | undefined;
 
   const deleteData = (name: string): WorkspaceDeleteCounts =>
     db.transaction(() => {
-      const assets = q('DELETE FROM assets WHERE workspace = ?').run(name).changes;
-      const vulns = q('DELETE FROM vulnerabilities WHERE workspace = ?').run(name).changes;
-      for (const diffs of DIFF_SNAPSHOT_TABLES) q(`DELETE FROM ${diffs} WHERE workspace_name = ?`).run(name);
-      q('DELETE FROM artifacts WHERE workspace = ? OR run_id IN (SELECT id FROM runs WHERE workspace = ?)').run(name, name);
-      q('DELETE FROM step_results WHERE workspace = ?').run(name);
-      // Remaining steps of these runs go through ON DELETE CASCADE.
-      const runs = q('DELETE FROM runs WHERE workspace = ?').run(name).changes;
-      q('DELETE FROM event_logs WHERE workspace = ?').run(name);
-      return { assets, vulns, runs };
+      const n = WORKSPACE_DELETE_DATA.map((sql) => q(sql).run(...sql.split('?').slice(1).map(() => name)).changes);
+      return deleteCounts(n);
     }).immediate();
 
   return {
     upsertRunInfo(input) {
-      // Only the given optional fields overwrite an existing row, so the SQL depends on which are present.
-      const given = OPTIONAL_FIELDS.filter((k) => input[k] !== undefined);
-      const columns = ['name', 'local_path', ...given, ...(input.org_uuid ? ['org_uuid'] : [])];
-      const now = nowIso();
-      const values: Record<string, unknown> = { name: input.name, local_path: input.local_path, now };
-      for (const k of given) values[k] = input[k];
-      if (input.org_uuid) values.org_uuid = input.org_uuid;
-      const row = q(
-        `INSERT INTO workspaces (${columns.join(', ')}, created_at, updated_at)
-         VALUES (${columns.map((c) => `@${c}`).join(', ')}, @now, @now)
-         ON CONFLICT (name) DO UPDATE SET
-           ${['local_path', ...given].map((c) => `${c} = excluded.${c}`).join(', ')}, updated_at = excluded.updated_at
-         RETURNING *`,
-      ).get(values) as WorkspaceRecord;
-      return row;
+      const u = workspaceUpsert(input);
+      return q(u.sql).get(u.values) as WorkspaceRecord;
     },
 
     get,
 
     list(filter, page) {
-      const where = new Where().eq('data_source', filter.data_source).oneOf('org_uuid', filter.org_uuid);
-      if (filter.search) where.add(`name LIKE ? ESCAPE '\\'`, likeContains(filter.search));
+      const where = workspaceListWhere(filter, 'LIKE');
       return listPage(db, q, { table: 'workspaces', where, orderBy: 'name ASC', map: (r) => r as unknown as WorkspaceRecord }, page);
     },
 
@@ -167,38 +215,23 @@ export function createWorkspacesRepo(db: Db, q: StatementCache): WorkspacesRepo 
     deleteData,
 
     addToCounter(name, counter, amount, reset = false) {
-      if (!(FILE_COUNTERS as readonly string[]).includes(counter)) throw errors.validation(`unknown workspace counter: ${String(counter)}`);
+      checkFileCounter(counter);
       const now = nowIso();
       return db.transaction(() => {
         q(`INSERT INTO workspaces (name, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`).run(name, now, now);
-        const row = q(
-          `UPDATE workspaces SET ${counter} = CASE WHEN @reset = 1 THEN 0 ELSE ${counter} + @amount END, updated_at = @now
-           WHERE name = @name RETURNING ${counter} AS value`,
-        ).get({ name, amount: Math.trunc(amount), reset: reset ? 1 : 0, now }) as { value: number };
+        const row = q(addToCounterSql(counter)).get({ name, amount: Math.trunc(amount), reset: reset ? 1 : 0, now }) as { value: number };
         return row.value;
       }).immediate();
     },
 
     counter(name, counter) {
-      if (![...FILE_COUNTERS, ...EXACT_COUNTERS].includes(counter)) throw errors.validation(`unknown workspace counter: ${String(counter)}`);
+      checkCounter(counter);
       const row = q(`SELECT ${counter} AS value FROM workspaces WHERE name = ?`).get(name) as { value: number } | undefined;
       return row?.value ?? 0;
     },
 
     recomputeCounters(name) {
-      const sev = (s: string) => `vuln_${s} = (SELECT COUNT(*) FROM vulnerabilities WHERE workspace = @name AND severity = '${s}')`;
-      const ofTypes = (types: string[]) => `(SELECT COUNT(*) FROM assets WHERE workspace = @name AND asset_type IN (${types.map((t) => `'${t}'`).join(', ')}))`;
-      return q(
-        `UPDATE workspaces SET
-           total_assets = (SELECT COUNT(*) FROM assets WHERE workspace = @name),
-           total_subdomains = ${ofTypes(['subdomain', 'domain'])},
-           total_urls = ${ofTypes(['url', 'http', 'web'])},
-           total_ips = ${ofTypes(['ip'])},
-           total_vulns = (SELECT COUNT(*) FROM vulnerabilities WHERE workspace = @name),
-           ${['critical', 'high', 'medium', 'low', 'info'].map(sev).join(',\n           ')},
-           updated_at = @now
-         WHERE name = @name RETURNING *`,
-      ).get({ name, now: nowIso() }) as WorkspaceRecord | undefined;
+      return q(RECOMPUTE_COUNTERS_SQL).get({ name, now: nowIso() }) as WorkspaceRecord | undefined;
     },
 
     dumpPage(name, table, after, limit) {

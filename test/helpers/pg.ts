@@ -39,10 +39,13 @@ export async function pgAvailable(what: string): Promise<boolean> {
   }
 }
 
-/** Creates a fresh, empty database; the caller drops it (afterAll / finally). */
-export async function createPgDatabase(prefix = 'osm_test'): Promise<PgDatabase> {
+/**
+ * Creates a fresh database (empty, or a copy of `template`: a database nobody is connected to);
+ * the caller drops it (afterAll / finally).
+ */
+export async function createPgDatabase(prefix = 'osm_test', template?: string): Promise<PgDatabase> {
   const name = `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE "${name}"`));
+  await admin((c) => c.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`));
   const u = new URL(PG_ADMIN_URL);
   u.pathname = `/${name}`;
   return {

@@ -1,0 +1,122 @@
+/**
+ * The PostgreSQL query layer the repositories share: `?` and `@name` placeholders (the SQLite
+ * repositories' style) turned into `$n`, queries of a transaction routed to its pool client
+ * through AsyncLocalStorage, and connection-level failures mapped to one typed error
+ * (`errors.unavailable`, HTTP 503) naming the server.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { errors, OsmError } from '../../errors.js';
+import { describePgError, type PgClient, type PgPool } from './pool.js';
+import type { Row } from '../sql.js';
+
+/** `?` placeholders → `$1, $2 …` (osm's SQL carries no `?` inside string literals). */
+export function positional(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+/** `@name` placeholders → `$n` (one number per distinct name) and the values in that order. */
+export function named(sql: string, values: Record<string, unknown>): { text: string; params: unknown[] } {
+  const index = new Map<string, number>();
+  const params: unknown[] = [];
+  const text = sql.replace(/@([A-Za-z_][A-Za-z0-9_]*)/g, (_m, name: string) => {
+    let i = index.get(name);
+    if (i === undefined) {
+      if (!(name in values)) throw new Error(`no value for @${name}`);
+      params.push(values[name]);
+      i = params.length;
+      index.set(name, i);
+    }
+    return `$${i}`;
+  });
+  return { text, params };
+}
+
+/** SQLSTATE classes and socket codes that mean "the database is not there", not "the query is wrong". */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300']);
+
+/** Whether `err` is a lost or refused connection (the server down, restarting or unreachable). */
+export function isConnectionError(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  if (e?.code && (CONNECTION_CODES.has(e.code) || e.code.startsWith('08'))) return true;
+  return /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Connection closed/i.test(e?.message ?? '');
+}
+
+export interface QueryResult {
+  rows: Row[];
+  rowCount: number;
+}
+
+export interface PgDb {
+  /** Runs one statement with `?` placeholders (inside the current transaction when there is one). */
+  query(sql: string, params?: readonly unknown[]): Promise<QueryResult>;
+  /** Runs one statement with `@name` placeholders. */
+  queryNamed(sql: string, values: Record<string, unknown>): Promise<QueryResult>;
+  /** The first row, or undefined. */
+  one(sql: string, params?: readonly unknown[]): Promise<Row | undefined>;
+  all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** Runs `fn` in a transaction on one pool client; joins the current one when already inside. */
+  tx<T>(fn: () => Promise<T>, opts?: { readOnlySnapshot?: boolean }): Promise<T>;
+  /** Whether the current async context is inside a transaction. */
+  inTx(): boolean;
+  close(): Promise<void>;
+}
+
+/** The query layer over `pool`; `where` (host:port) names the server in unavailability errors. */
+export function pgDb(pool: PgPool, where: string): PgDb {
+  const current = new AsyncLocalStorage<PgClient>();
+
+  const fail = (err: unknown): never => {
+    if (err instanceof OsmError) throw err;
+    if (isConnectionError(err)) throw errors.unavailable(`PostgreSQL at ${where} is unavailable: ${describePgError(err)}`);
+    throw err;
+  };
+
+  const run = async (text: string, params: readonly unknown[]): Promise<QueryResult> => {
+    try {
+      const r = await (current.getStore() ?? pool).query<Row>(text, params as unknown[]);
+      return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+    } catch (err) {
+      return fail(err);
+    }
+  };
+
+  const db: PgDb = {
+    query: (sql, params = []) => run(positional(sql), params),
+    queryNamed: (sql, values) => {
+      const { text, params } = named(sql, values);
+      return run(text, params);
+    },
+    one: async (sql, params = []) => (await run(positional(sql), params)).rows[0],
+    all: async (sql, params = []) => (await run(positional(sql), params)).rows,
+    inTx: () => current.getStore() !== undefined,
+    async tx<T>(fn: () => Promise<T>, opts: { readOnlySnapshot?: boolean } = {}): Promise<T> {
+      if (current.getStore()) return fn();
+      let client: PgClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        return fail(err);
+      }
+      let broken: unknown;
+      // A checked-out client whose connection dies also emits 'error': the failing query reports it.
+      const onError = (err: Error) => (broken = err);
+      client.on('error', onError);
+      try {
+        await client.query(opts.readOnlySnapshot ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
+        const result = await current.run(client, fn);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e: unknown) => (broken = e));
+        return fail(err);
+      } finally {
+        client.off('error', onError);
+        // A client whose connection failed is destroyed rather than handed to the next caller.
+        client.release(broken instanceof Error ? broken : undefined);
+      }
+    },
+    close: () => pool.end(),
+  };
+  return db;
+}

@@ -1,0 +1,26 @@
+/**
+ * The PostgreSQL list-with-total query: the COUNT and the page read in one REPEATABLE READ
+ * snapshot (the SQLite listPage does both in one read transaction), with the same Where filters.
+ */
+import { normalizePage, type ListSpec, type Row } from '../sql.js';
+import type { ListResult, Page } from '../types.js';
+import type { PgDb } from './db.js';
+
+export interface PgListSpec<T> extends Omit<ListSpec<T>, 'total'> {
+  /** A cheaper exact total; used when given. */
+  total?: () => Promise<number>;
+}
+
+export async function pgListPage<T>(db: PgDb, spec: PgListSpec<T>, page: Page): Promise<ListResult<T>> {
+  const { offset, limit } = normalizePage(page);
+  const where = spec.where.toString();
+  return db.tx(
+    async () => {
+      const total = spec.total ? await spec.total() : Number((await db.one(`SELECT COUNT(*) AS n FROM ${spec.table} ${where}`, spec.where.params))?.n ?? 0);
+      const rows: Row[] =
+        limit === 0 ? [] : await db.all(`SELECT * FROM ${spec.table} ${where} ORDER BY ${spec.orderBy} LIMIT ? OFFSET ?`, [...spec.where.params, limit, offset]);
+      return { data: rows.map(spec.map), total };
+    },
+    { readOnlySnapshot: true },
+  );
+}

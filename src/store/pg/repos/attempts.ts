@@ -1,0 +1,38 @@
+/** The `run_attempts` table on PostgreSQL (the statements of src/store/attempts.ts). */
+import type { Async } from '../../async.js';
+import { ATTEMPT_SQL, workerTotals, type AttemptRecord, type AttemptsRepo } from '../../attempts.js';
+import { nowIso } from '../../sql.js';
+import type { PgDb } from '../db.js';
+
+export function createPgAttemptsRepo(db: PgDb): Async<AttemptsRepo> {
+  const changed = async (sql: string, params: unknown[]) => (await db.query(sql, params)).rowCount;
+  return {
+    async start(a) {
+      return (await changed(ATTEMPT_SQL.start, [a.run_uuid, a.attempt, a.worker_id, a.started_at ?? nowIso(), a.cause])) > 0;
+    },
+    async end(runUuid, attempt, outcome, opts = {}) {
+      return (await changed(ATTEMPT_SQL.end, [opts.at ?? nowIso(), outcome, opts.error ?? '', runUuid, attempt])) > 0;
+    },
+    endOlder(runUuid, attempt, outcome, error = '') {
+      return changed(ATTEMPT_SQL.endOlder, [nowIso(), outcome, error, runUuid, attempt]);
+    },
+    async get(runUuid, attempt) {
+      return (await db.one(ATTEMPT_SQL.get, [runUuid, attempt])) as AttemptRecord | undefined;
+    },
+    async listByRun(runUuid) {
+      return (await db.all(ATTEMPT_SQL.listByRun, [runUuid])) as unknown as AttemptRecord[];
+    },
+    async latest(runUuid) {
+      return Number((await db.one(ATTEMPT_SQL.latest, [runUuid]))?.n ?? 0);
+    },
+    async totalsByWorker() {
+      return workerTotals((await db.all(ATTEMPT_SQL.totalsByWorker)) as { worker_id: unknown; outcome: unknown; n: unknown }[]);
+    },
+    async countByCause() {
+      return Object.fromEntries((await db.all(ATTEMPT_SQL.countByCause)).map((r) => [String(r.cause), Number(r.n)]));
+    },
+    async requeueRun(runUuid) {
+      return (await changed(ATTEMPT_SQL.requeueRun, [nowIso(), runUuid])) > 0;
+    },
+  };
+}

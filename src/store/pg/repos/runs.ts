@@ -1,0 +1,119 @@
+/**
+ * The `runs` table on PostgreSQL: the statements of src/store/runs.ts (shared where the SQL is
+ * dialect-neutral), and the queue claim as one `FOR UPDATE SKIP LOCKED` UPDATE in a transaction,
+ * so concurrent claimers (other daemons on the same database) never get the same run.
+ */
+import type { Async } from '../../async.js';
+import { mapRun, type RunsRepo } from '../../runs.js';
+import { mapScope, runInsertValues, runListWhere, runRef, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues } from '../../run-sql.js';
+import { nowIso } from '../../sql.js';
+import type { PgDb } from '../db.js';
+import { pgListPage } from '../list.js';
+
+export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
+  const get = async (id: number) => {
+    const row = await db.one('SELECT * FROM runs WHERE id = ?', [id]);
+    return row ? mapRun(row) : undefined;
+  };
+  const getByUuid = async (uuid: string) => {
+    const row = await db.one('SELECT * FROM runs WHERE run_uuid = ?', [uuid]);
+    return row ? mapRun(row) : undefined;
+  };
+
+  return {
+    async create(input) {
+      const { rows } = await db.queryNamed(RUN_INSERT_SQL, runInsertValues(input));
+      return mapRun(rows[0]!);
+    },
+    get,
+    getByUuid,
+    async find(idOrUuid) {
+      const ref = runRef(idOrUuid);
+      return ref === undefined ? undefined : 'id' in ref ? get(ref.id) : getByUuid(ref.uuid);
+    },
+    list(filter, page) {
+      return pgListPage(db, { table: 'runs', where: runListWhere(filter, 'ILIKE'), orderBy: 'created_at DESC, id DESC', map: mapRun }, page);
+    },
+    async byGroup(groupId) {
+      return (await db.all('SELECT * FROM runs WHERE run_group_id = ? ORDER BY created_at ASC, id ASC', [groupId])).map(mapRun);
+    },
+    async transition(id, to, patch) {
+      const t = runTransition(id, to, patch);
+      if (!t) return undefined;
+      const { rows } = await db.queryNamed(t.sql, t.values);
+      return rows[0] ? mapRun(rows[0]) : undefined;
+    },
+    async update(id, patch) {
+      const u = runUpdate(id, patch);
+      if (u) await db.query(u.sql, u.params);
+    },
+    async incrementCompletedSteps(id) {
+      await db.query('UPDATE runs SET completed_steps = completed_steps + 1, updated_at = ? WHERE id = ?', [nowIso(), id]);
+    },
+    claimNext(ownerPid) {
+      return db.tx(async () => {
+        const now = nowIso();
+        const row = await db.one(
+          `UPDATE runs SET status = 'running', owner_pid = ?, started_at = COALESCE(started_at, ?), updated_at = ?
+           WHERE id = (SELECT id FROM runs WHERE status = 'queued' AND run_mode <> 'distributed'
+                       ORDER BY priority_rank DESC, id ASC LIMIT 1 FOR UPDATE SKIP LOCKED)
+             AND status = 'queued'
+           RETURNING *`,
+          [ownerPid, now, now],
+        );
+        return row ? mapRun(row) : undefined;
+      });
+    },
+    async listQueued(limit, excludeGroups) {
+      const n = Number.isFinite(limit) && limit > 0 ? Math.trunc(limit) : 0;
+      if (n === 0) return [];
+      const rows = await db.all(
+        `SELECT * FROM runs
+         WHERE status = 'queued' AND run_mode <> 'distributed' AND run_group_id <> ALL(?::text[])
+         ORDER BY priority_rank DESC, id ASC
+         LIMIT ?`,
+        [excludeGroups ?? [], n],
+      );
+      return rows.map(mapRun);
+    },
+    async listActive() {
+      const rows = await db.all(`SELECT * FROM runs WHERE (status = 'running' OR current_pid > 0) AND run_mode <> 'distributed' ORDER BY id`);
+      return rows.map(mapRun);
+    },
+    async listUnfinishedByMode(mode) {
+      const rows = await db.all(`SELECT * FROM runs WHERE status IN ('queued', 'running') AND run_mode = ? ORDER BY id`, [mode]);
+      return rows.map(mapRun);
+    },
+    async countByStatus() {
+      const rows = await db.all('SELECT status, COUNT(*) AS n FROM runs GROUP BY status');
+      return Object.fromEntries(rows.map((r) => [r.status as string, Number(r.n)]));
+    },
+    async initScope(id, layers) {
+      await db.query(
+        `INSERT INTO run_scope (run_id, layers, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT(run_id) DO UPDATE SET layers = excluded.layers, updated_at = excluded.updated_at`,
+        [id, JSON.stringify(layers), nowIso()],
+      );
+    },
+    async addScopeDrops(id, bySource, samples) {
+      const add = Object.values(bySource).reduce((a, b) => a + b, 0);
+      if (add === 0) return;
+      await db.tx(async () => {
+        // Lock the run row (and so serialise merges of one run's scope row across processes).
+        if (!(await db.one('SELECT 1 FROM runs WHERE id = ? FOR UPDATE', [id]))) return;
+        const row = await db.one('SELECT by_source, samples FROM run_scope WHERE run_id = ?', [id]);
+        await db.queryNamed(SCOPE_DROPS_SQL, scopeDropsValues(id, add, row, bySource, samples));
+      });
+    },
+    async scopeStats(id) {
+      const row = await db.one('SELECT * FROM run_scope WHERE run_id = ?', [id]);
+      return row ? mapScope(row) : undefined;
+    },
+    async delete(id) {
+      await db.tx(async () => {
+        await db.query('DELETE FROM artifacts WHERE run_id = ?', [id]);
+        await db.query('DELETE FROM runs WHERE id = ?', [id]);
+      });
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/** The `step_results` table on PostgreSQL (statements shared with src/store/steps.ts where dialect-neutral). */
+import type { Async } from '../../async.js';
+import {
+  mapStep,
+  planStepImport,
+  stepInsertValues,
+  stepListWhere,
+  stepTransition,
+  STEP_IMPORT_EXISTING_SQL,
+  STEP_IMPORT_INSERT_SQL,
+  STEP_IMPORT_UPDATE_SQL,
+  STEP_INSERT_SQL,
+  type StepKeyRow,
+  type StepsRepo,
+} from '../../steps.js';
+import { nowIso } from '../../sql.js';
+import type { PgDb } from '../db.js';
+import { pgListPage } from '../list.js';
+
+/** Milliseconds from the started_at column to the @now parameter (both ISO 8601 text). */
+const PG_ELAPSED_MS = 'GREATEST(0, ROUND(EXTRACT(EPOCH FROM (CAST(@now AS timestamptz) - CAST(started_at AS timestamptz))) * 1000))::bigint';
+
+export function createPgStepsRepo(db: PgDb): Async<StepsRepo> {
+  return {
+    async create(input) {
+      const { rows } = await db.queryNamed(STEP_INSERT_SQL, stepInsertValues(input));
+      return mapStep(rows[0]!);
+    },
+    async get(id) {
+      const row = await db.one('SELECT * FROM step_results WHERE id = ?', [id]);
+      return row ? mapStep(row) : undefined;
+    },
+    async transition(id, to, patch = {}) {
+      const t = stepTransition(id, to, patch, PG_ELAPSED_MS);
+      if (!t) return undefined;
+      const { rows } = await db.queryNamed(t.sql, t.values);
+      return rows[0] ? mapStep(rows[0]) : undefined;
+    },
+    async runningNames(runId) {
+      const rows = await db.all("SELECT step_name FROM step_results WHERE run_id = ? AND status = 'running' ORDER BY id", [runId]);
+      return rows.map((r) => r.step_name as string);
+    },
+    async listByRun(runId) {
+      return (await db.all('SELECT * FROM step_results WHERE run_id = ? ORDER BY id ASC', [runId])).map(mapStep);
+    },
+    list(filter, page) {
+      return pgListPage(db, { table: 'step_results', where: stepListWhere(filter), orderBy: 'id DESC', map: mapStep }, page);
+    },
+    importForRun(runId, runUuid, steps) {
+      return db.tx(async () => {
+        // Lock the run: two imports of the same run serialise like SQLite's IMMEDIATE transactions.
+        await db.query('SELECT 1 FROM runs WHERE id = ? FOR UPDATE', [runId]);
+        const plan = planStepImport((await db.all(STEP_IMPORT_EXISTING_SQL, [runId])) as StepKeyRow[], runId, runUuid, steps);
+        for (const u of plan.updates) await db.queryNamed(STEP_IMPORT_UPDATE_SQL, u);
+        for (const i of plan.inserts) await db.queryNamed(STEP_IMPORT_INSERT_SQL, i);
+        return { inserted: plan.inserts.length, updated: plan.updates.length };
+      });
+    },
+    async failUnfinished(runId, message) {
+      const r = await db.query(
+        `UPDATE step_results SET status = 'failed', completed_at = ?, error_message = ?
+         WHERE run_id = ? AND status IN ('pending', 'running')`,
+        [nowIso(), message, runId],
+      );
+      return r.rowCount;
+    },
+  };
+}

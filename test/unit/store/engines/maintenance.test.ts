@@ -1,0 +1,27 @@
+/** The maintenance repository (liveness, integrity, tables, schema version) on both engines. */
+import { describe, expect, it } from 'vitest';
+import { ENGINES, useStore } from './engines.js';
+
+describe.each(ENGINES)('maintenance on $name', (engine) => {
+  const s = useStore(engine);
+
+  it('answers, checks, lists tables with counts and columns, and reports a current schema', async () => {
+    await s().maintenance.ping();
+    expect(await s().maintenance.quickCheck()).toBe('ok');
+    const tables = await s().maintenance.tables();
+    expect(tables).toEqual([...tables].sort());
+    for (const t of ['runs', 'step_results', 'assets', 'vulnerabilities', 'workspaces', 'schema_migrations', 'run_attempts']) expect(tables).toContain(t);
+    expect(await s().maintenance.count('runs')).toBe(0);
+    await s().runs.create({ workflow_name: 'wf', workflow_kind: 'flow', target: 't' });
+    expect(await s().maintenance.count('runs')).toBe(1);
+    const cols = await s().maintenance.columns('runs');
+    expect(cols[0]).toMatchObject({ name: 'id' });
+    expect(cols.map((c) => c.name)).toContain('priority_rank');
+    await expect(s().maintenance.count('runs; DROP TABLE runs')).rejects.toThrow(/unknown table/);
+    await expect(s().maintenance.columns('nope')).rejects.toThrow(/unknown table/);
+    const latest = await s().maintenance.latestVersion();
+    expect(latest).toBeGreaterThan(10);
+    expect(await s().maintenance.schemaVersion()).toBe(latest);
+    expect(await s().maintenance.pending()).toEqual([]);
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * The PostgreSQL query layer: placeholders, transactions routed to their client, and
+ * connection-level failures surfacing as one typed 503 error naming the server.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OsmError } from '../../../../src/errors.js';
+import { isConnectionError, named, pgDb, positional, type PgDb } from '../../../../src/store/pg/db.js';
+import { openPgStore } from '../../../../src/store/pg/store.js';
+import { createPgDatabase, pgAvailable, PG_ADMIN_URL, type PgDatabase } from '../../../helpers/pg.js';
+import { createServer } from 'node:net';
+
+describe('placeholders', () => {
+  it('numbers ? in order and @names once each', () => {
+    expect(positional('SELECT ? + ?, ?')).toBe('SELECT $1 + $2, $3');
+    expect(named('UPDATE t SET a = @a, b = @b WHERE a = @a', { a: 1, b: 2, c: 3 })).toEqual({ text: 'UPDATE t SET a = $1, b = $2 WHERE a = $1', params: [1, 2] });
+    expect(() => named('SELECT @missing', {})).toThrow(/@missing/);
+  });
+
+  it('tells connection failures from query errors', () => {
+    expect(isConnectionError({ code: 'ECONNREFUSED' })).toBe(true);
+    expect(isConnectionError({ code: '57P01' })).toBe(true);
+    expect(isConnectionError({ code: '08006' })).toBe(true);
+    expect(isConnectionError(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isConnectionError({ code: '23505' })).toBe(false);
+    expect(isConnectionError({ code: '42P01' })).toBe(false);
+  });
+});
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+describe('PostgreSQL unavailable', () => {
+  it('opening a store on a closed port fails with a 503 naming host:port', async () => {
+    const port = await closedPort();
+    const err = await openPgStore(`postgresql://osm@127.0.0.1:${port}/osm`).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OsmError);
+    expect(err).toMatchObject({ code: 'OSM_ERR_UNAVAILABLE', status: 503 });
+    expect((err as Error).message).toContain(`127.0.0.1:${port}`);
+    expect((err as Error).message).toMatch(/connection refused/);
+  });
+});
+
+const available = await pgAvailable('pg query layer');
+
+describe.runIf(available)('PostgreSQL query layer', () => {
+  let database: PgDatabase;
+  let pool: pg.Pool;
+  let db: PgDb;
+  beforeAll(async () => {
+    database = await createPgDatabase('osm_layer');
+    pool = new pg.Pool({ connectionString: database.url, max: 3 });
+    pool.on('error', () => undefined);
+    db = pgDb(pool, 'test-host:5432');
+    await db.query('CREATE TABLE t (id INT PRIMARY KEY, v TEXT)');
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await database?.drop();
+  });
+
+  it('routes a transaction’s queries to one client and rolls back on failure', async () => {
+    await expect(
+      db.tx(async () => {
+        await db.query('INSERT INTO t VALUES (?, ?)', [1, 'a']);
+        expect(db.inTx()).toBe(true);
+        // Another async context does not see the uncommitted row.
+        const outside = await new Promise((resolve) => setImmediate(() => resolve(pool.query('SELECT COUNT(*)::int AS n FROM t'))));
+        expect((outside as pg.QueryResult).rows[0].n).toBe(0);
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect((await db.one('SELECT COUNT(*) AS n FROM t'))?.n).toBe(0);
+    await db.tx(async () => {
+      await db.query('INSERT INTO t VALUES (?, ?)', [2, 'b']);
+      await db.tx(async () => db.query('INSERT INTO t VALUES (?, ?)', [3, 'c']));
+    });
+    expect((await db.all('SELECT id FROM t ORDER BY id')).map((r) => r.id)).toEqual([2, 3]);
+  });
+
+  it('maps a connection killed by the server (57P01) to a 503 and keeps working afterwards', async () => {
+    const err = await db
+      .tx(async () => {
+        const pid = (await db.one('SELECT pg_backend_pid() AS p'))!.p;
+        const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+        await admin.connect();
+        await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+        await admin.end();
+        await db.one('SELECT 1');
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OsmError);
+    expect(err).toMatchObject({ code: 'OSM_ERR_UNAVAILABLE', status: 503 });
+    expect((err as Error).message).toContain('PostgreSQL at test-host:5432 is unavailable');
+    expect((await db.one('SELECT COUNT(*) AS n FROM t'))?.n).toBe(2);
+  });
+
+  it('workspace snapshot dump/restore, not on PostgreSQL yet, refuse with a clear 503', async () => {
+    const store = await openPgStore(database.url);
+    try {
+      const err = await store.workspaces.dumpPage('ws', 'assets', 0, 10).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'OSM_ERR_UNAVAILABLE', status: 503 });
+      expect((err as Error).message).toMatch(/store\.workspaces\.dumpPage is not implemented on PostgreSQL yet/);
+    } finally {
+      await store.close();
+    }
+  });
+});

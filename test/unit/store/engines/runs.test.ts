@@ -1,0 +1,177 @@
+/** The runs repository on both engines: the same cases against SQLite and PostgreSQL. */
+import { describe, expect, it } from 'vitest';
+import type { AsyncStore } from '../../../../src/store/async.js';
+import { ENGINES, useStore } from './engines.js';
+
+const base = { workflow_name: 'wf', workflow_kind: 'module', target: 'Example.com' };
+
+async function queued(s: AsyncStore, priority: 'low' | 'normal' | 'high' | 'critical', extra: { run_group_id?: string; run_mode?: string } = {}): Promise<number> {
+  return (await s.runs.create({ ...base, status: 'queued', priority, ...extra })).id;
+}
+
+describe.each(ENGINES)('runs on $name', (engine) => {
+  const s = useStore(engine);
+
+  it('creates with defaults and reads back by id, uuid and find', async () => {
+    const r = await s().runs.create({ ...base, params: { a: '1' }, options: { x: true }, hooks_enabled: true });
+    expect(r).toMatchObject({ status: 'queued', priority: 'normal', priority_rank: 2, run_mode: 'local', trigger_type: 'manual', runner_type: 'host', started_at: null, completed_at: null, hooks_enabled: true, params: { a: '1' }, options: { x: true }, org_uuid: '00000000-0000-0000-0000-000000000001' });
+    expect(typeof r.id).toBe('number');
+    expect(r.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(await s().runs.get(r.id)).toEqual(r);
+    expect(await s().runs.getByUuid(r.run_uuid)).toEqual(r);
+    expect(await s().runs.find(String(r.id))).toEqual(r);
+    expect(await s().runs.find(r.run_uuid)).toEqual(r);
+    expect(await s().runs.find(999999)).toBeUndefined();
+    const running = await s().runs.create({ ...base, status: 'running' });
+    expect(running.started_at).toBe(running.created_at);
+    await expect(s().runs.create({ ...base, priority: 'urgent' as never })).rejects.toThrow(/priority/);
+    await expect(s().runs.create({ ...base, status: 'completed' as never })).rejects.toThrow(/cannot be created/);
+  });
+
+  it('lists with filters, a total and newest first; the target filter ignores case', async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await s().runs.create({ ...base, workspace: i % 2 ? 'odd' : 'even', target: `host${i}.Example.com` })).id);
+    await s().runs.create({ ...base, workflow_name: 'other', target: 'x_y%z' });
+    const all = await s().runs.list({}, { offset: 0, limit: 100 });
+    expect(all.total).toBe(6);
+    const even = await s().runs.list({ workspace: 'even' }, { offset: 0, limit: 2 });
+    expect(even.total).toBe(3);
+    expect(even.data.map((r) => r.id)).toEqual([ids[4], ids[2]]);
+    expect((await s().runs.list({ workspace: 'even' }, { offset: 2, limit: 2 })).data.map((r) => r.id)).toEqual([ids[0]]);
+    expect((await s().runs.list({ target: 'HOST3.example' }, { offset: 0, limit: 10 })).data.map((r) => r.id)).toEqual([ids[3]]);
+    // LIKE wildcards in the filter are literal.
+    expect((await s().runs.list({ target: '_y%' }, { offset: 0, limit: 10 })).total).toBe(1);
+    expect((await s().runs.list({ target: '%' }, { offset: 0, limit: 10 })).total).toBe(1);
+    expect((await s().runs.list({ workflow_name: 'other' }, { offset: 0, limit: 0 })).data).toEqual([]);
+    expect((await s().runs.list({ org_uuid: [] }, { offset: 0, limit: 10 })).total).toBe(0);
+    expect((await s().runs.list({ status: 'running' }, { offset: -5, limit: 10 })).total).toBe(0);
+  });
+
+  it('transitions only from allowed states; terminal states are sticky', async () => {
+    const r = await s().runs.create({ ...base, status: 'pending' });
+    expect(await s().runs.transition(r.id, 'completed')).toBeUndefined();
+    const running = await s().runs.transition(r.id, 'running');
+    expect(running?.status).toBe('running');
+    expect(running?.started_at).not.toBeNull();
+    await s().runs.update(r.id, { current_pid: 42, current_pid_start: 'x' });
+    const done = await s().runs.transition(r.id, 'failed', { error_message: 'boom', at: '2020-01-02T03:04:05.000Z' });
+    expect(done).toMatchObject({ status: 'failed', error_message: 'boom', completed_at: '2020-01-02T03:04:05.000Z', current_pid: 0, current_pid_start: '' });
+    expect(await s().runs.transition(r.id, 'cancelled')).toBeUndefined();
+    expect(await s().runs.transition(r.id, 'pending')).toBeUndefined();
+    // A PID written after the terminal transition does not stick.
+    await s().runs.update(r.id, { current_pid: 7, total_steps: 3, params: { k: 'v' } });
+    const after = await s().runs.get(r.id);
+    expect(after).toMatchObject({ current_pid: 0, total_steps: 3, params: { k: 'v' }, status: 'failed' });
+    await s().runs.incrementCompletedSteps(r.id);
+    await s().runs.incrementCompletedSteps(r.id);
+    expect((await s().runs.get(r.id))?.completed_steps).toBe(2);
+  });
+
+  it('claims by priority then FIFO, never distributed runs, and lists the queue the same way', async () => {
+    const low = await queued(s(), 'low');
+    const n1 = await queued(s(), 'normal', { run_group_id: 'job-a' });
+    const crit = await queued(s(), 'critical');
+    const n2 = await queued(s(), 'normal');
+    await queued(s(), 'critical', { run_mode: 'distributed' });
+    expect((await s().runs.listQueued(10, [])).map((r) => r.id)).toEqual([crit, n1, n2, low]);
+    expect((await s().runs.listQueued(10, ['job-a'])).map((r) => r.id)).toEqual([crit, n2, low]);
+    expect(await s().runs.listQueued(0, [])).toEqual([]);
+    const order: number[] = [];
+    for (;;) {
+      const r = await s().runs.claimNext(1234);
+      if (!r) break;
+      expect(r).toMatchObject({ status: 'running', owner_pid: 1234 });
+      order.push(r.id);
+    }
+    expect(order).toEqual([crit, n1, n2, low]);
+    expect((await s().runs.listActive()).map((r) => r.id)).toEqual([low, n1, crit, n2]);
+    expect((await s().runs.listUnfinishedByMode('distributed')).length).toBe(1);
+    expect(await s().runs.countByStatus()).toEqual({ running: 4, queued: 1 });
+  });
+
+  it('hands each queued run to exactly one of 4 concurrent claimers', async () => {
+    const ids = new Set<number>();
+    for (let i = 0; i < 50; i++) ids.add(await queued(s(), i % 3 === 0 ? 'high' : 'normal'));
+    const claimer = async (pid: number) => {
+      const got: number[] = [];
+      for (;;) {
+        const r = await s().runs.claimNext(pid);
+        if (!r) return got;
+        got.push(r.id);
+      }
+    };
+    const results = await Promise.all([1, 2, 3, 4].map(claimer));
+    const all = results.flat();
+    expect(all.length).toBe(50);
+    expect(new Set(all)).toEqual(ids);
+    const runs = await s().runs.list({ status: 'running' }, { offset: 0, limit: 100 });
+    expect(runs.total).toBe(50);
+    for (const r of runs.data) expect(results[r.owner_pid - 1]).toContain(r.id);
+  });
+
+  it.runIf(engine.name === 'postgresql')('two stores on one database (two daemons) never claim the same run', async () => {
+    const other = await s.opened().another!();
+    for (let i = 0; i < 40; i++) await queued(s(), 'normal');
+    const claimer = async (store: AsyncStore, pid: number) => {
+      const got: number[] = [];
+      for (let r = await store.runs.claimNext(pid); r; r = await store.runs.claimNext(pid)) got.push(r.id);
+      return got;
+    };
+    const results = await Promise.all([claimer(s(), 1), claimer(s(), 2), claimer(other, 3), claimer(other, 4)]);
+    const all = results.flat();
+    expect(all.length).toBe(40);
+    expect(new Set(all).size).toBe(40);
+  });
+
+  it('an outside reader never sees a transaction’s uncommitted rows', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let committed = false;
+    const tx = s().tx(async () => {
+      await s().runs.create({ ...base, workflow_name: 'in-tx' });
+      await gate;
+    }).then(() => (committed = true));
+    // Let the transaction write first, then read from outside its async context.
+    await new Promise((r) => setTimeout(r, 20));
+    const outside = s().runs.list({ workflow_name: 'in-tx' }, { offset: 0, limit: 10 }).then((page) => ({ total: page.total, committed }));
+    await new Promise((r) => setTimeout(r, 20));
+    release();
+    await tx;
+    const seen = await outside;
+    // SQLite: the reader waits for the commit, then sees the row; PostgreSQL: it reads the committed state at once (no row).
+    expect(seen.total).toBe(seen.committed ? 1 : 0);
+    expect((await s().runs.list({ workflow_name: 'in-tx' }, { offset: 0, limit: 10 })).total).toBe(1);
+  });
+
+  it('groups, scope rows and delete', async () => {
+    const a = await s().runs.create({ ...base, run_group_id: 'g' });
+    const b = await s().runs.create({ ...base, run_group_id: 'g' });
+    expect((await s().runs.byGroup('g')).map((r) => r.id)).toEqual([a.id, b.id]);
+    expect(await s().runs.scopeStats(a.id)).toBeUndefined();
+    await s().runs.initScope(a.id, [{ name: 'l', include: ['*.x'], exclude: [] }]);
+    await s().runs.addScopeDrops(a.id, { dns: 2, http: 1 }, [{ source: 'dns', value: 'a' }]);
+    await s().runs.addScopeDrops(a.id, { dns: 1 }, [{ source: 'dns', value: 'b' }]);
+    await s().runs.addScopeDrops(999999, { dns: 1 }, []);
+    expect(await s().runs.scopeStats(a.id)).toEqual({
+      dropped: 4,
+      by_source: { dns: 3, http: 1 },
+      samples: [{ source: 'dns', value: 'a' }, { source: 'dns', value: 'b' }],
+      layers: [{ name: 'l', include: ['*.x'], exclude: [] }],
+    });
+    await s().runs.delete(a.id);
+    expect(await s().runs.get(a.id)).toBeUndefined();
+    expect((await s().runs.byGroup('g')).map((r) => r.id)).toEqual([b.id]);
+  });
+
+  it('a failing transaction leaves nothing behind; a successful one commits', async () => {
+    await expect(
+      s().tx(async () => {
+        await s().runs.create({ ...base, workflow_name: 'rolled-back' });
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect((await s().runs.list({ workflow_name: 'rolled-back' }, { offset: 0, limit: 10 })).total).toBe(0);
+    const id = await s().tx(async () => (await s().runs.create({ ...base, workflow_name: 'kept' })).id);
+    expect((await s().runs.get(id))?.workflow_name).toBe('kept');
+  });
+});

@@ -1,0 +1,68 @@
+/** The step results repository on both engines. */
+import { describe, expect, it } from 'vitest';
+import type { AsyncStore } from '../../../../src/store/async.js';
+import { ENGINES, useStore } from './engines.js';
+
+async function run(s: AsyncStore, workspace = 'ws') {
+  return s.runs.create({ workflow_name: 'wf', workflow_kind: 'flow', target: 't', workspace });
+}
+
+describe.each(ENGINES)('steps on $name', (engine) => {
+  const s = useStore(engine);
+
+  it('creates, transitions with sticky terminal states and computes durations', async () => {
+    const r = await run(s());
+    const p = await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: 'a', step_type: 'bash' });
+    expect(p).toMatchObject({ status: 'pending', started_at: null, completed_at: null, exports: {}, duration_ms: 0, workspace: '' });
+    const skipped = await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: 'b', step_type: 'bash', status: 'skipped' });
+    expect(skipped.completed_at).not.toBeNull();
+    await expect(s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: 'c', step_type: 'bash', status: 'failed' as never })).rejects.toThrow(/cannot be created/);
+    expect(await s().steps.transition(p.id, 'completed')).toBeUndefined();
+    const running = await s().steps.transition(p.id, 'running', { command: 'echo hi' });
+    expect(running).toMatchObject({ status: 'running', command: 'echo hi' });
+    expect(await s().steps.runningNames(r.id)).toEqual(['a']);
+    const done = await s().steps.transition(p.id, 'completed', { output: 'out', exports: { k: 1 } });
+    expect(done).toMatchObject({ status: 'completed', output: 'out', exports: { k: 1 }, command: 'echo hi' });
+    const elapsed = Date.parse(done!.completed_at!) - Date.parse(done!.started_at!);
+    expect(done!.duration_ms).toBe(elapsed);
+    expect(await s().steps.transition(p.id, 'failed')).toBeUndefined();
+    const q = await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: 'd', step_type: 'bash', status: 'running' });
+    expect((await s().steps.transition(q.id, 'failed', { duration_ms: 1234, error_message: 'x' }))?.duration_ms).toBe(1234);
+    expect(await s().steps.get(q.id)).toMatchObject({ status: 'failed', error_message: 'x' });
+    expect((await s().steps.listByRun(r.id)).map((x) => x.step_name)).toEqual(['a', 'b', 'd']);
+  });
+
+  it('lists with filters, totals and newest first, including the org filter', async () => {
+    const r1 = await run(s(), 'one');
+    const r2 = await run(s(), 'two');
+    const ids: number[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await s().steps.create({ run_id: r1.id, run_uuid: r1.run_uuid, workspace: 'one', step_name: `s${i}`, step_type: i % 2 ? 'bash' : 'function' })).id);
+    await s().steps.create({ run_id: r2.id, run_uuid: r2.run_uuid, workspace: 'two', step_name: 'x', step_type: 'bash' });
+    const page = await s().steps.list({ workspace: 'one' }, { offset: 1, limit: 2 });
+    expect(page.total).toBe(4);
+    expect(page.data.map((x) => x.id)).toEqual([ids[2], ids[1]]);
+    expect((await s().steps.list({ step_type: 'bash' }, { offset: 0, limit: 10 })).total).toBe(3);
+    expect((await s().steps.list({ run_id: r2.id }, { offset: 0, limit: 10 })).total).toBe(1);
+    expect((await s().steps.list({ org_uuid: '00000000-0000-0000-0000-000000000001' }, { offset: 0, limit: 10 })).total).toBe(5);
+    expect((await s().steps.list({ org_uuid: 'nope' }, { offset: 0, limit: 10 })).total).toBe(0);
+    expect((await s().steps.list({ org_uuid: [] }, { offset: 0, limit: 10 })).total).toBe(0);
+  });
+
+  it('fails unfinished steps and imports a run idempotently', async () => {
+    const r = await run(s());
+    await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: 'a', step_type: 'bash', status: 'running' });
+    await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: 'b', step_type: 'bash', status: 'skipped' });
+    expect(await s().steps.failUnfinished(r.id, 'lost')).toBe(1);
+    const r2 = await run(s());
+    const step = (name: string, status: 'completed' | 'failed') => ({
+      workspace: 'ws', module_name: 'm', step_name: name, step_type: 'bash', step_index: 0, status, command: 'c', output: 'o', error_message: '',
+      exports: { n: name }, duration_ms: 10.4, log_file: '', started_at: '2024-01-01T00:00:00.000Z', completed_at: '2024-01-01T00:00:01.000Z', created_at: '2024-01-01T00:00:00.000Z',
+    });
+    expect(await s().steps.importForRun(r2.id, r2.run_uuid, [step('a', 'completed'), step('a', 'completed'), step('b', 'failed')])).toEqual({ inserted: 3, updated: 0 });
+    expect(await s().steps.importForRun(r2.id, r2.run_uuid, [step('a', 'failed'), step('a', 'completed'), step('b', 'completed'), step('c', 'completed')])).toEqual({ inserted: 1, updated: 3 });
+    const rows = await s().steps.listByRun(r2.id);
+    expect(rows.map((x) => [x.step_name, x.status, x.duration_ms])).toEqual([['a', 'failed', 10], ['a', 'completed', 10], ['b', 'completed', 10], ['c', 'completed', 10]]);
+    expect(rows[0]!.exports).toEqual({ n: 'a' });
+    expect(rows[0]!.created_at).toBe('2024-01-01T00:00:00.000Z');
+  });
+});
