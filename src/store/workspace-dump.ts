@@ -24,7 +24,7 @@ export const DUMP_TABLES = [
 export type DumpTable = (typeof DUMP_TABLES)[number];
 
 /** Which rows of each table belong to workspace `?` (every `?` is bound to the name). */
-const SELECTION: Record<DumpTable, { table: string; where: string }> = {
+export const DUMP_SELECTION: Record<DumpTable, { table: string; where: string }> = {
   workspace: { table: 'workspaces', where: 'name = ?' },
   runs: { table: 'runs', where: 'workspace = ?' },
   step_results: { table: 'step_results', where: 'run_id IN (SELECT id FROM runs WHERE workspace = ?)' },
@@ -64,7 +64,7 @@ export type DumpSource = (table: DumpTable) => Iterable<Row>;
 
 /** One page of a workspace's rows of `table`, rowid order, after rowid `after`. */
 export function dumpPage(q: StatementCache, name: string, table: DumpTable, after: number, limit: number): DumpPage {
-  const sel = SELECTION[table];
+  const sel = DUMP_SELECTION[table];
   const binds = sel.where.split('?').length - 1;
   // NOT INDEXED keeps this a rowid range walk: one pass over the table for the whole dump, no sort.
   const rows = q(`SELECT rowid AS "__rowid__", * FROM ${sel.table} NOT INDEXED WHERE rowid > ? AND ${sel.where} ORDER BY rowid LIMIT ?`).all(
@@ -77,76 +77,121 @@ export function dumpPage(q: StatementCache, name: string, table: DumpTable, afte
   return { rows, last };
 }
 
-/** Restores dumped rows as workspace `name` in one IMMEDIATE transaction; any bad row rolls everything back. */
-export function restoreDump(db: Db, q: StatementCache, name: string, source: DumpSource, opts: RestoreOptions, deleteData: (n: string) => void): RestoreCounts {
+/**
+ * One database step of a restore, run by the engine's driver (restorePlan yields them): `get` a
+ * row (positional), `insert` a row (named; the new id when `returnId`), `upsert` (named, no
+ * result), `columns` of a table, `deleteData` of a workspace.
+ */
+export type RestoreOp =
+  | { op: 'get'; sql: string; params: unknown[] }
+  | { op: 'insert'; table: string; values: Row; returnId: boolean }
+  | { op: 'upsert'; sql: string; values: Row }
+  | { op: 'columns'; table: string }
+  | { op: 'deleteData'; name: string };
+
+/** The INSERT of one restored row (named parameters `values`). */
+export function restoreInsertSql(table: string, values: Row): string {
+  const keys = Object.keys(values);
+  return `INSERT INTO ${table} (${keys.join(', ')}) VALUES (${keys.map((k) => `@${k}`).join(', ')})`;
+}
+
+/**
+ * The restore of dumped rows as workspace `name`, engine-neutral: a generator of RestoreOps whose
+ * results the driver sends back (see restoreDump for SQLite, src/store/pg/repos/workspaces.ts for
+ * PostgreSQL); the driver runs it in one transaction, so any bad row rolls everything back.
+ */
+export function* restorePlan(name: string, source: DumpSource, opts: RestoreOptions): Generator<RestoreOp, RestoreCounts, unknown> {
   const columnsOf = new Map<string, Set<string>>();
-  const columns = (table: string) => {
+  function* columns(table: string): Generator<RestoreOp, Set<string>, unknown> {
     let set = columnsOf.get(table);
     if (!set) {
-      set = new Set((db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
+      set = (yield { op: 'columns', table }) as Set<string>;
       columnsOf.set(table, set);
     }
     return set;
-  };
+  }
   const counts = Object.fromEntries(DUMP_TABLES.map((t) => [t, 0])) as RestoreCounts;
   const runIds = new Map<number, number>();
   const assetIds = new Map<number, number>();
   const vulnIds = new Map<number, number>();
 
+  if (opts.replace) yield { op: 'deleteData', name };
+  // Rows kept from before (no replace) stay in the row's org, so then the dump cannot move it.
+  const adoptOrg = opts.replace || !(yield { op: 'get', sql: 'SELECT 1 AS x FROM workspaces WHERE name = ?', params: [name] });
+  const oldPrefix = yield* restoreWorkspaceRow(columns, name, source('workspace'), opts.localPath, counts, adoptOrg);
+  const movePath = (p: unknown) => rebase(p, oldPrefix, opts.localPath);
+  // Restored rows belong to the org of the workspace's row, never to an org named by the dump.
+  const org = { org_uuid: ((yield { op: 'get', sql: 'SELECT org_uuid FROM workspaces WHERE name = ?', params: [name] }) as { org_uuid: string }).org_uuid };
+
+  function* insert(table: DumpTable, row: Row, patch: Row): Generator<RestoreOp, number, unknown> {
+    const cols = yield* columns(DUMP_SELECTION[table].table);
+    const skipped = new Set(['id', ...(SKIPPED[table] ?? [])]);
+    const values: Row = {};
+    for (const [k, v] of Object.entries(row)) if (cols.has(k) && !skipped.has(k)) values[k] = bindable(v);
+    Object.assign(values, patch);
+    const id = (yield { op: 'insert', table: DUMP_SELECTION[table].table, values, returnId: table === 'runs' || table === 'assets' || table === 'vulnerabilities' }) as number;
+    counts[table]++;
+    return id;
+  }
+
+  for (const r of source('runs')) runIds.set(num(r.id), yield* insert('runs', r, { workspace: name, ...inertRun(r), ...org }));
+  for (const r of source('step_results')) {
+    const runId = runIds.get(num(r.run_id));
+    if (runId !== undefined) yield* insert('step_results', r, { run_id: runId, workspace: name, log_file: movePath(r.log_file), ...inertStep(r) });
+  }
+  for (const r of source('artifacts')) {
+    yield* insert('artifacts', r, { id: randomUUID(), run_id: runIds.get(num(r.run_id)) ?? 0, workspace: name, artifact_path: movePath(r.artifact_path) });
+  }
+  for (const r of source('assets')) assetIds.set(num(r.id), yield* insert('assets', r, { workspace: name, ...org }));
+  for (const r of source('vulnerabilities')) {
+    const fingerprint = r.fingerprint === null || r.fingerprint === undefined ? null : vulnFingerprint(name, r as Record<string, string>);
+    vulnIds.set(num(r.id), yield* insert('vulnerabilities', r, { workspace: name, fingerprint, ...org }));
+  }
+  for (const table of DIFF_SNAPSHOT_TABLES) {
+    for (const r of source(table)) yield* insert(table, r, { workspace_name: name, run_id: runIds.get(num(r.run_id)) ?? 0 });
+  }
+  for (const r of source('event_logs')) {
+    yield* insert('event_logs', r, { workspace: name, processed: 1, processed_at: typeof r.processed_at === 'string' && r.processed_at ? r.processed_at : nowIso() });
+  }
+  for (const r of source('asset_history')) {
+    const id = assetIds.get(num(r.asset_id));
+    if (id !== undefined) yield* insert('asset_history', r, { asset_id: id, workspace: name });
+  }
+  for (const r of source('vuln_history')) {
+    const id = vulnIds.get(num(r.vuln_id));
+    if (id !== undefined) yield* insert('vuln_history', r, { vuln_id: id, workspace: name });
+  }
+  return counts;
+}
+
+/** Restores dumped rows as workspace `name` in one IMMEDIATE transaction; any bad row rolls everything back. */
+export function restoreDump(db: Db, q: StatementCache, name: string, source: DumpSource, opts: RestoreOptions, deleteData: (n: string) => void): RestoreCounts {
   return db.transaction(() => {
-    if (opts.replace) deleteData(name);
-    // Rows kept from before (no replace) stay in the row's org, so then the dump cannot move it.
-    const adoptOrg = opts.replace || !q('SELECT 1 FROM workspaces WHERE name = ?').get(name);
-    const oldPrefix = restoreWorkspaceRow(q, columns, name, source('workspace'), opts.localPath, counts, adoptOrg);
-    const movePath = (p: unknown) => rebase(p, oldPrefix, opts.localPath);
-    // Restored rows belong to the org of the workspace's row, never to an org named by the dump.
-    const org = { org_uuid: (q('SELECT org_uuid FROM workspaces WHERE name = ?').get(name) as { org_uuid: string }).org_uuid };
-
-    const insert = (table: DumpTable, row: Row, patch: Row): number => {
-      const cols = columns(SELECTION[table].table);
-      const skipped = new Set(['id', ...(SKIPPED[table] ?? [])]);
-      const values: Row = {};
-      for (const [k, v] of Object.entries(row)) if (cols.has(k) && !skipped.has(k)) values[k] = bindable(v);
-      Object.assign(values, patch);
-      const keys = Object.keys(values);
-      const info = q(`INSERT INTO ${SELECTION[table].table} (${keys.join(', ')}) VALUES (${keys.map((k) => `@${k}`).join(', ')})`).run(values);
-      counts[table]++;
-      return Number(info.lastInsertRowid);
-    };
-
-    for (const r of source('runs')) runIds.set(num(r.id), insert('runs', r, { workspace: name, ...inertRun(r), ...org }));
-    for (const r of source('step_results')) {
-      const runId = runIds.get(num(r.run_id));
-      if (runId !== undefined) insert('step_results', r, { run_id: runId, workspace: name, log_file: movePath(r.log_file), ...inertStep(r) });
+    const plan = restorePlan(name, source, opts);
+    let step = plan.next();
+    while (!step.done) {
+      const op = step.value;
+      let result: unknown;
+      if (op.op === 'get') result = q(op.sql).get(...op.params);
+      else if (op.op === 'insert') result = Number(q(restoreInsertSql(op.table, op.values)).run(op.values).lastInsertRowid);
+      else if (op.op === 'upsert') q(op.sql).run(op.values);
+      else if (op.op === 'columns') result = new Set((db.prepare(`PRAGMA table_info(${op.table})`).all() as { name: string }[]).map((c) => c.name));
+      else deleteData(op.name);
+      step = plan.next(result);
     }
-    for (const r of source('artifacts')) {
-      insert('artifacts', r, { id: randomUUID(), run_id: runIds.get(num(r.run_id)) ?? 0, workspace: name, artifact_path: movePath(r.artifact_path) });
-    }
-    for (const r of source('assets')) assetIds.set(num(r.id), insert('assets', r, { workspace: name, ...org }));
-    for (const r of source('vulnerabilities')) {
-      const fingerprint = r.fingerprint === null || r.fingerprint === undefined ? null : vulnFingerprint(name, r as Record<string, string>);
-      vulnIds.set(num(r.id), insert('vulnerabilities', r, { workspace: name, fingerprint, ...org }));
-    }
-    for (const table of DIFF_SNAPSHOT_TABLES) {
-      for (const r of source(table)) insert(table, r, { workspace_name: name, run_id: runIds.get(num(r.run_id)) ?? 0 });
-    }
-    for (const r of source('event_logs')) {
-      insert('event_logs', r, { workspace: name, processed: 1, processed_at: typeof r.processed_at === 'string' && r.processed_at ? r.processed_at : nowIso() });
-    }
-    for (const r of source('asset_history')) {
-      const id = assetIds.get(num(r.asset_id));
-      if (id !== undefined) insert('asset_history', r, { asset_id: id, workspace: name });
-    }
-    for (const r of source('vuln_history')) {
-      const id = vulnIds.get(num(r.vuln_id));
-      if (id !== undefined) insert('vuln_history', r, { vuln_id: id, workspace: name });
-    }
-    return counts;
+    return step.value;
   }).immediate();
 }
 
 /** Creates or updates the workspace row (data_source imported); returns the old local_path of the dump. */
-function restoreWorkspaceRow(q: StatementCache, columns: (t: string) => Set<string>, name: string, rows: Iterable<Row>, localPath: string, counts: RestoreCounts, adoptOrg: boolean): string {
+function* restoreWorkspaceRow(
+  columns: (t: string) => Generator<RestoreOp, Set<string>, unknown>,
+  name: string,
+  rows: Iterable<Row>,
+  localPath: string,
+  counts: RestoreCounts,
+  adoptOrg: boolean,
+): Generator<RestoreOp, string, unknown> {
   let dumped: Row | undefined;
   for (const r of rows) {
     if (dumped) throw errors.validation('workspace.jsonl: more than one row');
@@ -156,21 +201,23 @@ function restoreWorkspaceRow(q: StatementCache, columns: (t: string) => Set<stri
   const now = nowIso();
   const values: Row = { name, data_source: 'imported', local_path: localPath, created_at: now, updated_at: now };
   if (dumped) {
-    const cols = columns('workspaces');
+    const cols = yield* columns('workspaces');
     const skipped = new Set(SKIPPED.workspace);
     for (const [k, v] of Object.entries(dumped)) if (cols.has(k) && !skipped.has(k)) values[k] = bindable(v);
     for (const k of ['state_execution_log', 'state_completed_file', 'state_workflow_file']) if (k in values) values[k] = rebase(values[k], oldPrefix, localPath);
     // The dump's org is kept only when this database has it; otherwise the row keeps its org (or gets the default).
-    if (adoptOrg && typeof dumped.org_uuid === 'string' && q('SELECT 1 FROM orgs WHERE uuid = ?').get(dumped.org_uuid)) values.org_uuid = dumped.org_uuid;
+    if (adoptOrg && typeof dumped.org_uuid === 'string' && (yield { op: 'get', sql: 'SELECT 1 AS x FROM orgs WHERE uuid = ?', params: [dumped.org_uuid] })) values.org_uuid = dumped.org_uuid;
     values.updated_at = now;
     counts.workspace = 1;
   }
   const keys = Object.keys(values);
   const updates = keys.filter((k) => k !== 'name' && k !== 'created_at');
-  q(
-    `INSERT INTO workspaces (${keys.join(', ')}) VALUES (${keys.map((k) => `@${k}`).join(', ')})
+  yield {
+    op: 'upsert',
+    sql: `INSERT INTO workspaces (${keys.join(', ')}) VALUES (${keys.map((k) => `@${k}`).join(', ')})
      ON CONFLICT (name) DO UPDATE SET ${updates.map((k) => `${k} = excluded.${k}`).join(', ')}`,
-  ).run(values);
+    values,
+  };
   return oldPrefix;
 }
 

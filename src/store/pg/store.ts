@@ -1,8 +1,7 @@
 /**
  * The PostgreSQL runtime store: a pool, the migrations applied on open (as openStore does for
  * SQLite), and the PostgreSQL repositories behind the AsyncStore interface of ../async.ts.
- * Every repository has one; the methods not implemented yet (workspace snapshot dump/restore)
- * reject with a clear `unavailable` error rather than touching another database.
+ * Every repository has one (a missing one is a compile error).
  */
 import { errors } from '../../errors.js';
 import { REPO_NAMES, type AsyncRepos, type AsyncStore, type RepoName } from '../async.js';

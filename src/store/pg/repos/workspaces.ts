@@ -1,10 +1,11 @@
 /**
  * The `workspaces` table on PostgreSQL (statements shared with src/store/workspaces.ts). The
- * counters are kept by the PL/pgSQL twins of the SQLite triggers. Snapshot export/import
- * (dumpPage, restoreDump) is not implemented on PostgreSQL yet: those two reject with
- * `unavailable`.
+ * counters are kept by the PL/pgSQL twins of the SQLite triggers. Snapshot export pages by id
+ * (artifacts, whose id is a uuid, by position in created_at order); snapshot import runs the
+ * engine-neutral restorePlan of workspace-dump.ts in one transaction, a row PostgreSQL refuses
+ * (a value of the wrong type, a constraint) rejecting the whole import as invalid.
  */
-import { errors } from '../../../errors.js';
+import { errors, OsmError } from '../../../errors.js';
 import type { Async } from '../../async.js';
 import { nowIso } from '../../sql.js';
 import {
@@ -19,6 +20,7 @@ import {
   type WorkspaceRecord,
   type WorkspacesRepo,
 } from '../../workspaces.js';
+import { DUMP_SELECTION, restoreInsertSql, restorePlan } from '../../workspace-dump.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
 
@@ -31,7 +33,6 @@ export function createPgWorkspacesRepo(db: PgDb): Async<WorkspacesRepo> {
       for (const sql of WORKSPACE_DELETE_DATA) changes.push((await db.query(sql, sql.split('?').slice(1).map(() => name))).rowCount);
       return deleteCounts(changes);
     });
-  const notYet = (method: string) => Promise.reject(errors.unavailable(`store.workspaces.${method} is not implemented on PostgreSQL yet (use db_engine: sqlite)`));
 
   return {
     async upsertRunInfo(input) {
@@ -75,7 +76,44 @@ export function createPgWorkspacesRepo(db: PgDb): Async<WorkspacesRepo> {
       const { rows } = await db.queryNamed(RECOMPUTE_COUNTERS_SQL, { name, now: nowIso() });
       return rows[0] ? asWorkspace(rows[0]) : undefined;
     },
-    dumpPage: () => notYet('dumpPage'),
-    restoreDump: () => notYet('restoreDump'),
+    async dumpPage(name, table, after, limit) {
+      const sel = DUMP_SELECTION[table];
+      const names = sel.where.split('?').slice(1).map(() => name);
+      const n = Math.max(1, Math.trunc(limit));
+      if (sel.table === 'artifacts') {
+        // No numeric key: `after` counts the rows already returned (new artifacts sort last).
+        const rows = await db.all(`SELECT * FROM artifacts WHERE ${sel.where} ORDER BY created_at, id COLLATE "C" LIMIT ? OFFSET ?`, [...names, n, Math.max(0, Math.trunc(after))]);
+        return { rows, last: after + rows.length };
+      }
+      const rows = await db.all(`SELECT * FROM ${sel.table} WHERE id > ? AND ${sel.where} ORDER BY id LIMIT ?`, [after, ...names, n]);
+      return { rows, last: rows.length > 0 ? Number(rows[rows.length - 1]!.id) : after };
+    },
+    restoreDump(name, source, opts) {
+      const columns = new Map<string, Set<string>>();
+      return db.tx(async () => {
+        const plan = restorePlan(name, source, opts);
+        let step = plan.next();
+        while (!step.done) {
+          const op = step.value;
+          let result: unknown;
+          try {
+            if (op.op === 'get') result = await db.one(op.sql, op.params);
+            else if (op.op === 'insert') result = Number((await db.queryNamed(`${restoreInsertSql(op.table, op.values)}${op.returnId ? ' RETURNING id' : ''}`, op.values)).rows[0]?.id ?? 0);
+            else if (op.op === 'upsert') await db.queryNamed(op.sql, op.values);
+            else if (op.op === 'columns') {
+              result = columns.get(op.table) ?? new Set((await db.all('SELECT column_name AS c FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?', [op.table])).map((r) => String(r.c)));
+              columns.set(op.table, result as Set<string>);
+            } else await deleteData(op.name);
+          } catch (err) {
+            // A dumped value PostgreSQL refuses (data exception 22…, constraint 23…) makes the snapshot invalid, not the server broken.
+            const code = (err as { code?: string }).code ?? '';
+            if (!(err instanceof OsmError) && /^2[23]/.test(code)) throw errors.validation(`snapshot row rejected by PostgreSQL: ${(err as Error).message}`);
+            throw err;
+          }
+          step = plan.next(result);
+        }
+        return step.value;
+      });
+    },
   };
 }

@@ -101,12 +101,15 @@ describe.runIf(available)('PostgreSQL query layer', () => {
     expect((await db.one('SELECT COUNT(*) AS n FROM t'))?.n).toBe(2);
   });
 
-  it('workspace snapshot dump/restore, not on PostgreSQL yet, refuse with a clear 503', async () => {
+  it('a snapshot row PostgreSQL refuses rejects the whole restore as invalid (400), leaving nothing behind', async () => {
     const store = await openPgStore(database.url);
     try {
-      const err = await store.workspaces.dumpPage('ws', 'assets', 0, 10).catch((e: unknown) => e);
-      expect(err).toMatchObject({ code: 'OSM_ERR_UNAVAILABLE', status: 503 });
-      expect((err as Error).message).toMatch(/store\.workspaces\.dumpPage is not implemented on PostgreSQL yet/);
+      const rows: Record<string, Record<string, unknown>[]> = { runs: [{ id: 1, run_uuid: 'r-1', workflow_name: 'wf', workflow_kind: 'flow', target: 't', status: 'completed', total_steps: 'many' }] };
+      const err = await store.workspaces.restoreDump('ws', (t) => rows[t] ?? [], { localPath: '/tmp/ws', replace: false }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ status: 400 });
+      expect((err as Error).message).toMatch(/snapshot row rejected by PostgreSQL/);
+      expect(await store.workspaces.get('ws')).toBeUndefined();
+      expect(await store.runs.getByUuid('r-1')).toBeUndefined();
     } finally {
       await store.close();
     }
