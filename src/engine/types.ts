@@ -1,5 +1,5 @@
 import type { LanePool } from './steps/lanes.js';
-import type { Store } from '../store/index.js';
+import type { AsyncStore, Store } from '../store/index.js';
 import type { LoadedSettings } from '../settings/index.js';
 import type { WorkflowLoader } from '../workflow/loader.js';
 import type { RunnerConfig, RunnerType, Step, Workflow } from '../workflow/types.js';
@@ -12,7 +12,13 @@ import type { LayerSpec, ScopeCounts, ScopeSet, ScopeSpec } from '../scope/index
 
 /** What the engine needs from its host (CLI process or daemon). */
 export interface EngineDeps {
+  /**
+   * The synchronous SQLite store. Being replaced by `repos` (issue 14): new code and converted
+   * code use `repos`; what is left on `store` is listed in docs/database.md.
+   */
   store: Store;
+  /** The store behind the async repository interface: SQLite (adapted) or PostgreSQL. */
+  repos: AsyncStore;
   /** Read at each run start so a settings reload applies to the next run. */
   settings: () => LoadedSettings;
   loader: WorkflowLoader;

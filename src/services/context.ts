@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSettings, type LoadedSettings, type LoadOptions, SettingsManager } from '../settings/index.js';
-import { openStore, type Store } from '../store/index.js';
+import { asyncSqlite, openStore, type Store } from '../store/index.js';
 import { WorkflowLoader } from '../workflow/loader.js';
 import { ProcessRegistry } from '../engine/process-registry.js';
 import type { EngineDeps } from '../engine/types.js';
@@ -34,6 +34,7 @@ export function createAppContext(opts: LoadOptions & { disableDb?: boolean } = {
     manager,
     settings: () => manager.current,
     store,
+    repos: asyncSqlite(store),
     get loader() {
       // A settings reload may move the workflows folder.
       const dir = manager.current.paths.workflows;

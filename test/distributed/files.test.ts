@@ -220,7 +220,7 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
     const wsParent = path.dirname(masterRoot);
     const before = fs.readdirSync(wsParent).sort();
     const artifactBefore = fs.readFileSync(done!.artifact);
-    const base = { v: PROTOCOL_VERSION, kind: 'file', run_uuid: uuid, worker_id: 'forger', at: new Date().toISOString(), workspace, offset: 0, eof: true };
+    const base = { v: PROTOCOL_VERSION as typeof PROTOCOL_VERSION, kind: 'file' as const, run_uuid: uuid, worker_id: 'forger', at: new Date().toISOString(), workspace, offset: 0, eof: true };
     const data = Buffer.from('PWNED\n').toString('base64');
     const forged: [number, Record<string, unknown>][] = [
       [attempt, { ...base, path: '../x', data }],
@@ -242,7 +242,7 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
     expect(fs.readdirSync(wsParent).sort()).toEqual(before);
     // A chunk of an attempt older than the latest the master knows is dropped.
     const run = t.app.store.runs.getByUuid(uuid)!;
-    expect(applyFileRecord(t.app, run, { ...(base as never), path: 'superseded', data, attempt }, attempt + 1)).toBeUndefined();
+    expect(applyFileRecord(t.app, run, { ...base, path: 'superseded', data, attempt }, attempt + 1)).toBeUndefined();
     for (const name of ['x', 'too-big', 'beyond-cap', 'superseded']) expect(fs.existsSync(path.join(masterRoot, name)), name).toBe(false);
     expect(fs.lstatSync(path.join(masterRoot, 'evil-link')).isSymbolicLink()).toBe(true);
     expect(fs.existsSync(path.join(wsParent, 'x'))).toBe(false);
