@@ -253,7 +253,7 @@ async function queueRunAction(o: GlobalOptions & RunFlags): Promise<void> {
   try {
     const waiting = app.store.runs.countByStatus().queued ?? 0;
     if (!o.json) process.stdout.write(`◆ ${waiting} queued run(s); executing ${concurrency} at a time\n`);
-    queue.start();
+    await queue.start();
     for (;;) {
       if (queue.runningRuns().length === 0 && (app.store.runs.countByStatus().queued ?? 0) === 0) break;
       queue.kick();

@@ -103,7 +103,7 @@ export async function serveAction(command: Command): Promise<void> {
   }
   // Spawner processes boot now rather than under the first runs' steps.
   spawnerPool().warm();
-  const reconciled = queue.start();
+  const reconciled = await queue.start();
   if (o.hotReload !== false) await app.manager.watch();
 
   const address = await server.listen({ host, port });
