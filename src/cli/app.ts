@@ -41,11 +41,11 @@ export function openApp(o: GlobalOptions): AppContext {
   return app;
 }
 
-/** Runs `fn` with an application context and closes it afterwards. */
-export function withApp<T>(o: GlobalOptions, fn: (app: AppContext) => T): T {
+/** Runs `fn` with an application context and closes it afterwards (once `fn`'s promise settled). */
+export async function withApp<T>(o: GlobalOptions, fn: (app: AppContext) => T | Promise<T>): Promise<T> {
   const app = openApp(o);
   try {
-    return fn(app);
+    return await fn(app);
   } finally {
     app.close();
   }

@@ -96,7 +96,7 @@ describe.skipIf(!hasRedis)('distributed master and worker (BullMQ on Redis)', ()
     const job = await until(async () => ((await queue.getJobState(uuid)) === 'completed' ? Job.fromId(queue, uuid) : undefined), 'the job to complete');
     const result = taskResultSchema.parse(job.returnvalue);
     const eventsBefore = t.app.store.events.list({ run_id: uuid }, { offset: 0, limit: 100 }).total;
-    const again = applyTaskResult(t.app, runOf(uuid)!, result);
+    const again = await applyTaskResult(t.app, runOf(uuid)!, result);
     expect(again.transitioned).toBe(false);
     expect(again.steps).toEqual({ inserted: 0, updated: 2 });
     expect(again.events).toBe(0);
