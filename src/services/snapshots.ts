@@ -8,7 +8,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { errors, isOsmError, messageOf } from '../errors.js';
-import type { Store } from '../store/index.js';
+import type { AsyncStore, Store } from '../store/index.js';
 import type { LoadedSettings } from '../settings/index.js';
 import { isSafeName } from '../util/fs-safe.js';
 import { writeSnapshotZip, type ZipResult } from '../snapshot/export.js';
@@ -18,7 +18,7 @@ import { isSnapshotName, snapshotFileName, workspaceFromFileName } from '../snap
 import { DEFAULT_ZIP_LIMITS, type ZipLimits } from '../snapshot/safe-unzip.js';
 import { UNRESTRICTED, workspaceInScope, type Scope } from '../auth/scope.js';
 
-type SnapshotApp = { store: Store; settings: () => LoadedSettings };
+type SnapshotApp = { store: Store; repos: AsyncStore; settings: () => LoadedSettings };
 
 export const IMPORT_WARNING = 'Imported workspace database state may be unstable. Only import from trusted sources.';
 
@@ -69,7 +69,7 @@ export async function exportSnapshot(app: SnapshotApp, input: { workspace?: stri
   mkdirSync(dir, { recursive: true });
   const part = join(dir, `.${ws.name}.${randomBytes(4).toString('hex')}.part`);
   try {
-    const result = await writeSnapshotZip(app.store, { workspace: ws.name, folder: ws.folder, includeArtifacts: input.includeArtifacts !== false }, createWriteStream(part, { flags: 'wx' }));
+    const result = await writeSnapshotZip(app.repos, { workspace: ws.name, folder: ws.folder, includeArtifacts: input.includeArtifacts !== false }, createWriteStream(part, { flags: 'wx' }));
     let path: string;
     if (input.dest) {
       path = resolve(input.dest);
@@ -113,7 +113,7 @@ function publish(part: string, dir: string, workspace: string): string {
 export function streamSnapshot(app: SnapshotApp, workspace: string, scope: Scope = UNRESTRICTED): { name: string; stream: Readable } {
   const ws = resolveWorkspace(app, workspace, scope);
   const out = new PassThrough();
-  writeSnapshotZip(app.store, { workspace: ws.name, folder: ws.folder, includeArtifacts: true }, out).catch((err: unknown) => out.destroy(err as Error));
+  writeSnapshotZip(app.repos, { workspace: ws.name, folder: ws.folder, includeArtifacts: true }, out).catch((err: unknown) => out.destroy(err as Error));
   return { name: snapshotFileName(ws.name), stream: out };
 }
 
@@ -209,7 +209,7 @@ export async function importSnapshot(app: SnapshotApp, input: ImportInput): Prom
     } else if (!isFile(file.path)) {
       throw errors.importFileNotFound(file.path);
     }
-    const result = await importSnapshotZip(app.store, {
+    const result = await importSnapshotZip(app.repos, {
       file: file.path,
       fileName: file.name,
       workspacesDir: app.settings().paths.workspaces,

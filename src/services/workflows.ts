@@ -48,16 +48,16 @@ function rowToItem(row: WorkflowRow): WorkflowApiItem {
 }
 
 /** Indexes the workflows folder when the index holds no row at all (first use of a fresh database). */
-export function ensureIndexed(app: AppContext): void {
+export async function ensureIndexed(app: AppContext): Promise<void> {
   const any = app.store.workflows.list({ includeHidden: true }, { offset: 0, limit: 1 });
-  if (any.total === 0) indexWorkflows(app.store, app.settings().paths.workflows, { loader: app.loader });
+  if (any.total === 0) await indexWorkflows(app.repos, app.settings().paths.workflows, { loader: app.loader });
 }
 
 /** GET /workflows: the index (default) or a fresh parse of the folder, filtered and paginated by name. */
-export function listWorkflows(app: AppContext, q: WorkflowListQuery): { data: WorkflowApiItem[]; total: number } {
+export async function listWorkflows(app: AppContext, q: WorkflowListQuery): Promise<{ data: WorkflowApiItem[]; total: number }> {
   const tags = (q.tags ?? []).map((t) => t.trim()).filter(Boolean);
   if (q.source === 'db') {
-    ensureIndexed(app);
+    await ensureIndexed(app);
     const page = app.store.workflows.list({ kind: q.kind, search: q.search || undefined, tags }, { offset: q.offset, limit: q.limit });
     return { data: page.data.map(rowToItem), total: page.total };
   }
@@ -83,15 +83,15 @@ export function listWorkflows(app: AppContext, q: WorkflowListQuery): { data: Wo
 }
 
 /** GET /workflows/tags. */
-export function workflowTags(app: AppContext): { tags: string[]; count: number } {
-  ensureIndexed(app);
+export async function workflowTags(app: AppContext): Promise<{ tags: string[]; count: number }> {
+  await ensureIndexed(app);
   const tags = app.store.workflows.tags();
   return { tags, count: tags.length };
 }
 
 /** POST /workflows/refresh: re-index the folder (rows whose checksum did not change are left alone unless forced). */
-export function refreshWorkflows(app: AppContext, force: boolean): IndexResult {
-  return indexWorkflows(app.store, app.settings().paths.workflows, { force, loader: app.loader });
+export async function refreshWorkflows(app: AppContext, force: boolean): Promise<IndexResult> {
+  return indexWorkflows(app.repos, app.settings().paths.workflows, { force, loader: app.loader });
 }
 
 /** Rejects names that could address a file outside the workflows folder. */
