@@ -18,7 +18,7 @@ interface ReportOptions {
 export async function reportAction(command: Command): Promise<void> {
   const o = optionsOf<ReportOptions>(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
-  const text = withApp(o, (app) => workspaceReport(app, { workspace: o.workspace, format: o.format, since: o.since }));
+  const text = await withApp(o, (app) => workspaceReport(app, { workspace: o.workspace, format: o.format, since: o.since }));
   if (!o.output) {
     process.stdout.write(text);
     return;

@@ -58,7 +58,7 @@ export async function scheduleList(command: Command): Promise<void> {
   const opts = optionsOf<ListFlags>(command);
   const ui = createUi(opts);
   const page = { offset: nonNegativeInt(opts.offset, '--offset'), limit: Math.max(1, nonNegativeInt(opts.limit, '--limit')) };
-  const res = withApp(opts, (app) => listSchedules(app, page));
+  const res = await withApp(opts, (app) => listSchedules(app, page));
   if (opts.json) {
     ui.json({ data: res.data, pagination: { total: res.total, ...page } });
     return;
@@ -101,7 +101,7 @@ export async function scheduleAdd(command: Command): Promise<void> {
     ...(opts.workspace !== undefined ? { workspace: opts.workspace } : {}),
     enabled: !opts.disabled,
   };
-  const row = withApp(opts, (app) => createSchedule(app, fields));
+  const row = await withApp(opts, (app) => createSchedule(app, fields));
   if (opts.json) {
     ui.json(row);
     return;
@@ -115,7 +115,7 @@ export async function scheduleAdd(command: Command): Promise<void> {
 export async function scheduleRemove(command: Command, id: string): Promise<void> {
   const opts = optionsOf<GlobalOptions>(command);
   const ui = createUi(opts);
-  withApp(opts, (app) => deleteSchedule(app, id));
+  await withApp(opts, (app) => deleteSchedule(app, id));
   if (opts.json) ui.json({ message: 'Schedule deleted', id });
   else ui.success(`Schedule ${id} deleted`);
 }
@@ -124,7 +124,7 @@ export async function scheduleRemove(command: Command, id: string): Promise<void
 export async function scheduleSetEnabled(command: Command, id: string, enabled: boolean): Promise<void> {
   const opts = optionsOf<GlobalOptions>(command);
   const ui = createUi(opts);
-  const row = withApp(opts, (app) => setScheduleEnabled(app, id, enabled));
+  const row = await withApp(opts, (app) => setScheduleEnabled(app, id, enabled));
   if (opts.json) {
     ui.json({ message: enabled ? 'Schedule enabled' : 'Schedule disabled', id, is_enabled: row.is_enabled, next_run: row.next_run });
     return;
@@ -136,7 +136,7 @@ export async function scheduleSetEnabled(command: Command, id: string, enabled: 
 export async function scheduleTrigger(command: Command, id: string): Promise<void> {
   const opts = optionsOf<GlobalOptions>(command);
   const ui = createUi(opts);
-  const { schedule, run } = withApp(opts, (app) => triggerSchedule(app, id));
+  const { schedule, run } = await withApp(opts, (app) => triggerSchedule(app, id));
   if (opts.json) {
     ui.json({ message: 'Schedule triggered', schedule: schedule.name, workflow: schedule.workflow_name, run_uuid: run.run_uuid, status: run.status });
     return;

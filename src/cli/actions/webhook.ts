@@ -18,7 +18,7 @@ import { MAX_LIMIT } from '../../server/route.js';
 export async function webhookList(command: Command): Promise<void> {
   const opts = optionsOf<{ showSecrets?: boolean }>(command);
   const ui = createUi(opts);
-  const { rows, total, enabled } = withApp(opts, (app) => {
+  const { rows, total, enabled } = await withApp(opts, (app) => {
     const page = app.store.webhookRuns.list({ offset: 0, limit: MAX_LIMIT });
     return { rows: page.data.map(webhookToApi), total: page.total, enabled: webhookTriggersEnabled(app) };
   });
@@ -51,7 +51,7 @@ export async function webhookList(command: Command): Promise<void> {
 export async function webhookDelete(command: Command, uuid: string): Promise<void> {
   const opts = optionsOf<GlobalOptions>(command);
   const ui = createUi(opts);
-  const res = withApp(opts, (app) => deleteWebhookRun(app, uuid));
+  const res = await withApp(opts, (app) => deleteWebhookRun(app, uuid));
   if (opts.json) ui.json(res);
   else ui.success(`Webhook ${uuid} deleted`);
 }
