@@ -5,7 +5,7 @@
  */
 import { errors } from '../errors.js';
 import { DEFAULT_ORG_UUID, type OrgFilter } from '../store/org-constants.js';
-import type { Store } from '../store/index.js';
+import type { AsyncStore } from '../store/index.js';
 import { findOrg } from '../services/orgs.js';
 import type { Principal } from './principal.js';
 
@@ -33,18 +33,18 @@ export function inScope(scope: Scope, orgUuid: string | null | undefined): boole
 }
 
 /** The org of a workspace (the default org when it has no row). */
-export function workspaceOrg(store: Store, name: string): string {
-  return store.workspaces.get(name)?.org_uuid || DEFAULT_ORG_UUID;
+export async function workspaceOrg(repos: AsyncStore, name: string): Promise<string> {
+  return (await repos.workspaces.get(name))?.org_uuid || DEFAULT_ORG_UUID;
 }
 
 /** True when workspace `name` is visible in `scope` (a workspace without a row belongs to the default org). */
-export function workspaceInScope(store: Store, scope: Scope, name: string): boolean {
-  return scope.orgs === null || inScope(scope, workspaceOrg(store, name));
+export async function workspaceInScope(repos: AsyncStore, scope: Scope, name: string): Promise<boolean> {
+  return scope.orgs === null || inScope(scope, await workspaceOrg(repos, name));
 }
 
 /** 404 `Workspace not found: <name>` when workspace `name` is outside the scope (no existence oracle). */
-export function requireWorkspaceInScope(store: Store, scope: Scope, name: string | undefined): void {
-  if (name && !workspaceInScope(store, scope, name)) throw errors.workspaceNotFound(name);
+export async function requireWorkspaceInScope(repos: AsyncStore, scope: Scope, name: string | undefined): Promise<void> {
+  if (name && !(await workspaceInScope(repos, scope, name))) throw errors.workspaceNotFound(name);
 }
 
 /**
@@ -52,9 +52,9 @@ export function requireWorkspaceInScope(store: Store, scope: Scope, name: string
  * does not exist — or is outside the caller's orgs, with the same message), else the caller's orgs,
  * else none.
  */
-export function orgFilterFor(app: { store: Store }, scope: Scope, requested: string | undefined): OrgFilter | undefined {
+export async function orgFilterFor(app: { repos: AsyncStore }, scope: Scope, requested: string | undefined): Promise<OrgFilter | undefined> {
   if (requested !== undefined && requested.trim() !== '') {
-    const org = findOrg(app, requested);
+    const org = await findOrg(app, requested);
     if (!org || !inScope(scope, org.uuid)) throw errors.orgFilterNotFound(requested);
     return org.uuid;
   }

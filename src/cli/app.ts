@@ -13,13 +13,13 @@ export function activeOrgFile(app: AppContext): string {
 }
 
 /** The org a command works in: `--org`, else the one `osm org use` chose, else none (all orgs). */
-export function commandOrg(app: AppContext, o: GlobalOptions): string | undefined {
+export async function commandOrg(app: AppContext, o: GlobalOptions): Promise<string | undefined> {
   if (o.org !== undefined && o.org.trim() !== '') return orgFilter(app, o.org);
   const file = activeOrgFile(app);
   if (!existsSync(file)) return undefined;
   const ref = readFileSync(file, 'utf8').trim();
   if (ref === '') return undefined;
-  const org = findOrg(app, ref);
+  const org = await findOrg(app, ref);
   if (!org) throw errors.validation(`the active org chosen with 'osm org use' no longer exists (${ref}): run 'osm org use --clear' or choose another`);
   return org.uuid;
 }

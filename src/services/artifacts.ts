@@ -183,7 +183,7 @@ export interface ArtifactRedirect {
  */
 export async function openArtifact(app: AppContext, workspaceName: string, artifactPath: string | undefined, scope: Scope = UNRESTRICTED): Promise<ArtifactDownload | ArtifactRedirect> {
   checkWorkspaceName(workspaceName);
-  if (!workspaceInScope(app.store, scope, workspaceName)) throw artifactErrors.notFound();
+  if (!(await workspaceInScope(app.repos, scope, workspaceName))) throw artifactErrors.notFound();
   if (artifactPath === undefined || artifactPath === '') throw artifactErrors.pathRequired();
   try {
     return await openLocalArtifact(app, workspaceName, artifactPath);

@@ -5,7 +5,7 @@
  */
 import { errors } from '../errors.js';
 import { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff } from '../ingest/diff.js';
-import type { DiffSnapshotInput, DiffSnapshotRecord, Store } from '../store/index.js';
+import type { AsyncStore, DiffSnapshotInput, DiffSnapshotRecord, Store } from '../store/index.js';
 import { requireWorkspaceInScope, UNRESTRICTED, type Scope } from '../auth/scope.js';
 
 export { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff };
@@ -63,22 +63,22 @@ export function diffWindow(q: DiffQuery, now = new Date()): { workspace: string;
 }
 
 /** GET /assets/diff. */
-export function assetDiff(app: { store: Store }, q: DiffQuery, scope: Scope = UNRESTRICTED): AssetDiff {
+export async function assetDiff(app: { store: Store; repos: AsyncStore }, q: DiffQuery, scope: Scope = UNRESTRICTED): Promise<AssetDiff> {
   const w = diffWindow(q);
-  requireWorkspaceInScope(app.store, scope, w.workspace);
+  await requireWorkspaceInScope(app.repos, scope, w.workspace);
   return computeAssetDiff(app.store, w.workspace, w.from, w.to);
 }
 
 /** GET /vulnerabilities/diff. */
-export function vulnDiff(app: { store: Store }, q: DiffQuery, scope: Scope = UNRESTRICTED): VulnDiff {
+export async function vulnDiff(app: { store: Store; repos: AsyncStore }, q: DiffQuery, scope: Scope = UNRESTRICTED): Promise<VulnDiff> {
   const w = diffWindow(q);
-  requireWorkspaceInScope(app.store, scope, w.workspace);
+  await requireWorkspaceInScope(app.repos, scope, w.workspace);
   return computeVulnDiff(app.store, w.workspace, w.from, w.to);
 }
 
 /** GET /assets/diffs: stored diff snapshots, newest first. */
-export function listAssetDiffs(app: { store: Store }, filter: { workspace?: string }, page: { offset: number; limit: number }, scope: Scope = UNRESTRICTED) {
-  return app.store.assetDiffs.list({ workspace: filter.workspace || undefined, org_uuid: scope.orgs ?? undefined }, page);
+export function listAssetDiffs(app: { repos: AsyncStore }, filter: { workspace?: string }, page: { offset: number; limit: number }, scope: Scope = UNRESTRICTED) {
+  return app.repos.assetDiffs.list({ workspace: filter.workspace || undefined, org_uuid: scope.orgs ?? undefined }, page);
 }
 
 /** The stored form of a computed diff; `truncated` is kept when the lists were cut (the totals stay exact). */
@@ -106,15 +106,16 @@ export interface RunDiffSnapshots {
  * Stores the asset and the vulnerability diff of a run's workspace over [started_at, completed_at]
  * (now while it still runs) as an asset_diffs and a vuln_diffs row linked to the run. Both diffs are
  * bounded (DIFF_ITEM_LIMIT items per list, exact totals) and computed before the write
- * transaction, which only inserts the two rows. Returns undefined for runs without a workspace or
+ * transaction, which only inserts the two rows. (The diffs are computed by src/ingest/diff.ts,
+ * still on the synchronous store.) Returns undefined for runs without a workspace or
  * that never started. Meant to be called by the engine right after a run completes.
  */
-export function recordRunDiff(app: { store: Store }, runId: number): RunDiffSnapshots | undefined {
-  const run = app.store.runs.get(runId);
+export async function recordRunDiff(app: { store: Store; repos: AsyncStore }, runId: number): Promise<RunDiffSnapshots | undefined> {
+  const run = await app.repos.runs.get(runId);
   if (!run) throw errors.runNotFound();
   if (!run.workspace || !run.started_at) return undefined;
   const to = run.completed_at ?? new Date().toISOString();
   const assets = snapshotOf(computeAssetDiff(app.store, run.workspace, run.started_at, to), run.id);
   const vulns = snapshotOf(computeVulnDiff(app.store, run.workspace, run.started_at, to), run.id);
-  return app.store.tx(() => ({ assets: app.store.assetDiffs.insert(assets), vulns: app.store.vulnDiffs.insert(vulns) }));
+  return app.repos.tx(async () => ({ assets: await app.repos.assetDiffs.insert(assets), vulns: await app.repos.vulnDiffs.insert(vulns) }));
 }

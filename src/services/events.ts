@@ -24,12 +24,12 @@ export const emitShape = z.object({
 export type EmitInput = z.infer<typeof emitShape>;
 
 /** Records an incoming event and hands it to the scheduler. */
-export function emitEvent(app: AppContext, input: EmitInput): { success: true; message: string; event_id: string; receiver_running: boolean } {
+export async function emitEvent(app: AppContext, input: EmitInput): Promise<{ success: true; message: string; event_id: string; receiver_running: boolean }> {
   if (typeof input.topic !== 'string' || input.topic.trim() === '') throw errors.topicRequired();
   const topic = input.topic.trim();
   const check = noControl('topic').safeParse(topic);
   if (!check.success) throw errors.validation(check.error.issues.map((i) => i.message).join('; '));
-  const rec = app.store.events.insert({
+  const rec = await app.repos.events.insert({
     topic,
     name: input.name ?? '',
     source: input.source || 'api',

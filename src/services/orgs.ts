@@ -5,10 +5,10 @@
  */
 import { z } from 'zod';
 import { errors } from '../errors.js';
-import { DEFAULT_ORG_UUID, type OrgRecord, type OrgRowCounts, type OrgStats, type Store } from '../store/index.js';
+import { DEFAULT_ORG_UUID, type OrgRecord, type OrgRowCounts, type OrgStats, type AsyncStore } from '../store/index.js';
 import type { Scope } from '../auth/scope.js';
 
-type Ctx = { store: Store };
+type Ctx = { repos: AsyncStore };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Longest org name, description, tag and tag list accepted. */
@@ -20,25 +20,24 @@ export function isUuid(text: string): boolean {
 }
 
 /** The org a reference names, or undefined. */
-export function findOrg(app: Ctx, ref: string): OrgRecord | undefined {
+export async function findOrg(app: Ctx, ref: string): Promise<OrgRecord | undefined> {
   const text = ref.trim();
   if (text === '') return undefined;
-  const byUuid = () => (isUuid(text) ? app.store.orgs.get(text.toLowerCase()) : undefined);
-  const byName = () => app.store.orgs.getByName(text);
-  return isUuid(text) ? (byUuid() ?? byName()) : (byName() ?? byUuid());
+  if (!isUuid(text)) return app.repos.orgs.getByName(text);
+  return (await app.repos.orgs.get(text.toLowerCase())) ?? (await app.repos.orgs.getByName(text));
 }
 
 /** The org a path or CLI argument names; 404 `org not found: <ref>`. */
-export function requireOrg(app: Ctx, ref: string): OrgRecord {
-  const org = findOrg(app, ref);
+export async function requireOrg(app: Ctx, ref: string): Promise<OrgRecord> {
+  const org = await findOrg(app, ref);
   if (!org) throw errors.orgNotFound(ref);
   return org;
 }
 
 /** The uuid of a `?org=` filter (undefined when absent or empty); 400 `org not found: <ref>`. */
-export function orgFilter(app: Ctx, ref: string | undefined): string | undefined {
+export async function orgFilter(app: Ctx, ref: string | undefined): Promise<string | undefined> {
   if (ref === undefined || ref.trim() === '') return undefined;
-  const org = findOrg(app, ref);
+  const org = await findOrg(app, ref);
   if (!org) throw errors.orgFilterNotFound(ref);
   return org.uuid;
 }
@@ -97,15 +96,15 @@ function isUniqueViolation(err: unknown): boolean {
 export type OrgWithStats = OrgRecord & { stats: OrgStats };
 
 /** GET /orgs: every org with its stats, the default org first, then by name. */
-export function listOrgs(app: Ctx, scope?: Scope): { data: OrgWithStats[]; total: number } {
-  const orgs = app.store.orgs.list().filter((o) => !scope?.orgs || scope.orgs.includes(o.uuid));
-  const stats = app.store.orgs.statsAll(orgs);
+export async function listOrgs(app: Ctx, scope?: Scope): Promise<{ data: OrgWithStats[]; total: number }> {
+  const orgs = (await app.repos.orgs.list()).filter((o) => !scope?.orgs || scope.orgs.includes(o.uuid));
+  const stats = await app.repos.orgs.statsAll(orgs);
   const data = orgs.map((o) => ({ ...o, stats: stats.get(o.uuid)! }));
   return { data, total: data.length };
 }
 
 /** POST /orgs: 400 `name is required`, `invalid request body: …`, `failed to create org "<name>": …`. */
-export function createOrg(app: Ctx, body: unknown): OrgRecord {
+export async function createOrg(app: Ctx, body: unknown): Promise<OrgRecord> {
   const b = parseBody(createOrgSchema, body);
   if (b.name === undefined || b.name.trim() === '') throw errors.orgNameRequired();
   const checked = checkName(b.name);
@@ -115,12 +114,12 @@ export function createOrg(app: Ctx, body: unknown): OrgRecord {
   if (b.uuid !== undefined && b.uuid !== null && b.uuid.trim() !== '') {
     if (!isUuid(b.uuid.trim())) throw errors.orgInvalidBody('uuid: must be a uuid (8-4-4-4-12 hex digits)');
     uuid = b.uuid.trim().toLowerCase();
-    if (app.store.orgs.get(uuid)) throw errors.orgCreateFailed(name, `an org with uuid ${uuid} already exists`);
+    if (await app.repos.orgs.get(uuid)) throw errors.orgCreateFailed(name, `an org with uuid ${uuid} already exists`);
   }
-  const taken = app.store.orgs.getByName(name);
+  const taken = await app.repos.orgs.getByName(name);
   if (taken) throw errors.orgCreateFailed(name, `an org named "${taken.name}" already exists`);
   try {
-    return app.store.orgs.create({ name, description: b.description?.trim() ?? '', tags: b.tags ?? [], uuid });
+    return await app.repos.orgs.create({ name, description: b.description?.trim() ?? '', tags: b.tags ?? [], uuid });
   } catch (err) {
     if (isUniqueViolation(err)) throw errors.orgCreateFailed(name, 'an org with this name or uuid already exists');
     throw err;
@@ -128,16 +127,16 @@ export function createOrg(app: Ctx, body: unknown): OrgRecord {
 }
 
 /** GET /orgs/{ref}. */
-export function getOrg(app: Ctx, ref: string, scope?: Scope): OrgRecord {
-  const org = requireOrg(app, ref);
+export async function getOrg(app: Ctx, ref: string, scope?: Scope): Promise<OrgRecord> {
+  const org = await requireOrg(app, ref);
   // Another org than the caller's answers like an unknown one.
   if (scope?.orgs && !scope.orgs.includes(org.uuid)) throw errors.orgNotFound(ref);
   return org;
 }
 
 /** GET /orgs/{ref}/stats. */
-export function getOrgStats(app: Ctx, ref: string, scope?: Scope): OrgStats {
-  return app.store.orgs.stats(getOrg(app, ref, scope));
+export async function getOrgStats(app: Ctx, ref: string, scope?: Scope): Promise<OrgStats> {
+  return app.repos.orgs.stats(await getOrg(app, ref, scope));
 }
 
 export interface OrgUpdateResult {
@@ -152,8 +151,8 @@ export interface OrgUpdateResult {
  * PUT /orgs/{ref}: rename (403 for the default org; 409 when the name is taken), description,
  * tags (replace), and assignment of workspaces with their assets, vulnerabilities and runs.
  */
-export function updateOrg(app: Ctx, ref: string, body: unknown): OrgUpdateResult {
-  const org = requireOrg(app, ref);
+export async function updateOrg(app: Ctx, ref: string, body: unknown): Promise<OrgUpdateResult> {
+  const org = await requireOrg(app, ref);
   const b = parseBody(updateOrgSchema, body);
   const patch: { name?: string; description?: string; tags?: string[] } = {};
   if (b.name !== undefined && b.name !== null && b.name.trim() !== '') {
@@ -161,7 +160,7 @@ export function updateOrg(app: Ctx, ref: string, body: unknown): OrgUpdateResult
     if ('problem' in checked) throw errors.orgInvalidBody(checked.problem);
     if (checked.name !== org.name) {
       if (org.uuid === DEFAULT_ORG_UUID) throw errors.defaultOrgProtected();
-      const taken = app.store.orgs.getByName(checked.name);
+      const taken = await app.repos.orgs.getByName(checked.name);
       if (taken && taken.uuid !== org.uuid) throw errors.orgNameTaken(taken.name);
       patch.name = checked.name;
     }
@@ -169,23 +168,23 @@ export function updateOrg(app: Ctx, ref: string, body: unknown): OrgUpdateResult
   if (b.description !== undefined && b.description !== null && b.description.trim() !== '') patch.description = b.description.trim();
   if (b.tags !== undefined && b.tags !== null) patch.tags = b.tags;
   const workspaces = (b.workspaces ?? []).map((w) => w.trim()).filter(Boolean);
-  const run = () => {
+  const run = async (): Promise<OrgUpdateResult> => {
     let data: OrgRecord;
     try {
-      data = app.store.orgs.update(org.uuid, patch) ?? org;
+      data = (await app.repos.orgs.update(org.uuid, patch)) ?? org;
     } catch (err) {
       if (isUniqueViolation(err)) throw errors.orgNameTaken(patch.name ?? org.name);
       throw err;
     }
     if (workspaces.length === 0) return { data };
-    const { counts, missing } = app.store.orgs.assign(org.uuid, workspaces);
+    const { counts, missing } = await app.repos.orgs.assign(org.uuid, workspaces);
     return { data, assigned: counts, ...(missing.length > 0 ? { unknown_workspaces: missing } : {}) };
   };
-  return app.store.tx(run);
+  return app.repos.tx(run);
 }
 
 /** Moves workspaces into an org (`osm org assign`). */
-export function assignWorkspaces(app: Ctx, ref: string, workspaces: string[]): OrgUpdateResult {
+export function assignWorkspaces(app: Ctx, ref: string, workspaces: string[]): Promise<OrgUpdateResult> {
   return updateOrg(app, ref, { workspaces });
 }
 
@@ -202,13 +201,13 @@ export interface OrgDeleteResult {
  * DELETE /orgs/{ref}?purge=: 403 for the default org; the org's rows move to the default org, or
  * with `purge` are deleted (409 while the org has active runs), in one transaction.
  */
-export function deleteOrg(app: Ctx, ref: string, purge: boolean): OrgDeleteResult {
-  const org = requireOrg(app, ref);
+export async function deleteOrg(app: Ctx, ref: string, purge: boolean): Promise<OrgDeleteResult> {
+  const org = await requireOrg(app, ref);
   if (org.uuid === DEFAULT_ORG_UUID) throw errors.defaultOrgProtected();
   if (purge) {
-    const active = app.store.orgs.activeRuns(org.uuid);
+    const active = await app.repos.orgs.activeRuns(org.uuid);
     if (active > 0) throw errors.orgBusy(org.name, active);
   }
-  const rows = app.store.orgs.remove(org.uuid, purge);
+  const rows = await app.repos.orgs.remove(org.uuid, purge);
   return { message: 'org deleted', uuid: org.uuid, name: org.name, purged: purge, rows };
 }

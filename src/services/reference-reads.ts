@@ -8,17 +8,20 @@ import type { AppContext } from './context.js';
 import { UNRESTRICTED, workspaceInScope, type Scope } from '../auth/scope.js';
 
 /** GET /workspace-names: every workspace row's name, ascending ([] when there is none). */
-export function workspaceNames(app: AppContext, scope: Scope = UNRESTRICTED): string[] {
-  const names = app.store.workspaces.names();
-  return scope.orgs === null ? names : names.filter((n) => workspaceInScope(app.store, scope, n));
+export async function workspaceNames(app: AppContext, scope: Scope = UNRESTRICTED): Promise<string[]> {
+  const names = await app.repos.workspaces.names();
+  if (scope.orgs === null) return names;
+  const visible: string[] = [];
+  for (const n of names) if (await workspaceInScope(app.repos, scope, n)) visible.push(n);
+  return visible;
 }
 
 /** GET /asset-stats: distinct technologies, sources, remarks and asset types (one workspace or all). */
-export function assetStats(app: AppContext, workspace?: string, scope: Scope = UNRESTRICTED): AssetFacets {
-  return app.store.assetStats.facets(workspace || undefined, scope.orgs ?? undefined);
+export function assetStats(app: AppContext, workspace?: string, scope: Scope = UNRESTRICTED): Promise<AssetFacets> {
+  return app.repos.assetStats.facets(workspace || undefined, scope.orgs ?? undefined);
 }
 
 /** GET /vulnerabilities/diffs: stored snapshots, newest first. */
-export function listStoredVulnDiffs(app: AppContext, filter: { workspace?: string }, page: { offset: number; limit: number }, scope: Scope = UNRESTRICTED): ListResult<DiffSnapshotRecord> {
-  return app.store.vulnDiffs.list({ workspace: filter.workspace || undefined, org_uuid: scope.orgs ?? undefined }, page);
+export function listStoredVulnDiffs(app: AppContext, filter: { workspace?: string }, page: { offset: number; limit: number }, scope: Scope = UNRESTRICTED): Promise<ListResult<DiffSnapshotRecord>> {
+  return app.repos.vulnDiffs.list({ workspace: filter.workspace || undefined, org_uuid: scope.orgs ?? undefined }, page);
 }

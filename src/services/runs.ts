@@ -176,7 +176,7 @@ export async function executeStoredRun(app: AppContext, run: RunRecord, display:
   const out = await executeRun(app, run.id, input, display, source, { workflow, resumeOf: storedRunOptions(run.options).resume_of });
   if (out.status === 'completed' && !input.emptyTarget) {
     try {
-      recordRunDiff(app, run.id);
+      await recordRunDiff(app, run.id);
     } catch {
       // A diff snapshot is a convenience; it must never change the run's outcome.
     }

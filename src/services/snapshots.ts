@@ -39,12 +39,12 @@ export function snapshotLimits(app: SnapshotApp): ZipLimits {
 }
 
 /** Validates a workspace name and finds its folder; 404 when neither the folder nor the row exists. */
-export function resolveWorkspace(app: SnapshotApp, workspace: string | undefined, scope: Scope = UNRESTRICTED): { name: string; folder: string } {
+export async function resolveWorkspace(app: SnapshotApp, workspace: string | undefined, scope: Scope = UNRESTRICTED): Promise<{ name: string; folder: string }> {
   const name = (workspace ?? '').trim();
   if (!name) throw errors.workspaceNameRequired();
   if (!isSafeName(name)) throw errors.invalidWorkspaceName();
-  if (!workspaceInScope(app.store, scope, name)) throw errors.workspaceNotFound(name);
-  const row = app.store.workspaces.get(name);
+  if (!(await workspaceInScope(app.repos, scope, name))) throw errors.workspaceNotFound(name);
+  const row = await app.repos.workspaces.get(name);
   // The row's local_path (a run with another workspaces folder) is used only when it names this
   // workspace's own folder: a stray value such as '/' must never become the export root.
   const own = join(app.settings().paths.workspaces, name);
@@ -64,7 +64,7 @@ export interface ExportResult extends ZipResult {
 
 /** Writes `<snapshot dir>/<workspace>_<unix ts>.zip` (or `dest`) atomically; returns where and how big. */
 export async function exportSnapshot(app: SnapshotApp, input: { workspace?: string; includeArtifacts?: boolean; dest?: string }, scope: Scope = UNRESTRICTED): Promise<ExportResult> {
-  const ws = resolveWorkspace(app, input.workspace, scope);
+  const ws = await resolveWorkspace(app, input.workspace, scope);
   const dir = input.dest ? dirname(resolve(input.dest)) : snapshotDir(app);
   mkdirSync(dir, { recursive: true });
   const part = join(dir, `.${ws.name}.${randomBytes(4).toString('hex')}.part`);
@@ -110,18 +110,18 @@ function publish(part: string, dir: string, workspace: string): string {
 }
 
 /** A fresh export streamed without storing it (legacy download); errors after the start end the stream. */
-export function streamSnapshot(app: SnapshotApp, workspace: string, scope: Scope = UNRESTRICTED): { name: string; stream: Readable } {
-  const ws = resolveWorkspace(app, workspace, scope);
+export async function streamSnapshot(app: SnapshotApp, workspace: string, scope: Scope = UNRESTRICTED): Promise<{ name: string; stream: Readable }> {
+  const ws = await resolveWorkspace(app, workspace, scope);
   const out = new PassThrough();
   writeSnapshotZip(app.repos, { workspace: ws.name, folder: ws.folder, includeArtifacts: true }, out).catch((err: unknown) => out.destroy(err as Error));
   return { name: snapshotFileName(ws.name), stream: out };
 }
 
 /** A stored snapshot is visible when the workspace its name implies is (a bound credential never sees others' archives). */
-function snapshotInScope(app: SnapshotApp, scope: Scope, name: string): boolean {
+async function snapshotInScope(app: SnapshotApp, scope: Scope, name: string): Promise<boolean> {
   if (scope.orgs === null) return true;
   const ws = workspaceFromFileName(name);
-  return ws !== '' && app.store.workspaces.get(ws) !== undefined && workspaceInScope(app.store, scope, ws);
+  return ws !== '' && (await app.repos.workspaces.get(ws)) !== undefined && (await workspaceInScope(app.repos, scope, ws));
 }
 
 export interface SnapshotFile {
@@ -132,7 +132,7 @@ export interface SnapshotFile {
 }
 
 /** The `*.zip` files of the snapshot folder, newest first. */
-export function listSnapshots(app: SnapshotApp, scope: Scope = UNRESTRICTED): { data: SnapshotFile[]; count: number; path: string } {
+export async function listSnapshots(app: SnapshotApp, scope: Scope = UNRESTRICTED): Promise<{ data: SnapshotFile[]; count: number; path: string }> {
   const dir = snapshotDir(app);
   const data: SnapshotFile[] = [];
   let names: string[] = [];
@@ -142,7 +142,7 @@ export function listSnapshots(app: SnapshotApp, scope: Scope = UNRESTRICTED): { 
     names = [];
   }
   for (const name of names) {
-    if (!isSnapshotName(name) || !snapshotInScope(app, scope, name)) continue;
+    if (!isSnapshotName(name) || !(await snapshotInScope(app, scope, name))) continue;
     const path = join(dir, name);
     try {
       const st = lstatSync(path);
@@ -156,9 +156,9 @@ export function listSnapshots(app: SnapshotApp, scope: Scope = UNRESTRICTED): { 
 }
 
 /** One stored snapshot by name: 400 Invalid snapshot name, 404 Snapshot not found. */
-export function snapshotFile(app: SnapshotApp, name: string, scope: Scope = UNRESTRICTED): SnapshotFile {
+export async function snapshotFile(app: SnapshotApp, name: string, scope: Scope = UNRESTRICTED): Promise<SnapshotFile> {
   if (!isSnapshotName(name)) throw errors.invalidSnapshotName();
-  if (!snapshotInScope(app, scope, name)) throw errors.snapshotNotFound(name);
+  if (!(await snapshotInScope(app, scope, name))) throw errors.snapshotNotFound(name);
   const path = join(snapshotDir(app), name);
   try {
     const st = lstatSync(path);
@@ -170,8 +170,8 @@ export function snapshotFile(app: SnapshotApp, name: string, scope: Scope = UNRE
 }
 
 /** Deletes one stored snapshot. */
-export function deleteSnapshot(app: SnapshotApp, name: string, scope: Scope = UNRESTRICTED): { message: string; name: string } {
-  const file = snapshotFile(app, name, scope);
+export async function deleteSnapshot(app: SnapshotApp, name: string, scope: Scope = UNRESTRICTED): Promise<{ message: string; name: string }> {
+  const file = await snapshotFile(app, name, scope);
   unlinkSync(file.path);
   return { message: 'Snapshot deleted successfully', name };
 }

@@ -17,10 +17,10 @@ export interface SystemStats {
 }
 
 /** One consistent snapshot of every counter shown by GET /stats. */
-export function systemStats(app: AppContext, scope: Scope = UNRESTRICTED): SystemStats {
+export async function systemStats(app: AppContext, scope: Scope = UNRESTRICTED): Promise<SystemStats> {
   // A credential bound to orgs counts only its orgs' rows (workflows are shared by everyone).
-  const snap = app.store.stats.snapshot(scope.orgs ?? undefined);
-  const wf = app.store.workflows.countByKind();
+  const snap = await app.repos.stats.snapshot(scope.orgs ?? undefined);
+  const wf = await app.repos.workflows.countByKind();
   const v = snap.vulnerabilities;
   return {
     workflows: { total: wf.flows + wf.modules, flows: wf.flows, modules: wf.modules },

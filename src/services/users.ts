@@ -23,22 +23,32 @@ export interface UserView {
 }
 
 /** Org refs (names or uuids) → uuids; an unknown org is a 404 naming it. */
-export function resolveOrgRefs(app: AppContext, refs: readonly string[] | undefined): string[] {
+export async function resolveOrgRefs(app: AppContext, refs: readonly string[] | undefined): Promise<string[]> {
   const out: string[] = [];
   for (const ref of refs ?? []) {
-    const uuid = requireOrg(app, ref.trim()).uuid;
+    const uuid = (await requireOrg(app, ref.trim())).uuid;
     if (!out.includes(uuid)) out.push(uuid);
   }
   return out;
 }
 
 /** Org uuids → `{ uuid, name }` for display (a deleted org shows with an empty name). */
-export function orgViews(app: AppContext, uuids: readonly string[]): { uuid: string; name: string }[] {
-  return uuids.map((uuid) => ({ uuid, name: app.store.orgs.get(uuid)?.name ?? '' }));
+export async function orgViews(app: AppContext, uuids: readonly string[]): Promise<{ uuid: string; name: string }[]> {
+  return uuids.length === 0 ? [] : viewsOf(await orgNames(app), uuids);
 }
 
-export function userView(app: AppContext, u: UserRecord): UserView {
-  return { username: u.username, role: u.role, orgs: orgViews(app, u.orgs), created_at: u.created_at, updated_at: u.updated_at };
+/** Every org's name by uuid (one read, for showing the org bindings of many users or tokens). */
+export async function orgNames(app: AppContext): Promise<Map<string, string>> {
+  return new Map((await app.repos.orgs.list()).map((o) => [o.uuid, o.name]));
+}
+
+/** Org uuids → `{ uuid, name }` with the names of `orgNames`. */
+export function viewsOf(names: ReadonlyMap<string, string>, uuids: readonly string[]): { uuid: string; name: string }[] {
+  return uuids.map((uuid) => ({ uuid, name: names.get(uuid) ?? '' }));
+}
+
+export function userView(names: ReadonlyMap<string, string>, u: UserRecord): UserView {
+  return { username: u.username, role: u.role, orgs: viewsOf(names, u.orgs), created_at: u.created_at, updated_at: u.updated_at };
 }
 
 function checkRole(role: unknown): Role {
@@ -51,8 +61,8 @@ function checkPassword(password: string): void {
   if (problem) throw errors.weakPassword(problem);
 }
 
-function requireUser(app: AppContext, username: string): UserRecord {
-  const u = app.store.access.getUser(username);
+async function requireUser(app: AppContext, username: string): Promise<UserRecord> {
+  const u = await app.repos.access.getUser(username);
   if (!u) throw errors.userNotFound(username);
   return u;
 }
@@ -63,56 +73,62 @@ export async function addUser(app: AppContext, input: { username: string; passwo
   if (!USER_NAME_RE.test(username)) throw errors.invalidUserName(input.username);
   const role = checkRole(input.role);
   if (isSettingsUser(app, username)) throw errors.userNameTaken(username);
-  if (app.store.access.getUser(username)) throw errors.userExists(username);
+  if (await app.repos.access.getUser(username)) throw errors.userExists(username);
   checkPassword(input.password);
-  const orgs = resolveOrgRefs(app, input.orgs);
+  const orgs = await resolveOrgRefs(app, input.orgs);
   const password_hash = await hashPassword(input.password);
   try {
     // Sessions of an earlier user of the same name must not come back to life.
-    app.store.access.bumpTokenVersion(username);
-    return userView(app, app.store.access.createUser({ username, password_hash, role, orgs }));
+    await app.repos.access.bumpTokenVersion(username);
+    const created = await app.repos.access.createUser({ username, password_hash, role, orgs });
+    return userView(await orgNames(app), created);
   } catch (err) {
     if (/UNIQUE constraint/i.test(String((err as Error).message))) throw errors.userExists(username);
     throw err;
   }
 }
 
-export function listUsers(app: AppContext): UserView[] {
-  return app.store.access.listUsers().map((u) => userView(app, u));
+export async function listUsers(app: AppContext): Promise<UserView[]> {
+  const users = await app.repos.access.listUsers();
+  const names = await orgNames(app);
+  return users.map((u) => userView(names, u));
 }
 
-export function getUser(app: AppContext, username: string): UserView {
-  return userView(app, requireUser(app, username));
+export async function getUser(app: AppContext, username: string): Promise<UserView> {
+  const u = await requireUser(app, username);
+  return userView(await orgNames(app), u);
 }
 
 /** Changes a password; every session of the user ends (its JWTs stop working). */
 export async function setPassword(app: AppContext, username: string, password: string): Promise<UserView> {
-  requireUser(app, username);
+  await requireUser(app, username);
   checkPassword(password);
   const password_hash = await hashPassword(password);
-  const u = app.store.access.updateUser(username, { password_hash });
+  const u = await app.repos.access.updateUser(username, { password_hash });
   if (!u) throw errors.userNotFound(username);
-  app.store.access.bumpTokenVersion(u.username);
-  return userView(app, u);
+  await app.repos.access.bumpTokenVersion(u.username);
+  return userView(await orgNames(app), u);
 }
 
 /** Changes role and/or org bindings; they apply to the user's next request. */
-export function updateUser(app: AppContext, username: string, patch: { role?: string; orgs?: string[] }): UserView {
-  requireUser(app, username);
-  const u = app.store.access.updateUser(username, {
-    ...(patch.role !== undefined ? { role: checkRole(patch.role) } : {}),
-    ...(patch.orgs !== undefined ? { orgs: resolveOrgRefs(app, patch.orgs) } : {}),
+export async function updateUser(app: AppContext, username: string, patch: { role?: string; orgs?: string[] }): Promise<UserView> {
+  await requireUser(app, username);
+  const role = patch.role !== undefined ? checkRole(patch.role) : undefined;
+  const orgs = patch.orgs !== undefined ? await resolveOrgRefs(app, patch.orgs) : undefined;
+  const u = await app.repos.access.updateUser(username, {
+    ...(role !== undefined ? { role } : {}),
+    ...(orgs !== undefined ? { orgs } : {}),
   });
   if (!u) throw errors.userNotFound(username);
-  return userView(app, u);
+  return userView(await orgNames(app), u);
 }
 
 /** Removes a user; its sessions end at once. */
-export function removeUser(app: AppContext, username: string): { message: string; username: string } {
-  const u = requireUser(app, username);
-  app.store.tx(() => {
-    app.store.access.deleteUser(u.username);
-    app.store.access.bumpTokenVersion(u.username);
+export async function removeUser(app: AppContext, username: string): Promise<{ message: string; username: string }> {
+  const u = await requireUser(app, username);
+  await app.repos.tx(async () => {
+    await app.repos.access.deleteUser(u.username);
+    await app.repos.access.bumpTokenVersion(u.username);
   });
   return { message: 'User removed', username: u.username };
 }

@@ -1,7 +1,7 @@
 /** Vulnerability use cases shared by /vulnerabilities* and `osm vulns`. */
 import { z } from 'zod';
 import { errors } from '../errors.js';
-import { SEVERITIES, type ListResult, type Page, type Severity, type Store, type VulnInput, type VulnListFilter, type VulnRecord } from '../store/index.js';
+import { SEVERITIES, type AsyncStore, type ListResult, type Page, type Severity, type Store, type VulnInput, type VulnListFilter, type VulnRecord } from '../store/index.js';
 import { RecordImporter, vulnUpsert, type ImportKind } from '../ingest/importer.js';
 import { isNucleiRecord, nucleiToVuln, vulnRecordToInput } from '../ingest/nuclei.js';
 import { asObject } from '../ingest/records.js';
@@ -21,31 +21,31 @@ export function parseSeverityList(text: string | undefined): Severity[] | undefi
 }
 
 /** Filtered page of vulnerabilities (confidence filters rows and total alike). */
-export function listVulns(app: { store: Store }, filter: VulnListFilter, page: Page): ListResult<VulnRecord> {
-  return app.store.vulns.list(
+export function listVulns(app: { repos: AsyncStore }, filter: VulnListFilter, page: Page): Promise<ListResult<VulnRecord>> {
+  return app.repos.vulns.list(
     { workspace: filter.workspace || undefined, severity: filter.severity, confidence: filter.confidence || undefined, asset_value: filter.asset_value || undefined, org_uuid: filter.org_uuid || undefined },
     page,
   );
 }
 
 /** Counts by severity (all five always present) of one workspace, or of all when none is given (within one org when given). */
-export function vulnSummary(app: { store: Store }, workspace?: string, orgUuid?: OrgFilter) {
+export async function vulnSummary(app: { repos: AsyncStore }, workspace?: string, orgUuid?: OrgFilter) {
   const ws = workspace?.trim() ?? '';
-  const s = app.store.vulns.summary(ws === '' ? undefined : ws, orgUuid || undefined);
+  const s = await app.repos.vulns.summary(ws === '' ? undefined : ws, orgUuid || undefined);
   return { by_severity: { critical: s.critical, high: s.high, medium: s.medium, low: s.low, info: s.info }, total: s.total, workspace: ws };
 }
 
 /** One vulnerability; 400 Invalid vulnerability ID, 404 Vulnerability not found. */
-export function getVuln(app: { store: Store }, idText: string, scope: Scope = UNRESTRICTED): VulnRecord {
-  const v = app.store.vulns.get(parseNumericId(idText, errors.invalidVulnId));
+export async function getVuln(app: { repos: AsyncStore }, idText: string, scope: Scope = UNRESTRICTED): Promise<VulnRecord> {
+  const v = await app.repos.vulns.get(parseNumericId(idText, errors.invalidVulnId));
   if (!v || !inScope(scope, v.org_uuid)) throw errors.vulnNotFound();
   return v;
 }
 
 /** Deletes one vulnerability; same errors as getVuln. */
-export function deleteVuln(app: { store: Store }, idText: string, scope: Scope = UNRESTRICTED): void {
-  const id = getVuln(app, idText, scope).id;
-  if (!app.store.vulns.delete(id)) throw errors.vulnNotFound();
+export async function deleteVuln(app: { repos: AsyncStore }, idText: string, scope: Scope = UNRESTRICTED): Promise<void> {
+  const id = (await getVuln(app, idText, scope)).id;
+  if (!(await app.repos.vulns.delete(id))) throw errors.vulnNotFound();
 }
 
 const optText = z.string().nullish().transform((v) => v ?? undefined);
@@ -86,18 +86,18 @@ function requireWorkspace(body: unknown): Record<string, unknown> {
  * A credential bound to orgs writes findings only into an existing workspace of its orgs (a new
  * workspace would land in the default org, outside its reach): 404 otherwise.
  */
-function writableWorkspace(app: { store: Store }, scope: Scope, name: string): void {
+async function writableWorkspace(app: { repos: AsyncStore }, scope: Scope, name: string): Promise<void> {
   if (scope.orgs === null) return;
-  if (!app.store.workspaces.get(name) || !workspaceInScope(app.store, scope, name)) throw errors.workspaceNotFound(name);
+  if (!(await app.repos.workspaces.get(name)) || !(await workspaceInScope(app.repos, scope, name))) throw errors.workspaceNotFound(name);
 }
 
 /** POST /vulnerabilities: plain insert (no dedupe), confidence defaults to Certain. */
-export function createVuln(app: { store: Store }, body: unknown, scope: Scope = UNRESTRICTED): VulnRecord {
+export async function createVuln(app: { repos: AsyncStore }, body: unknown, scope: Scope = UNRESTRICTED): Promise<VulnRecord> {
   const r = createVulnSchema.safeParse(requireWorkspace(body));
   if (!r.success) throw errors.invalidBody(r.error.issues.map((i) => `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; '));
   const { workspace, ...fields } = r.data;
-  writableWorkspace(app, scope, workspace.trim());
-  return app.store.vulns.create({ ...(fields as VulnInput), workspace: workspace.trim() });
+  await writableWorkspace(app, scope, workspace.trim());
+  return app.repos.vulns.create({ ...(fields as VulnInput), workspace: workspace.trim() });
 }
 
 export interface VulnImportResult {
@@ -117,9 +117,10 @@ const anyVulnKind: ImportKind<VulnInput> = {
 };
 
 /** POST /vulnerabilities/import: upsert by fingerprint; bad records are listed by index, never fatal. */
-export function importVulns(app: { store: Store }, body: unknown, scope: Scope = UNRESTRICTED): VulnImportResult {
+export async function importVulns(app: { store: Store; repos: AsyncStore }, body: unknown, scope: Scope = UNRESTRICTED): Promise<VulnImportResult> {
   const obj = requireWorkspace(body);
-  writableWorkspace(app, scope, (obj.workspace as string).trim());
+  // The importer (src/ingest) still writes through the synchronous store.
+  await writableWorkspace(app, scope, (obj.workspace as string).trim());
   if (!Array.isArray(obj.data)) throw errors.validation('data: expected an array of records');
   if (obj.data.length > MAX_IMPORT_RECORDS) throw errors.importTooManyRecords(MAX_IMPORT_RECORDS);
   const importer = new RecordImporter(app.store, obj.workspace as string, anyVulnKind, { eventSource: 'api', maxErrorLines: MAX_IMPORT_RECORDS });

@@ -136,9 +136,9 @@ function countRuns(app: AppContext, name: string, status?: 'running' | 'queued' 
 }
 
 /** GET /workspaces/{name}: the row with its run count (a folder without a row is shown as such). */
-export function getWorkspace(app: AppContext, name: string, scope: Scope = UNRESTRICTED): (WorkspaceRecord | Record<string, unknown>) & { runs_count: number } {
+export async function getWorkspace(app: AppContext, name: string, scope: Scope = UNRESTRICTED): Promise<(WorkspaceRecord | Record<string, unknown>) & { runs_count: number }> {
   checkWorkspaceName(name);
-  if (!workspaceInScope(app.store, scope, name)) throw errors.workspaceNotFound(name);
+  if (!(await workspaceInScope(app.repos, scope, name))) throw errors.workspaceNotFound(name);
   const row = app.store.workspaces.get(name);
   if (row) return { ...row, runs_count: countRuns(app, name) };
   const dir = workspaceFolder(app, name);
@@ -203,9 +203,9 @@ export function deleteWorkspace(app: AppContext, name: string, opts: { purgeFile
 }
 
 /** GET /workspaces/{name}/state-file: one run state file of the workspace (capped at 5 MiB). */
-export function readStateFile(app: AppContext, name: string, kind: string | undefined, scope: Scope = UNRESTRICTED): { workspace: string; state_file: StateFileKind; file_path: string; content: string; size: number; truncated: boolean } {
+export async function readStateFile(app: AppContext, name: string, kind: string | undefined, scope: Scope = UNRESTRICTED): Promise<{ workspace: string; state_file: StateFileKind; file_path: string; content: string; size: number; truncated: boolean }> {
   checkWorkspaceName(name);
-  if (!workspaceInScope(app.store, scope, name)) throw errors.workspaceNotFound(name);
+  if (!(await workspaceInScope(app.repos, scope, name))) throw errors.workspaceNotFound(name);
   const allowed = Object.keys(STATE_FILE_KINDS);
   if (!kind || !allowed.includes(kind)) throw errors.invalidStateFile(allowed.join(', '));
   const dir = workspaceFolder(app, name);

@@ -17,12 +17,12 @@ const objects: Record<string, string> = {};
 beforeAll(async () => {
   t = await makeTestServer({ withQueue: true });
   for (const role of ['viewer', 'operator', 'admin'] as const) {
-    creds[role] = { 'x-osm-api-key': createToken(t.app, { name: `m-${role}`, role }).token };
+    creds[role] = { 'x-osm-api-key': (await createToken(t.app, { name: `m-${role}`, role })).token };
   }
   // Objects of org "acme"; the bound caller is an operator of org "globex".
   const acme = (await t.server.inject({ method: 'POST', url: '/osm/api/orgs', headers: t.auth, payload: { name: 'acme' } })).json().data.uuid as string;
   await t.server.inject({ method: 'POST', url: '/osm/api/orgs', headers: t.auth, payload: { name: 'globex' } });
-  creds.bound = { 'x-osm-api-key': createToken(t.app, { name: 'm-bound', role: 'operator', orgs: ['globex'] }).token };
+  creds.bound = { 'x-osm-api-key': (await createToken(t.app, { name: 'm-bound', role: 'operator', orgs: ['globex'] })).token };
   const ws = 'acmecorp.com';
   const run = (await t.server.inject({ method: 'POST', url: '/osm/api/runs', headers: t.auth, payload: { module: 'sample-recon', target: ws } })).json();
   for (let i = 0; i < 400 && !['completed', 'failed'].includes(t.app.store.runs.getByUuid(run.run_uuid)?.status ?? ''); i++) await new Promise((r) => setTimeout(r, 50));

@@ -133,7 +133,7 @@ describe('GET /osm/api/assets/diffs and /osm/api/vulnerabilities/diffs', () => {
     const run = t.app.store.runs.create({ workflow_name: 'recon', workflow_kind: 'flow', target: 'example.com', workspace: 'example.com', status: 'running' });
     t.app.store.db.prepare('UPDATE runs SET started_at = ? WHERE id = ?').run('2026-02-01T12:00:00.000Z', run.id);
     t.app.store.runs.transition(run.id, 'completed');
-    const { assets: stored, vulns } = recordRunDiff(t.app, run.id)!;
+    const { assets: stored, vulns } = (await recordRunDiff(t.app, run.id))!;
     expect(stored).toMatchObject({ workspace_name: 'example.com', run_id: run.id, total_added: 1, total_removed: 1, total_changed: 1 });
     expect(JSON.parse(stored.diff_data).changed[0].asset_value).toBe('api.example.com');
     const list = (await get('/osm/api/assets/diffs?workspace=example.com')).json();
@@ -157,7 +157,7 @@ describe('GET /osm/api/assets/diffs and /osm/api/vulnerabilities/diffs', () => {
     // A second run: one more row in each table, newest first, paged.
     const again = t.app.store.runs.create({ workflow_name: 'recon', workflow_kind: 'flow', target: 'example.com', workspace: 'example.com', status: 'running' });
     t.app.store.runs.transition(again.id, 'completed');
-    const second = recordRunDiff(t.app, again.id)!;
+    const second = (await recordRunDiff(t.app, again.id))!;
     expect(second.vulns).toMatchObject({ run_id: again.id, total_added: 0, total_changed: 0 });
     const page1 = (await get('/osm/api/vulnerabilities/diffs?workspace=example.com&limit=1')).json();
     expect(page1).toMatchObject({ data: [{ id: second.vulns.id, run_id: again.id }], pagination: { total: 2, offset: 0, limit: 1 } });
@@ -167,8 +167,8 @@ describe('GET /osm/api/assets/diffs and /osm/api/vulnerabilities/diffs', () => {
 
     // Runs without a workspace or that never started store nothing; unknown runs are an error.
     const unstarted = t.app.store.runs.create({ workflow_name: 'recon', workflow_kind: 'flow', target: 'example.com', workspace: 'example.com' });
-    expect(recordRunDiff(t.app, unstarted.id)).toBeUndefined();
+    expect(await recordRunDiff(t.app, unstarted.id)).toBeUndefined();
     expect((await get('/osm/api/vulnerabilities/diffs')).json().pagination.total).toBe(2);
-    expect(() => recordRunDiff(t.app, 987654)).toThrow('Run not found');
+    await expect(recordRunDiff(t.app, 987654)).rejects.toThrow('Run not found');
   });
 });

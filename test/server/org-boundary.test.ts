@@ -44,9 +44,9 @@ beforeAll(async () => {
     const run = t.app.store.runs.getByUuid(created.run_uuid)!;
     ids[key] = { run: created.run_uuid, runId: run.id, job: created.job_id, asset: t.app.store.assets.list({ workspace: ws }, { offset: 0, limit: 1 }).data[0]!.id, vuln: vuln.id, schedule: '', snapshot };
   }
-  tok.a = { 'x-osm-api-key': createToken(t.app, { name: 'op-a', role: 'operator', orgs: ['acme'] }).token };
-  tok.b = { 'x-osm-api-key': createToken(t.app, { name: 'op-b', role: 'operator', orgs: ['globex'] }).token };
-  tok.adminA = { 'x-osm-api-key': createToken(t.app, { name: 'admin-a', role: 'admin', orgs: ['acme'] }).token };
+  tok.a = { 'x-osm-api-key': (await createToken(t.app, { name: 'op-a', role: 'operator', orgs: ['acme'] })).token };
+  tok.b = { 'x-osm-api-key': (await createToken(t.app, { name: 'op-b', role: 'operator', orgs: ['globex'] })).token };
+  tok.adminA = { 'x-osm-api-key': (await createToken(t.app, { name: 'admin-a', role: 'admin', orgs: ['acme'] })).token };
   for (const key of ['a', 'b'] as const) {
     const res = await call('POST', '/osm/api/schedules', tok[key]!, { name: `nightly-${key}`, workflow_name: 'sample-recon', target: key === 'a' ? WA : WB, trigger_type: 'cron', schedule: '0 3 * * *' });
     expect(res.statusCode, res.body).toBe(201);

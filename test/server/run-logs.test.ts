@@ -288,7 +288,7 @@ describe('GET /events/stream', () => {
 
   it('shows a credential bound to an org only its orgs\' runs: another org\'s log is a 404, its transitions are not sent', async () => {
     expect((await t.server.inject({ method: 'POST', url: '/osm/api/orgs', headers: t.auth, payload: { name: 'acme' } })).statusCode).toBe(201);
-    const bound = { 'x-osm-api-key': createToken(t.app, { name: 'acme-viewer', role: 'viewer', orgs: ['acme'] }).token };
+    const bound = { 'x-osm-api-key': (await createToken(t.app, { name: 'acme-viewer', role: 'viewer', orgs: ['acme'] })).token };
     const theirs = await openSse(`${url}/osm/api/events/stream`, bound);
     const mine = await openSse(`${url}/osm/api/events/stream`, t.auth);
     const { uuid, gate } = await startGated('orgs');

@@ -35,7 +35,7 @@ export async function assetsList(command: Command): Promise<void> {
   const app = openApp(o);
   try {
     // The global --org: only assets of that org's workspaces.
-    const org = commandOrg(app, o);
+    const org = await commandOrg(app, o);
     if (o.stats) {
       // Exact and cheap: the trigger-kept counter tables, never a scan of the assets table.
       const { byType, byStatus, total } = await app.repos.assetStats.totals({ workspace: o.workspace, org_uuid: org });
@@ -49,7 +49,7 @@ export async function assetsList(command: Command): Promise<void> {
       ui.out(`Total: ${total} assets${o.workspace ? ` in ${o.workspace}` : ''}`);
       return;
     }
-    const r = listAssets(app, { workspace: o.workspace, asset_type: o.type, status_code: status, search: o.search, org_uuid: org }, { offset: 0, limit });
+    const r = await listAssets(app, { workspace: o.workspace, asset_type: o.type, status_code: status, search: o.search, org_uuid: org }, { offset: 0, limit });
     if (o.json) {
       ui.json({ data: r.data, total: r.total });
       return;

@@ -27,7 +27,7 @@ function rowCounts(c: OrgRowCounts): string {
 /** `osm org list [--json]`. */
 export async function orgList(command: Command): Promise<void> {
   await withApp(command, async (app, o, ui) => {
-    const r = listOrgs(app);
+    const r = await listOrgs(app);
     if (o.json) {
       ui.json(r);
       return;
@@ -50,9 +50,9 @@ export async function orgList(command: Command): Promise<void> {
 /** `osm org create <name> [-d text] [--tags a,b] [--uuid u] [--json]`. */
 export async function orgCreate(command: Command, name: string): Promise<void> {
   const own = optionsOf<{ description?: string; tags?: string; uuid?: string }>(command);
-  await withApp(command, (app, o, ui) => {
+  await withApp(command, async (app, o, ui) => {
     const tags = own.tags === undefined ? undefined : own.tags.split(',').map((t) => t.trim()).filter(Boolean);
-    const org = createOrg(app, { name, description: own.description, tags, uuid: own.uuid });
+    const org = await createOrg(app, { name, description: own.description, tags, uuid: own.uuid });
     if (o.json) {
       ui.json({ data: org });
       return;
@@ -64,8 +64,8 @@ export async function orgCreate(command: Command, name: string): Promise<void> {
 /** `osm org show <org> [--json]`. */
 export async function orgShow(command: Command, ref: string): Promise<void> {
   await withApp(command, async (app, o, ui) => {
-    const org = requireOrg(app, ref);
-    const stats = getOrgStats(app, org.uuid);
+    const org = await requireOrg(app, ref);
+    const stats = await getOrgStats(app, org.uuid);
     if (o.json) {
       ui.json({ data: { ...org, stats } });
       return;
@@ -90,9 +90,9 @@ export async function orgShow(command: Command, ref: string): Promise<void> {
 
 /** `osm org rename <org> <new-name> [--json]`. */
 export async function orgRename(command: Command, ref: string, newName: string): Promise<void> {
-  await withApp(command, (app, o, ui) => {
-    const before = requireOrg(app, ref);
-    const r = updateOrg(app, before.uuid, { name: newName });
+  await withApp(command, async (app, o, ui) => {
+    const before = await requireOrg(app, ref);
+    const r = await updateOrg(app, before.uuid, { name: newName });
     if (o.json) {
       ui.json(r);
       return;
@@ -103,8 +103,8 @@ export async function orgRename(command: Command, ref: string, newName: string):
 
 /** `osm org assign <org> <workspace...> [--json]`. */
 export async function orgAssign(command: Command, ref: string, workspaces: string[]): Promise<void> {
-  await withApp(command, (app, o, ui) => {
-    const r = assignWorkspaces(app, ref, workspaces);
+  await withApp(command, async (app, o, ui) => {
+    const r = await assignWorkspaces(app, ref, workspaces);
     if (o.json) {
       ui.json(r);
       return;
@@ -117,8 +117,8 @@ export async function orgAssign(command: Command, ref: string, workspaces: strin
 /** `osm org delete <org> [--purge] [--json]`. */
 export async function orgDelete(command: Command, ref: string): Promise<void> {
   const own = optionsOf<{ purge?: boolean }>(command);
-  await withApp(command, (app, o, ui) => {
-    const r = deleteOrg(app, ref, Boolean(own.purge));
+  await withApp(command, async (app, o, ui) => {
+    const r = await deleteOrg(app, ref, Boolean(own.purge));
     if (o.json) {
       ui.json(r);
       return;
@@ -130,7 +130,7 @@ export async function orgDelete(command: Command, ref: string): Promise<void> {
 /** `osm org use [org] [--clear]`: the org commands of this base folder work in by default. */
 export async function orgUse(command: Command, ref: string | undefined): Promise<void> {
   const own = optionsOf<{ clear?: boolean }>(command);
-  await withApp(command, (app, o, ui) => {
+  await withApp(command, async (app, o, ui) => {
     if (own.clear && ref !== undefined) throw errors.validation('give an org or --clear, not both');
     if (own.clear) {
       setActiveOrg(app, undefined);
@@ -139,13 +139,13 @@ export async function orgUse(command: Command, ref: string | undefined): Promise
       return;
     }
     if (ref === undefined) {
-      const uuid = commandOrg(app, { ...o, org: undefined });
-      const org = uuid ? requireOrg(app, uuid) : undefined;
+      const uuid = await commandOrg(app, { ...o, org: undefined });
+      const org = uuid ? await requireOrg(app, uuid) : undefined;
       if (o.json) ui.json({ active_org: org ?? null, file: activeOrgFile(app) });
       else ui.out(org ? `Active org: ${org.name} (${org.uuid})` : 'No active org: commands see every org');
       return;
     }
-    const org = requireOrg(app, ref);
+    const org = await requireOrg(app, ref);
     setActiveOrg(app, org.uuid);
     if (o.json) ui.json({ active_org: org });
     else ui.success(`Active org: ${org.name} (${org.uuid}); assets, vulns, query and run now use it unless --org says otherwise`);

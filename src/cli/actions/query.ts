@@ -38,7 +38,7 @@ export async function queryRuns(command: Command): Promise<void> {
     if (o.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(o.status)) {
       throw errors.validation(`--status must be one of ${RUN_STATUSES.join(', ')}, got '${o.status}'`);
     }
-    const filter: RunListQuery = { status: o.status as RunStatus | undefined, workflow_name: o.workflow, target: o.target, workspace: o.workspace, org_uuid: commandOrg(app, o) };
+    const filter: RunListQuery = { status: o.status as RunStatus | undefined, workflow_name: o.workflow, target: o.target, workspace: o.workspace, org_uuid: await commandOrg(app, o) };
     if (o.offset !== undefined && !/^\d+$/.test(o.offset.trim())) throw errors.validation(`--offset must be a whole number, got ${JSON.stringify(o.offset)}`);
     const page = { offset: Math.min(Number(o.offset ?? 0), 1_000_000_000), limit: intFlag(o.limit, '--limit', 20) };
     const r = listRuns(app, filter, page);

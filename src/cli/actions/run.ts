@@ -168,7 +168,7 @@ async function runCommand(command: Command): Promise<void> {
       // The runs table is the queue: a running daemon (`osm serve`) picks these up by priority.
       // Queued runs execute later, in whatever process claims them, from the workflows folder only
       // (their rows carry no trusted path): a file elsewhere is refused here rather than failing then.
-      const orgUuid = commandOrg(app, o);
+      const orgUuid = await commandOrg(app, o);
       const loaded = workflows.map((given) => {
         const wf = app.loader.load(given);
         assertInstalledWorkflow(app, wf, '--queue');
@@ -357,7 +357,7 @@ async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; di
 
 async function runLocally(app: AppContext, workflows: string[], targets: string[], params: Record<string, string>, options: RunOptions, concurrency: number, o: RunFlags & { json?: boolean; silent?: boolean; disableColor?: boolean; verbose?: boolean; debug?: boolean; org?: string }): Promise<void> {
   // Create every row first (validated, queued): nothing is lost if we are interrupted later.
-  const orgUuid = commandOrg(app, o);
+  const orgUuid = await commandOrg(app, o);
   // The operator's own command: a workflow given as a path runs from that path, handed to the engine
   // in-process below (never through the row, which a daemon would not trust).
   const loaded: Workflow[] = workflows.map((given) => app.loader.load(given));

@@ -64,7 +64,7 @@ export async function snapshotList(command: Command): Promise<void> {
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
   const app = appOf(o);
   try {
-    const r = listSnapshots(app);
+    const r = await listSnapshots(app);
     if (o.json) {
       ui.json(r);
       return;

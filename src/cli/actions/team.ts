@@ -115,7 +115,7 @@ export async function userAdd(command: Command, name: string): Promise<void> {
 export async function userList(command: Command): Promise<void> {
   await run(
     command,
-    (app, { o, ui }) => printUsers(ui, o, listUsers(app)),
+    async (app, { o, ui }) => printUsers(ui, o, await listUsers(app)),
     async (r, { o, ui }) => printUsers(ui, o, (await callApi<{ data: UserView[] }>(r.server, '/osm/api/users', r.apiKey)).data),
   );
 }
@@ -143,8 +143,8 @@ export async function userPasswd(command: Command, name: string): Promise<void> 
 export async function userRemove(command: Command, name: string): Promise<void> {
   await run(
     command,
-    (app, { o, ui }) => {
-      const res = removeUser(app, name);
+    async (app, { o, ui }) => {
+      const res = await removeUser(app, name);
       recordCli(app, 'user rm', res.username);
       if (o.json) ui.json(res);
       else ui.success(`Removed user ${res.username}`);
@@ -162,8 +162,8 @@ export async function userUpdate(command: Command, name: string, patch: { role?:
   const say = (ui: Ui, o: TeamOptions, u: UserView) => (o.json ? ui.json({ message: 'User updated', data: u }) : ui.success(`${u.username}: role ${u.role}, orgs ${orgText(u.orgs)}`));
   await run(
     command,
-    (app, { o, ui }) => {
-      const u = updateUser(app, name, patch);
+    async (app, { o, ui }) => {
+      const u = await updateUser(app, name, patch);
       recordCli(app, patch.role !== undefined ? 'user role' : 'user orgs', u.username, true, patch.role !== undefined ? `role ${u.role}` : `orgs ${orgText(u.orgs)}`);
       say(ui, o, u);
     },
@@ -195,8 +195,8 @@ function showCreated(ui: Ui, o: TeamOptions, t: TokenView & { token: string }): 
 export async function tokenCreate(command: Command): Promise<void> {
   await run(
     command,
-    (app, { o, ui }) => {
-      const t = createToken(app, { name: o.name ?? '', role: o.role ?? '', orgs: orgsOf(o), expires: o.expires, createdBy: 'cli' });
+    async (app, { o, ui }) => {
+      const t = await createToken(app, { name: o.name ?? '', role: o.role ?? '', orgs: orgsOf(o), expires: o.expires, createdBy: 'cli' });
       recordCli(app, 'token create', t.name, true, `role ${t.role}`);
       showCreated(ui, o, t);
     },
@@ -211,7 +211,7 @@ export async function tokenCreate(command: Command): Promise<void> {
 export async function tokenList(command: Command): Promise<void> {
   await run(
     command,
-    (app, { o, ui }) => printTokens(ui, o, listTokens(app, { all: o.all })),
+    async (app, { o, ui }) => printTokens(ui, o, await listTokens(app, { all: o.all })),
     async (r, { o, ui }) => printTokens(ui, o, (await callApi<{ data: TokenView[] }>(r.server, `/osm/api/tokens${o.all ? '?all=true' : ''}`, r.apiKey)).data),
   );
 }
@@ -221,8 +221,8 @@ export async function tokenRevoke(command: Command, ref: string): Promise<void> 
   const say = (ui: Ui, o: TeamOptions, res: { message: string; id: number; name: string }) => (o.json ? ui.json(res) : ui.success(`${res.message}: ${res.name} (id ${res.id})`));
   await run(
     command,
-    (app, { o, ui }) => {
-      const res = revokeToken(app, ref);
+    async (app, { o, ui }) => {
+      const res = await revokeToken(app, ref);
       recordCli(app, 'token revoke', res.name);
       say(ui, o, res);
     },

@@ -21,9 +21,9 @@ export async function vulnsList(command: Command): Promise<void> {
   const app = openApp(o);
   try {
     // The global --org: only findings of that org's workspaces.
-    const org = commandOrg(app, o);
-    const r = listVulns(app, { workspace: o.workspace, severity, org_uuid: org }, { offset: 0, limit });
-    const summary = vulnSummary(app, o.workspace, org);
+    const org = await commandOrg(app, o);
+    const r = await listVulns(app, { workspace: o.workspace, severity, org_uuid: org }, { offset: 0, limit });
+    const summary = await vulnSummary(app, o.workspace, org);
     if (o.json) {
       ui.json({ data: r.data, total: r.total, summary });
       return;

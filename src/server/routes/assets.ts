@@ -21,8 +21,8 @@ export const registerAssetRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/assets', summary: 'List assets (newest first; raw_json_data omitted)', tags: ['assets'], sideEffects: 'none',
     query: listQuery,
-    handler: ({ query, scope }) => {
-      const r = listAssets(app, { workspace: query.workspace, asset_type: query.asset_type, status_code: query.status_code, search: query.search, org_uuid: orgFilterFor(app, scope, query.org) }, query);
+    handler: async ({ query, scope }) => {
+      const r = await listAssets(app, { workspace: query.workspace, asset_type: query.asset_type, status_code: query.status_code, search: query.search, org_uuid: await orgFilterFor(app, scope, query.org) }, query);
       return listEnvelope(r.data, r.total, query.offset, query.limit);
     },
   });
@@ -30,15 +30,15 @@ export const registerAssetRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/assets/diff', summary: 'Assets added, removed and changed (field by field) in a time window', tags: ['assets'], sideEffects: 'none',
     query: z.object({ workspace: z.string().optional(), from: z.string().optional(), to: z.string().optional() }),
-    handler: ({ query, scope }) => ({ data: assetDiff(app, query, scope) }),
+    handler: async ({ query, scope }) => ({ data: await assetDiff(app, query, scope) }),
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/assets/diffs', summary: 'Stored asset diff snapshots (one per completed run)', tags: ['assets'], sideEffects: 'none',
     query: z.object({ workspace: z.string().optional(), ...paginationShape(20) }),
-    handler: ({ query, scope }) => {
-      requireWorkspaceInScope(app.store, scope, query.workspace);
-      const r = listAssetDiffs(app, { workspace: query.workspace }, query, scope);
+    handler: async ({ query, scope }) => {
+      await requireWorkspaceInScope(app.repos, scope, query.workspace);
+      const r = await listAssetDiffs(app, { workspace: query.workspace }, query, scope);
       return listEnvelope(r.data, r.total, query.offset, query.limit);
     },
   });
@@ -46,6 +46,6 @@ export const registerAssetRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/assets/:id', summary: 'One asset with its raw JSON', tags: ['assets'], sideEffects: 'none',
     params: z.object({ id: z.string() }),
-    handler: ({ params, scope }) => ({ data: getAsset(app, params.id, scope) }),
+    handler: async ({ params, scope }) => ({ data: await getAsset(app, params.id, scope) }),
   });
 };

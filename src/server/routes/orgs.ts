@@ -20,8 +20,8 @@ export const registerOrgRoutes: RegisterRoutes = (server, deps) => {
     method: 'POST', url: '/osm/api/orgs', summary: 'Create an org (name unique, case-insensitive)', tags: ['orgs'], sideEffects: 'writes',
     body: objectBody,
     responses: { 201: { description: '{ data: Org }' }, 400: { description: 'name is required / invalid request body / name or uuid taken' } },
-    handler: ({ body, reply }) => {
-      const data = createOrg(app, body);
+    handler: async ({ body, reply }) => {
+      const data = await createOrg(app, body);
       reply.status(201);
       return { data };
     },
@@ -31,14 +31,14 @@ export const registerOrgRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/orgs/:uuid', summary: 'One org by uuid or name (case-insensitive)', tags: ['orgs'], sideEffects: 'none',
     params: refParams,
     responses: { 200: { description: '{ data: Org }' }, 404: { description: 'org not found: <ref>' } },
-    handler: ({ params, scope }) => ({ data: getOrg(app, params.uuid, scope) }),
+    handler: async ({ params, scope }) => ({ data: await getOrg(app, params.uuid, scope) }),
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/orgs/:uuid/stats', summary: 'Workspaces, assets, vulnerabilities and runs of an org', tags: ['orgs'], sideEffects: 'none',
     params: refParams,
     responses: { 200: { description: '{ data: OrgStats }' }, 404: { description: 'org not found: <ref>' } },
-    handler: ({ params, scope }) => ({ data: getOrgStats(app, params.uuid, scope) }),
+    handler: async ({ params, scope }) => ({ data: await getOrgStats(app, params.uuid, scope) }),
   });
 
   defineRoute(server, app, {

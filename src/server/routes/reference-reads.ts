@@ -21,18 +21,18 @@ export const registerReferenceReadRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/asset-stats', summary: 'Distinct technologies, sources, remarks and asset types of the assets', tags: ['assets'], sideEffects: 'none',
     query: z.object({ workspace: z.string().optional() }),
     responses: { 200: { description: '{ data: { technologies, sources, remarks, asset_types } }' } },
-    handler: ({ query, scope }) => {
-      requireWorkspaceInScope(app.store, scope, query.workspace);
-      return { data: assetStats(app, query.workspace, scope) };
+    handler: async ({ query, scope }) => {
+      await requireWorkspaceInScope(app.repos, scope, query.workspace);
+      return { data: await assetStats(app, query.workspace, scope) };
     },
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/vulnerabilities/diffs', summary: 'Stored vulnerability diff snapshots (one per completed run, newest first)', tags: ['vulnerabilities'], sideEffects: 'none',
     query: z.object({ workspace: z.string().optional(), ...paginationShape(20) }),
-    handler: ({ query, scope }) => {
-      requireWorkspaceInScope(app.store, scope, query.workspace);
-      const r = listStoredVulnDiffs(app, { workspace: query.workspace }, query, scope);
+    handler: async ({ query, scope }) => {
+      await requireWorkspaceInScope(app.repos, scope, query.workspace);
+      const r = await listStoredVulnDiffs(app, { workspace: query.workspace }, query, scope);
       return listEnvelope(r.data, r.total, query.offset, query.limit);
     },
   });

@@ -85,7 +85,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
           workflow_name: query.workflow_name || query.workflow || undefined,
           target: query.target || undefined,
           workspace: query.workspace || undefined,
-          org_uuid: orgFilterFor(app, scope, query.org),
+          org_uuid: await orgFilterFor(app, scope, query.org),
         },
         { offset: query.offset, limit: query.limit },
       );

@@ -60,8 +60,8 @@ export const registerSnapshotRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/snapshots/download/:name', summary: 'Download a stored snapshot', tags: ['snapshots'], sideEffects: 'none',
     params: z.object({ name: z.string() }),
-    handler: ({ params, reply, scope }) => {
-      const f = snapshotFile(app, params.name, scope);
+    handler: async ({ params, reply, scope }) => {
+      const f = await snapshotFile(app, params.name, scope);
       reply.header('Content-Disposition', `attachment; filename=${f.name}`).header('Content-Type', 'application/zip').header('Content-Length', String(f.size));
       return reply.send(createReadStream(f.path));
     },
@@ -70,8 +70,8 @@ export const registerSnapshotRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/snapshot-download/:workspace', summary: 'Legacy: a fresh export of the workspace, streamed (not stored)', tags: ['snapshots'], sideEffects: 'none',
     params: z.object({ workspace: z.string() }),
-    handler: ({ params, reply, scope }) => {
-      const s = streamSnapshot(app, params.workspace, scope);
+    handler: async ({ params, reply, scope }) => {
+      const s = await streamSnapshot(app, params.workspace, scope);
       reply.header('Content-Disposition', `attachment; filename=${s.name}`).header('Content-Type', 'application/zip');
       return reply.send(s.stream);
     },

@@ -15,16 +15,16 @@ export const registerTeamRoutes: RegisterRoutes = (server, deps) => {
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/whoami', summary: 'The calling credential: name, kind, role and bound orgs', tags: ['team'], sideEffects: 'none',
-    handler: ({ req }) => {
+    handler: async ({ req }) => {
       const p = req.principal!;
-      return { data: { name: p.name, kind: p.kind, role: p.role, orgs: orgViews(app, p.orgs) } };
+      return { data: { name: p.name, kind: p.kind, role: p.role, orgs: await orgViews(app, p.orgs) } };
     },
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/users', summary: 'Users (admin)', tags: ['team'], sideEffects: 'none',
-    handler: () => {
-      const data = listUsers(app);
+    handler: async () => {
+      const data = await listUsers(app);
       return { data, count: data.length };
     },
   });
@@ -41,14 +41,14 @@ export const registerTeamRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/users/:username', summary: 'One user (admin)', tags: ['team'], sideEffects: 'none',
     params: z.object({ username: z.string() }),
-    handler: ({ params }) => ({ data: getUser(app, params.username) }),
+    handler: async ({ params }) => ({ data: await getUser(app, params.username) }),
   });
   defineRoute(server, app, {
     method: 'PUT', url: '/osm/api/users/:username', summary: 'Change a user: role, orgs, password (admin); a password change ends its sessions', tags: ['team'], sideEffects: 'writes',
     params: z.object({ username: z.string() }),
     body: z.object({ role: role.optional(), orgs: orgList.optional(), password: z.string().max(1024).optional() }).strict(),
     handler: async ({ params, body }) => {
-      let data = body.role !== undefined || body.orgs !== undefined ? updateUser(app, params.username, body) : getUser(app, params.username);
+      let data = body.role !== undefined || body.orgs !== undefined ? await updateUser(app, params.username, body) : await getUser(app, params.username);
       if (body.password !== undefined) data = await setPassword(app, params.username, body.password);
       return { message: 'User updated', data };
     },
@@ -62,8 +62,8 @@ export const registerTeamRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/tokens', summary: 'API tokens (admin); secrets are never shown', tags: ['team'], sideEffects: 'none',
     query: z.object({ all: z.enum(['true', 'false']).optional() }),
-    handler: ({ query }) => {
-      const data = listTokens(app, { all: query.all === 'true' });
+    handler: async ({ query }) => {
+      const data = await listTokens(app, { all: query.all === 'true' });
       return { data, count: data.length };
     },
   });
@@ -71,8 +71,8 @@ export const registerTeamRoutes: RegisterRoutes = (server, deps) => {
     method: 'POST', url: '/osm/api/tokens', summary: 'Create an API token (admin); the secret is in the answer once', tags: ['team'], sideEffects: 'writes',
     body: z.object({ name: z.string().max(64), role, orgs: orgList.optional(), expires: z.string().max(32).optional() }),
     responses: { 201: { description: 'Created; `token` holds the secret' } },
-    handler: ({ body, reply, req }) => {
-      const data = createToken(app, { ...body, createdBy: req.principal?.name ?? '' });
+    handler: async ({ body, reply, req }) => {
+      const data = await createToken(app, { ...body, createdBy: req.principal?.name ?? '' });
       reply.status(201);
       return { message: 'Token created; store it now, it is not shown again', data };
     },

@@ -24,8 +24,8 @@ export const registerVulnRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/vulnerabilities', summary: 'List vulnerabilities (severity may be a comma list)', tags: ['vulnerabilities'], sideEffects: 'none',
     query: listQuery,
-    handler: ({ query, scope }) => {
-      const r = listVulns(app, { workspace: query.workspace, severity: parseSeverityList(query.severity), confidence: query.confidence, asset_value: query.asset_value, org_uuid: orgFilterFor(app, scope, query.org) }, query);
+    handler: async ({ query, scope }) => {
+      const r = await listVulns(app, { workspace: query.workspace, severity: parseSeverityList(query.severity), confidence: query.confidence, asset_value: query.asset_value, org_uuid: await orgFilterFor(app, scope, query.org) }, query);
       return listEnvelope(r.data, r.total, query.offset, query.limit);
     },
   });
@@ -33,29 +33,29 @@ export const registerVulnRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/vulnerabilities/summary', summary: 'Counts by severity', tags: ['vulnerabilities'], sideEffects: 'none',
     query: z.object({ workspace: z.string().optional() }),
-    handler: ({ query, scope }) => {
-      requireWorkspaceInScope(app.store, scope, query.workspace);
-      return { data: vulnSummary(app, query.workspace, scope.orgs ?? undefined) };
+    handler: async ({ query, scope }) => {
+      await requireWorkspaceInScope(app.repos, scope, query.workspace);
+      return { data: await vulnSummary(app, query.workspace, scope.orgs ?? undefined) };
     },
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/vulnerabilities/diff', summary: 'Vulnerabilities added, removed and changed in a time window', tags: ['vulnerabilities'], sideEffects: 'none',
     query: z.object({ workspace: z.string().optional(), from: z.string().optional(), to: z.string().optional() }),
-    handler: ({ query, scope }) => ({ data: vulnDiff(app, query, scope) }),
+    handler: async ({ query, scope }) => ({ data: await vulnDiff(app, query, scope) }),
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/vulnerabilities/:id', summary: 'One vulnerability', tags: ['vulnerabilities'], sideEffects: 'none',
     params: z.object({ id: z.string() }),
-    handler: ({ params, scope }) => ({ data: getVuln(app, params.id, scope) }),
+    handler: async ({ params, scope }) => ({ data: await getVuln(app, params.id, scope) }),
   });
 
   defineRoute(server, app, {
     method: 'POST', url: '/osm/api/vulnerabilities', summary: 'Create a vulnerability (plain insert)', tags: ['vulnerabilities'], sideEffects: 'writes',
     body: objectBody,
-    handler: ({ body, reply, scope }) => {
-      const data = createVuln(app, body, scope);
+    handler: async ({ body, reply, scope }) => {
+      const data = await createVuln(app, body, scope);
       reply.status(201);
       return { data, message: 'Vulnerability created successfully' };
     },
@@ -64,8 +64,8 @@ export const registerVulnRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'DELETE', url: '/osm/api/vulnerabilities/:id', summary: 'Delete a vulnerability', tags: ['vulnerabilities'], sideEffects: 'writes',
     params: z.object({ id: z.string() }),
-    handler: ({ params, scope }) => {
-      deleteVuln(app, params.id, scope);
+    handler: async ({ params, scope }) => {
+      await deleteVuln(app, params.id, scope);
       return { message: 'Vulnerability deleted successfully' };
     },
   });

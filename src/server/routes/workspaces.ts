@@ -19,8 +19,8 @@ export const registerWorkspaceRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/workspaces', summary: 'List workspaces (name order); filesystem=true merges the folders on disk', tags: ['workspaces'], sideEffects: 'none',
     query: listQuery,
-    handler: ({ query, scope }) => {
-      const res = listWorkspaces(app, { ...query, org_uuid: orgFilterFor(app, scope, query.org) });
+    handler: async ({ query, scope }) => {
+      const res = listWorkspaces(app, { ...query, org_uuid: await orgFilterFor(app, scope, query.org) });
       return { ...listEnvelope(res.data, res.total, query.offset, query.limit), ...(res.workspaces_dir ? { workspaces_dir: res.workspaces_dir } : {}) };
     },
   });
@@ -28,7 +28,7 @@ export const registerWorkspaceRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/workspaces/:name', summary: 'One workspace', tags: ['workspaces'], sideEffects: 'none',
     params: nameParams,
     responses: { 200: { description: '{ data: Workspace }' }, 400: { description: 'Invalid workspace name' }, 404: { description: 'Workspace not found: <name>' } },
-    handler: ({ params, scope }) => ({ data: getWorkspace(app, params.name, scope) }),
+    handler: async ({ params, scope }) => ({ data: await getWorkspace(app, params.name, scope) }),
   });
   defineRoute(server, app, {
     method: 'DELETE', url: '/osm/api/workspaces/:name', summary: 'Delete a workspace and its data; purge_files=true also removes its folder', tags: ['workspaces'], sideEffects: 'writes',

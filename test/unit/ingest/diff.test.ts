@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { openStore, type Store } from '../../../src/store/index.js';
+import { asyncSqlite, openStore, type Store } from '../../../src/store/index.js';
 import { computeAssetDiff, computeVulnDiff, importAssetsJsonl, importVulnsJsonl } from '../../../src/ingest/index.js';
 import { DIFF_ITEM_LIMIT } from '../../../src/ingest/diff.js';
 import { recordRunDiff } from '../../../src/services/diffs.js';
@@ -94,7 +94,7 @@ describe('computeVulnDiff', () => {
     expect(d.removed.map((r) => r.vuln_info).sort()).toEqual(['exposed-admin', 'swagger-api', 'tech-detect', 'tech-detect', 'weak-cipher-suites']);
   });
 
-  it('a run\'s stored vulnerability snapshot is bounded like the asset one: lists cut at the limit, exact totals, truncated kept', () => {
+  it('a run\'s stored vulnerability snapshot is bounded like the asset one: lists cut at the limit, exact totals, truncated kept', async () => {
     const s = openStore(':memory:');
     stores.push(s);
     const run = s.runs.create({ workflow_name: 'w', workflow_kind: 'module', target: 'big.io', workspace: 'big.io', status: 'running' });
@@ -102,7 +102,7 @@ describe('computeVulnDiff', () => {
     const rows = Array.from({ length: DIFF_ITEM_LIMIT + 1 }, (_, i) => ({ template_id: `t${i}`, asset_value: 'big.io', severity: 'low' }));
     s.vulns.upsertMany('big.io', rows, RUN2);
     s.db.prepare('UPDATE runs SET completed_at = ? WHERE id = ?').run(AFTER, run.id);
-    const { assets, vulns } = recordRunDiff({ store: s }, run.id)!;
+    const { assets, vulns } = (await recordRunDiff({ store: s, repos: asyncSqlite(s) }, run.id))!;
     expect(vulns).toMatchObject({ from_time: RUN1, to_time: AFTER, total_added: DIFF_ITEM_LIMIT + 1, total_removed: 0, total_changed: 0, run_id: run.id });
     const data = JSON.parse(vulns.diff_data);
     expect(data.added).toHaveLength(DIFF_ITEM_LIMIT);

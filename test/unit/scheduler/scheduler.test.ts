@@ -169,7 +169,7 @@ describe('Scheduler: event triggers', () => {
   it('an every-topic trigger is not fed by the scheduler’s own records', async () => {
     const c = await start({ withTriggerWorkflow: false });
     createSchedule(c.app, { name: 'all', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: '*', target: 'example.com' });
-    emitEvent(c.app, { topic: 'anything' });
+    await emitEvent(c.app, { topic: 'anything' });
     await c.scheduler.processPending();
     await c.scheduler.processPending();
     expect(runsOf(c.app)).toHaveLength(1);
