@@ -136,7 +136,14 @@ export async function scheduleSetEnabled(command: Command, id: string, enabled: 
 export async function scheduleTrigger(command: Command, id: string): Promise<void> {
   const opts = optionsOf<GlobalOptions>(command);
   const ui = createUi(opts);
-  const { schedule, run } = withApp(opts, (app) => triggerSchedule(app, id));
+  const app = openApp(opts);
+  let fired: Awaited<ReturnType<typeof triggerSchedule>>;
+  try {
+    fired = await triggerSchedule(app, id);
+  } finally {
+    app.close();
+  }
+  const { schedule, run } = fired;
   if (opts.json) {
     ui.json({ message: 'Schedule triggered', schedule: schedule.name, workflow: schedule.workflow_name, run_uuid: run.run_uuid, status: run.status });
     return;
