@@ -42,6 +42,8 @@ export class RunQueue {
   private kicking = false;
   /** A kick asked for while one was running: it goes round once more. */
   private kickAgain = false;
+  /** The claim pass in progress (stop waits for it, so no run is claimed after it looked). */
+  private pass?: Promise<void>;
 
   constructor(
     private readonly app: AppContext,
@@ -125,10 +127,11 @@ export class RunQueue {
       return;
     }
     this.kicking = true;
-    void this.claimAll()
+    this.pass = this.claimAll()
       .catch((err: unknown) => this.opts.log?.('queue claim failed', { error: messageOf(err) }))
       .finally(() => {
         this.kicking = false;
+        this.pass = undefined;
         if (this.kickAgain) {
           this.kickAgain = false;
           this.kick();
@@ -198,6 +201,7 @@ export class RunQueue {
   async stop(timeoutMs = 8000): Promise<void> {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
+    await this.pass;
     for (const uuid of this.running.keys()) abortRun(uuid, 'cancelled');
     const all = Promise.all([...this.running.values()].map((r) => r.done));
     await Promise.race([all, new Promise((r) => setTimeout(r, timeoutMs).unref())]);

@@ -202,8 +202,8 @@ export function setScheduleEnabled(app: AppContext, id: string, enabled: boolean
 }
 
 /** Fires a schedule now (trigger_type manual), whatever its type or enabled state. */
-export function triggerSchedule(app: AppContext, id: string, queue?: RunQueue, scope: Scope = UNRESTRICTED): { schedule: ScheduleRecord; run: RunRecord } {
+export async function triggerSchedule(app: AppContext, id: string, queue?: RunQueue, scope: Scope = UNRESTRICTED): Promise<{ schedule: ScheduleRecord; run: RunRecord }> {
   const row = getSchedule(app, id, scope);
-  const run = fireTrigger(app, specFromSchedule(row), { triggerType: 'manual', queue });
+  const run = await fireTrigger(app, specFromSchedule(row), { triggerType: 'manual', queue });
   return { schedule: row, run };
 }

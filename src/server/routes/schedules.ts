@@ -76,8 +76,8 @@ export const registerScheduleRoutes: RegisterRoutes = (server, deps) => {
     method: 'POST', url: '/osm/api/schedules/:id/trigger', summary: 'Run the schedule now (creates a queued run)', tags: ['schedules'], sideEffects: 'executes',
     params: idParams,
     responses: { 202: { description: '{ message, schedule, workflow, run_uuid }' }, 404: { description: 'Schedule not found' } },
-    handler: ({ params, reply, scope }) => {
-      const { schedule, run } = triggerSchedule(app, params.id, deps.queue, scope);
+    handler: async ({ params, reply, scope }) => {
+      const { schedule, run } = await triggerSchedule(app, params.id, deps.queue, scope);
       reply.status(202);
       return { message: 'Schedule triggered', schedule: schedule.name, workflow: schedule.workflow_name, run_uuid: run.run_uuid };
     },
