@@ -153,7 +153,7 @@ async function runCommand(command: Command): Promise<void> {
         const wf = app.loader.load(given);
         assertInstalledWorkflow(app, wf, '--as-cron');
         for (const t of targets) {
-          made.push(createSchedule(app, { name: `${given}-${t}`.slice(0, 200), workflow_name: wf.name, trigger_type: 'cron', schedule: o.asCron, target: t, params }));
+          made.push(await createSchedule(app, { name: `${given}-${t}`.slice(0, 200), workflow_name: wf.name, trigger_type: 'cron', schedule: o.asCron, target: t, params }));
         }
       }
       if (o.json) process.stdout.write(`${JSON.stringify(made, null, 2)}\n`);
@@ -161,7 +161,7 @@ async function runCommand(command: Command): Promise<void> {
       return;
     }
     if (o.asWebhook) {
-      registerAsWebhook(app, workflows, targets, params, options, o);
+      await registerAsWebhook(app, workflows, targets, params, options, o);
       return;
     }
     if (o.queue) {
@@ -216,8 +216,8 @@ function checkWebhookFlags(o: GlobalOptions & RunFlags): void {
  * `osm run … --as-webhook [--webhook-auth-key K]`: one webhook run template per workflow and
  * target (validated like a run); prints each trigger path, or a JSON array with --json.
  */
-function registerAsWebhook(app: AppContext, workflows: string[], targets: string[], params: Record<string, string>, options: RunOptions, o: GlobalOptions & RunFlags): void {
-  const made = registerWebhookRuns(app, { workflows, targets, params, options, authKey: o.webhookAuthKey });
+async function registerAsWebhook(app: AppContext, workflows: string[], targets: string[], params: Record<string, string>, options: RunOptions, o: GlobalOptions & RunFlags): Promise<void> {
+  const made = await registerWebhookRuns(app, { workflows, targets, params, options, authKey: o.webhookAuthKey });
   const rows = made.map((t) => ({ webhook_uuid: t.webhook_uuid, target: t.target, workflow: t.workflow_name, kind: t.workflow_kind, trigger_url: webhookTriggerPath(t.webhook_uuid, o.webhookAuthKey) }));
   if (o.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else {

@@ -23,8 +23,8 @@ export const registerWorkflowRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/workflows', summary: 'List workflows (index by default, or a fresh parse with source=filesystem)', tags: ['workflows'], sideEffects: 'none',
     query: listQuery,
-    handler: ({ query }) => {
-      const r = listWorkflows(app, {
+    handler: async ({ query }) => {
+      const r = await listWorkflows(app, {
         source: query.source ?? 'db',
         kind: query.kind,
         tags: query.tags ? query.tags.split(',') : undefined,
@@ -82,7 +82,7 @@ export const registerWorkflowRoutes: RegisterRoutes = (server, deps) => {
         }
       }
       if (!file || (file.filename === '' && file.content.length === 0)) throw errors.noFileProvided();
-      const saved = uploadWorkflow(app, { filename: file.filename, content: file.content, force });
+      const saved = await uploadWorkflow(app, { filename: file.filename, content: file.content, force });
       liveScheduler(app)?.reloadWorkflowTriggers();
       reply.status(201);
       return { message: 'Workflow uploaded', ...saved };
