@@ -310,9 +310,9 @@ async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; di
   try {
     // The workflow is the installed one of the run's name, or the file the operator names with -f.
     const workflow = o.flow ? app.loader.load(o.flow) : undefined;
-    let r: ReturnType<typeof resumeRun>;
+    let r: Awaited<ReturnType<typeof resumeRun>>;
     try {
-      r = resumeRun(app, o.resume!, { status: 'pending', ownerPid: process.pid, triggerType: 'cli', ...(workflow ? { workflow } : {}) });
+      r = await resumeRun(app, o.resume!, { status: 'pending', ownerPid: process.pid, triggerType: 'cli', ...(workflow ? { workflow } : {}) });
     } catch (err) {
       if (isOsmError(err) && err.code === 'OSM_ERR_RUN_WORKFLOW_MISSING') throw errors.validation(`${err.message}: name its file with -f to resume the run with it`);
       throw err;
