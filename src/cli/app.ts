@@ -41,7 +41,7 @@ export function openApp(o: GlobalOptions): AppContext {
   return app;
 }
 
-/** Runs `fn` with an application context and closes it afterwards. */
+/** Runs `fn` with an application context and closes it afterwards (once `fn`'s promise settled). */
 export async function withApp<T>(o: GlobalOptions, fn: (app: AppContext) => T | Promise<T>): Promise<T> {
   const app = openApp(o);
   try {

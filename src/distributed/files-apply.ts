@@ -51,31 +51,34 @@ export function shipCapBytes(app: AppContext): number {
  * The folder of a workspace on this machine as the downloads and the log reader find it: its
  * row's absolute `local_path`, else `<workspaces>/<name>`.
  */
-export function workspaceRoot(app: AppContext, name: string): string {
-  const row = app.store.workspaces.get(name);
+export async function workspaceRoot(app: AppContext, name: string): Promise<string> {
+  return rootOf(app, name, await app.repos.workspaces.get(name));
+}
+
+function rootOf(app: AppContext, name: string, row: { local_path?: string | null } | undefined): string {
   return row?.local_path && isAbsolute(row.local_path) ? resolve(row.local_path) : join(resolve(app.settings().paths.workspaces), name);
 }
 
 /** Where a shipped file (`rel`, workspace-relative) lives on the master; undefined for a path that is not shippable. */
-export function masterFilePath(app: AppContext, workspace: string, rel: string): string | undefined {
+export async function masterFilePath(app: AppContext, workspace: string, rel: string): Promise<string | undefined> {
   if (!isSafeName(workspace) || !isShippablePath(rel)) return undefined;
-  return join(workspaceRoot(app, workspace), rel);
+  return join(await workspaceRoot(app, workspace), rel);
 }
 
 /** Creates the master's row of a workspace a worker's rows or files arrive for (its folder is the master's own). */
-export function ensureWorkspace(app: AppContext, name: string, at: string, workflow: string): void {
-  if (app.store.workspaces.get(name)) return;
-  app.store.workspaces.upsertRunInfo({ name, local_path: join(app.settings().paths.workspaces, name), last_run: at, run_workflow: workflow });
+export async function ensureWorkspace(app: AppContext, name: string, at: string, workflow: string): Promise<void> {
+  if (await app.repos.workspaces.get(name)) return;
+  await app.repos.workspaces.upsertRunInfo({ name, local_path: join(app.settings().paths.workspaces, name), last_run: at, run_workflow: workflow });
 }
 
 class Refused extends Error {}
 
 /** The real workspace folder (created when missing); refused when `<workspaces>/<name>` resolves outside the workspaces folder. */
-function realWorkspaceRoot(app: AppContext, name: string): string {
-  const root = workspaceRoot(app, name);
+async function realWorkspaceRoot(app: AppContext, name: string): Promise<string> {
+  const row = await app.repos.workspaces.get(name);
+  const root = rootOf(app, name, row);
   mkdirSync(root, { recursive: true });
   const real = realpathSync(root);
-  const row = app.store.workspaces.get(name);
   if (!(row?.local_path && isAbsolute(row.local_path))) {
     const base = realpathSync(resolve(app.settings().paths.workspaces));
     if (!isInside(base, real) || real === base) throw new Refused(`workspace folder ${name} resolves outside the workspaces folder`);
@@ -146,7 +149,7 @@ function dropLocalCopy(path: string): void {
  * dropped as superseded, else why it was refused (nothing is written then). `latest` is the
  * latest attempt the master knows.
  */
-export function applyFileRecord(app: AppContext, run: RunRecord, rec: FileRecord & { attempt: number }, latest: number): string | undefined {
+export async function applyFileRecord(app: AppContext, run: RunRecord, rec: FileRecord & { attempt: number }, latest: number): Promise<string | undefined> {
   if (rec.attempt < latest) return undefined;
   if (!isSafeName(rec.workspace) || rec.workspace !== run.workspace) return `workspace ${JSON.stringify(rec.workspace)} is not the run's workspace`;
   if (!isShippablePath(rec.path)) return `path ${JSON.stringify(rec.path)} is not a relative, normalized path of safe names`;
@@ -161,8 +164,8 @@ export function applyFileRecord(app: AppContext, run: RunRecord, rec: FileRecord
   if (total > cap) return `over the cap of shipped files per run (${cap} bytes, distributed.ship_files_max_mb)`;
   if (rec.stored && buf.length > 0) return 'a stored reference carries no bytes';
   try {
-    ensureWorkspace(app, rec.workspace, rec.at, run.workflow_name);
-    const root = realWorkspaceRoot(app, rec.workspace);
+    await ensureWorkspace(app, rec.workspace, rec.at, run.workflow_name);
+    const root = await realWorkspaceRoot(app, rec.workspace);
     const parts = rec.path.split('/');
     const dir = folderFor(root, parts.slice(0, -1), !rec.stored);
     if (dir === undefined) return undefined;

@@ -102,10 +102,10 @@ export class FileShipper {
 
   /** The scratch run's workspace and its real folder on this worker (undefined before the run exists). */
   private async where(): Promise<{ workspace: string; root: string } | undefined> {
-    const run = this.app.store.runs.getByUuid(this.runUuid);
+    const run = await this.app.repos.runs.getByUuid(this.runUuid);
     if (!run?.workspace || !isSafeName(run.workspace)) return undefined;
     try {
-      return { workspace: run.workspace, root: await realpath(workspaceRoot(this.app, run.workspace)) };
+      return { workspace: run.workspace, root: await realpath(await workspaceRoot(this.app, run.workspace)) };
     } catch {
       return undefined;
     }
@@ -209,7 +209,7 @@ export class FileShipper {
     if (this.refused) return false;
     if (this.leftBehind.length > 0) {
       result.truncated = true;
-      const run = this.app.store.runs.getByUuid(this.runUuid);
+      const run = await this.app.repos.runs.getByUuid(this.runUuid);
       // A visible note on the master (GET /event-logs, the run's events): what stayed here, and where.
       result.events.push({
         topic: 'run.files_truncated', event_id: randomUUID(), name: 'run.files_truncated', source: 'distributed', source_type: 'run', data_type: 'scan',

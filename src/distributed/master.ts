@@ -199,43 +199,43 @@ export class DistributedMaster {
       await this.q.addBulk(runs.map((run) => ({ name: 'run', data: taskDataOf(run, requires(run)), opts: this.jobOptions(run) })));
     } catch (err) {
       const message = `failed to submit to distributed queue: ${messageOf(err)}`;
-      for (const run of runs) failRemoteRun(this.app, run, message);
+      for (const run of runs) await failRemoteRun(this.app, run, message);
       throw errors.distributedQueueFailed(messageOf(err));
     }
     for (const run of runs) this.inflight.add(run.run_uuid);
     this.log('distributed tasks submitted', { count: runs.length, runs: runs.map((r) => r.run_uuid) });
   }
 
-  private onActive(jobId: string): Promise<void> | void {
-    const run = this.runOf(jobId);
+  private async onActive(jobId: string): Promise<void> {
+    const run = await this.runOf(jobId);
     if (!run) return;
     this.inflight.add(jobId);
-    return Job.fromId(this.q, jobId).then((job) => {
-      markRemoteStarted(this.app, run, job?.processedOn ? new Date(job.processedOn).toISOString() : undefined);
-    });
+    const job = await Job.fromId(this.q, jobId);
+    await markRemoteStarted(this.app, run, job?.processedOn ? new Date(job.processedOn).toISOString() : undefined);
   }
 
   /** Back in wait/delayed with no attempt running (given back unstarted): the run is queued again. */
   private async onReturned(jobId: string): Promise<void> {
-    const run = this.runOf(jobId);
+    const run = await this.runOf(jobId);
     if (run?.status !== 'running' || !WAITING_STATES.has(await this.q.getJobState(jobId))) return;
-    const latest = this.app.store.attempts.latest(jobId);
-    if (latest > 0 && this.app.store.attempts.get(jobId, latest)?.ended_at === null) return;
-    this.app.store.attempts.requeueRun(jobId);
+    const attempts = this.app.repos.attempts;
+    const latest = await attempts.latest(jobId);
+    if (latest > 0 && (await attempts.get(jobId, latest))?.ended_at === null) return;
+    await attempts.requeueRun(jobId);
   }
 
-  private onProgress(jobId: string, data: unknown): void {
-    const run = this.runOf(jobId);
+  private async onProgress(jobId: string, data: unknown): Promise<void> {
     const p = taskProgressSchema.safeParse(data);
+    const run = p.success ? await this.runOf(jobId) : undefined;
     if (!run || !p.success) return;
     // Progress of an attempt that was superseded (a paused worker waking up) says nothing.
-    if (p.data.attempt !== undefined && p.data.attempt < this.app.store.attempts.latest(jobId)) return;
-    if (run.status === 'queued') markRemoteStarted(this.app, run);
-    applyProgress(this.app, this.app.store.runs.get(run.id) ?? run, p.data);
+    if (p.data.attempt !== undefined && p.data.attempt < (await this.app.repos.attempts.latest(jobId))) return;
+    if (run.status === 'queued') await markRemoteStarted(this.app, run);
+    await applyProgress(this.app, (await this.app.repos.runs.get(run.id)) ?? run, p.data);
   }
 
-  private runOf(jobId: string): RunRecord | undefined {
-    const run = this.app.store.runs.getByUuid(jobId);
+  private async runOf(jobId: string): Promise<RunRecord | undefined> {
+    const run = await this.app.repos.runs.getByUuid(jobId);
     return run && run.run_mode === 'distributed' ? run : undefined;
   }
 
@@ -248,10 +248,10 @@ export class DistributedMaster {
    * record in the stream already.
    */
   private async settle(jobId: string): Promise<void> {
-    if (!this.runOf(jobId)) return;
+    if (!(await this.runOf(jobId))) return;
     const state = await this.q.getJobState(jobId);
     await this.consume();
-    const run = this.runOf(jobId);
+    const run = await this.runOf(jobId);
     if (!run || !isOpen(run)) {
       this.inflight.delete(jobId);
       return;
@@ -267,16 +267,16 @@ export class DistributedMaster {
     if (state === 'completed') {
       const parsed = taskResultSchema.safeParse(job.returnvalue);
       if (!parsed.success) {
-        failRemoteRun(this.app, run, `the worker returned an invalid result: ${issuesText(parsed.error)}`, at);
+        await failRemoteRun(this.app, run, `the worker returned an invalid result: ${issuesText(parsed.error)}`, at);
       } else {
-        const r = applyTaskResult(this.app, run, parsed.data);
+        const r = await applyTaskResult(this.app, run, parsed.data);
         this.log('distributed run recorded from the job (no attempt record)', { run_uuid: jobId, status: r.run.status, worker: parsed.data.worker_id });
       }
       this.inflight.delete(jobId);
     } else if (state === 'failed') {
       const reason = job.failedReason || 'task failed';
-      this.app.store.attempts.endOlder(jobId, Number.MAX_SAFE_INTEGER, /stalled/.test(reason) ? 'stalled' : 'error', reason);
-      failRemoteRun(this.app, run, reason, at);
+      await this.app.repos.attempts.endOlder(jobId, Number.MAX_SAFE_INTEGER, /stalled/.test(reason) ? 'stalled' : 'error', reason);
+      await failRemoteRun(this.app, run, reason, at);
       this.log('distributed run failed', { run_uuid: jobId, error: reason });
       this.inflight.delete(jobId);
     }
@@ -284,18 +284,19 @@ export class DistributedMaster {
 
   /** BullMQ moved a task back to wait after its lock expired: its attempt ended, the run waits again. */
   private async onStalled(jobId: string): Promise<void> {
-    const run = this.runOf(jobId);
+    const run = await this.runOf(jobId);
     if (!run || !isOpen(run)) return;
     await this.consume();
     const state = await this.q.getJobState(jobId);
     if (!WAITING_STATES.has(state)) return; // already taken again: the next start record closes the attempt
-    const latest = this.app.store.attempts.latest(jobId);
-    const open = latest > 0 ? this.app.store.attempts.get(jobId, latest) : undefined;
+    const attempts = this.app.repos.attempts;
+    const latest = await attempts.latest(jobId);
+    const open = latest > 0 ? await attempts.get(jobId, latest) : undefined;
     if (open && open.ended_at === null) {
       const lost = await this.workerOffline(open.worker_id);
-      this.app.store.attempts.end(jobId, latest, lost ? 'worker lost' : 'stalled', { error: 'the worker stopped renewing its lease' });
+      await attempts.end(jobId, latest, lost ? 'worker lost' : 'stalled', { error: 'the worker stopped renewing its lease' });
     }
-    if (this.app.store.attempts.requeueRun(jobId)) this.log('distributed run queued again after a stall', { run_uuid: jobId });
+    if (await attempts.requeueRun(jobId)) this.log('distributed run queued again after a stall', { run_uuid: jobId });
   }
 
   private async workerOffline(workerId: string): Promise<boolean> {
@@ -357,12 +358,12 @@ export class DistributedMaster {
   }
 
   private async applyRecord(rec: AttemptRecordMsg): Promise<void> {
-    const run = this.runOf(rec.run_uuid);
+    const run = await this.runOf(rec.run_uuid);
     if (!run) return;
-    const store = this.app.store;
+    const repos = this.app.repos;
     const uuid = rec.run_uuid;
     if (rec.kind === 'start') {
-      const prev = store.attempts.listByRun(uuid).filter((a) => a.attempt < rec.attempt);
+      const prev = (await repos.attempts.listByRun(uuid)).filter((a) => a.attempt < rec.attempt);
       const last = prev[prev.length - 1];
       let cause: AttemptCause = 'first';
       if (last) {
@@ -373,13 +374,13 @@ export class DistributedMaster {
         else if (last.ended_at === null) cause = (await this.workerOffline(last.worker_id)) ? 'worker lost' : 'stalled';
         else cause = 'retry';
       }
-      store.tx(() => {
-        store.attempts.endOlder(uuid, rec.attempt, cause === 'worker lost' ? 'worker lost' : 'stalled', `superseded by attempt ${rec.attempt}`);
-        const inserted = store.attempts.start({ run_uuid: uuid, attempt: rec.attempt, worker_id: rec.worker_id, started_at: rec.at, cause });
-        const cur = store.runs.get(run.id) ?? run;
-        if (cur.status === 'queued') store.runs.transition(run.id, 'running', { at: rec.at });
+      await repos.tx(async () => {
+        await repos.attempts.endOlder(uuid, rec.attempt, cause === 'worker lost' ? 'worker lost' : 'stalled', `superseded by attempt ${rec.attempt}`);
+        const inserted = await repos.attempts.start({ run_uuid: uuid, attempt: rec.attempt, worker_id: rec.worker_id, started_at: rec.at, cause });
+        const cur = (await repos.runs.get(run.id)) ?? run;
+        if (cur.status === 'queued') await repos.runs.transition(run.id, 'running', { at: rec.at });
         if (inserted && rec.attempt > 1) {
-          store.events.insert({
+          await repos.events.insert({
             topic: 'run.reattempt', name: 'run.reattempt', source: 'distributed', source_type: 'run', data_type: 'scan',
             data: { scan_id: uuid, target: run.target, attempt: rec.attempt, cause, worker_id: rec.worker_id, previous_worker: last?.worker_id ?? '' },
             workspace: run.workspace, run_id: uuid, workflow_name: run.workflow_name, processed: true,
@@ -389,51 +390,51 @@ export class DistributedMaster {
       if (rec.attempt > 1) this.log('distributed run re-executed', { run_uuid: uuid, attempt: rec.attempt, cause, worker: rec.worker_id });
       return;
     }
-    const latest = store.attempts.latest(uuid);
+    const latest = await repos.attempts.latest(uuid);
     if (rec.kind === 'rows') {
       // Rows of a superseded attempt are dropped; replays are harmless (upserts merge by value).
       if (rec.attempt < latest || !isSafeName(rec.workspace)) return;
-      store.tx(() => {
-        ensureWorkspace(this.app, rec.workspace, rec.at, run.workflow_name);
-        if (rec.table === 'assets') store.assets.upsertMany(rec.workspace, rec.rows as AssetInput[]);
-        else store.vulns.upsertMany(rec.workspace, rec.rows as VulnInput[]);
+      await repos.tx(async () => {
+        await ensureWorkspace(this.app, rec.workspace, rec.at, run.workflow_name);
+        if (rec.table === 'assets') await repos.assets.upsertMany(rec.workspace, rec.rows as AssetInput[]);
+        else await repos.vulns.upsertMany(rec.workspace, rec.rows as VulnInput[]);
       });
       return;
     }
     if (rec.kind === 'file') {
-      const refused = applyFileRecord(this.app, run, rec, latest);
+      const refused = await applyFileRecord(this.app, run, rec, latest);
       if (refused) this.log('distributed: shipped file refused', { run_uuid: uuid, attempt: rec.attempt, path: rec.path, reason: refused });
       return;
     }
     if (rec.attempt < latest) {
-      store.attempts.end(uuid, rec.attempt, 'refused', { at: rec.at, error: `result of attempt ${rec.attempt} refused: attempt ${latest} started since` });
+      await repos.attempts.end(uuid, rec.attempt, 'refused', { at: rec.at, error: `result of attempt ${rec.attempt} refused: attempt ${latest} started since` });
       this.log('late result refused (fencing)', { run_uuid: uuid, attempt: rec.attempt, latest });
       return;
     }
-    store.attempts.start({ run_uuid: uuid, attempt: rec.attempt, worker_id: rec.worker_id, started_at: rec.at, cause: 'first' });
+    await repos.attempts.start({ run_uuid: uuid, attempt: rec.attempt, worker_id: rec.worker_id, started_at: rec.at, cause: 'first' });
     if (rec.outcome === 'result' && rec.result) {
-      const r = applyTaskResult(this.app, run, rec.result);
-      store.attempts.end(uuid, rec.attempt, rec.result.run.status, { at: rec.at, error: rec.result.run.error_message });
+      const r = await applyTaskResult(this.app, run, rec.result);
+      await repos.attempts.end(uuid, rec.attempt, rec.result.run.status, { at: rec.at, error: rec.result.run.error_message });
       this.inflight.delete(uuid);
       this.log('distributed run recorded', { run_uuid: uuid, status: r.run.status, worker: rec.worker_id, attempt: rec.attempt, steps: rec.result.steps.length });
     } else if (rec.outcome === 'error') {
-      store.attempts.end(uuid, rec.attempt, 'error', { at: rec.at, error: rec.error });
+      await repos.attempts.end(uuid, rec.attempt, 'error', { at: rec.at, error: rec.error });
       if (rec.final) {
-        failRemoteRun(this.app, run, rec.error || 'task failed', rec.at);
+        await failRemoteRun(this.app, run, rec.error || 'task failed', rec.at);
         this.inflight.delete(uuid);
       } else {
-        store.attempts.requeueRun(uuid);
+        await repos.attempts.requeueRun(uuid);
       }
     } else {
-      store.attempts.end(uuid, rec.attempt, 'handed back', { at: rec.at, error: rec.error });
-      store.attempts.requeueRun(uuid);
+      await repos.attempts.end(uuid, rec.attempt, 'handed back', { at: rec.at, error: rec.error });
+      await repos.attempts.requeueRun(uuid);
     }
   }
 
   /** The task is gone from the queue (removed, or trimmed before the master saw it finish). */
-  private lost(run: RunRecord): void {
+  private async lost(run: RunRecord): Promise<void> {
     this.inflight.delete(run.run_uuid);
-    failRemoteRun(this.app, run, 'the task disappeared from the distributed queue before its result was recorded');
+    await failRemoteRun(this.app, run, 'the task disappeared from the distributed queue before its result was recorded');
   }
 
   /**
@@ -453,7 +454,7 @@ export class DistributedMaster {
 
   private async doSweep(): Promise<void> {
     await this.consume();
-    for (const run of this.app.store.runs.listUnfinishedByMode('distributed')) {
+    for (const run of await this.app.repos.runs.listUnfinishedByMode('distributed')) {
       if (this.inflight.has(run.run_uuid)) continue;
       await this.serial(run.run_uuid, () => this.ensureTask(run.run_uuid));
     }
@@ -467,13 +468,13 @@ export class DistributedMaster {
   private async adoptQueuedJobs(): Promise<void> {
     const jobs = await this.q.getJobs(['active', 'prioritized', 'waiting', 'delayed'], 0, 999, true);
     for (const job of jobs) {
-      const run = job?.id ? this.runOf(job.id) : undefined;
+      const run = job?.id ? await this.runOf(job.id) : undefined;
       if (run && run.status !== 'queued' && run.status !== 'running') this.inflight.add(run.run_uuid);
     }
   }
 
   private async ensureTask(uuid: string): Promise<void> {
-    const run = this.runOf(uuid);
+    const run = await this.runOf(uuid);
     if (!run || (run.status !== 'queued' && run.status !== 'running')) return;
     const job = await Job.fromId(this.q, uuid);
     if (job) {
@@ -482,26 +483,26 @@ export class DistributedMaster {
     }
     // No job: its end record, if any, was written before the job could be trimmed.
     await this.consume();
-    const now = this.runOf(uuid);
+    const now = await this.runOf(uuid);
     if (!now || !isOpen(now)) return;
     if (now.status === 'queued') {
       await this.submit([run]).catch(() => undefined);
       return;
     }
-    this.lost(run);
+    await this.lost(run);
   }
 
   private async check(uuid: string): Promise<void> {
     const state = await this.q.getJobState(uuid);
     if (state === 'unknown') await this.consume();
-    const run = this.app.store.runs.getByUuid(uuid);
+    const run = await this.app.repos.runs.getByUuid(uuid);
     if (!run) {
       if (WAITING_STATES.has(state)) await (await Job.fromId(this.q, uuid))?.remove().catch(() => undefined);
       this.inflight.delete(uuid);
       return;
     }
     if (state === 'unknown') {
-      if (run.status === 'queued' || run.status === 'running') this.lost(run);
+      if (run.status === 'queued' || run.status === 'running') await this.lost(run);
       this.inflight.delete(uuid);
       return;
     }
@@ -542,7 +543,7 @@ export class DistributedMaster {
 
   /** After `DELETE /runs/{id}`: propagates a cancel of a distributed run to its task. */
   async propagateCancel(idOrUuid: string): Promise<void> {
-    const run = this.app.store.runs.find(idOrUuid);
+    const run = await this.app.repos.runs.find(idOrUuid);
     if (!run || run.run_mode !== 'distributed' || run.status !== 'cancelled') return;
     await this.serial(run.run_uuid, async () => {
       await this.cancelTask(run.run_uuid);
@@ -582,7 +583,7 @@ export class DistributedMaster {
     const state = await this.q.getJobState(id);
     const job = state === 'unknown' ? undefined : await Job.fromId(this.q, id);
     if (!job) throw errors.taskNotFound(id);
-    const run = this.app.store.runs.getByUuid(String(job.id));
+    const run = await this.app.repos.runs.getByUuid(String(job.id));
     const reason = WAITING_STATES.has(state) ? await this.waitingReason(String(job.id)) : undefined;
     return { ...taskView(job, state), ...(reason ? { waiting_reason: reason } : {}), run: run ? runToApi(run) : null };
   }
@@ -612,20 +613,21 @@ export class DistributedMaster {
     return waitingReason(needs, workers ?? (await this.listWorkers()));
   }
 
-  /** Attempt totals of a worker from the master's database (they survive restarts of both). */
-  private withTotals(w: WorkerView): WorkerView & { totals: Record<string, number> } {
-    return { ...w, totals: this.app.store.attempts.totalsByWorker()[w.id] ?? {} };
+  /** Attempt totals of workers from the master's database (they survive restarts of both). */
+  private async withTotals(ws: WorkerView[]): Promise<(WorkerView & { totals: Record<string, number> })[]> {
+    const totals = await this.app.repos.attempts.totalsByWorker();
+    return ws.map((w) => ({ ...w, totals: totals[w.id] ?? {} }));
   }
 
   /** `GET /workers`. */
   async listWorkers(): Promise<(WorkerView & { totals: Record<string, number> })[]> {
-    return (await listWorkerViews(await this.q.client, this.q, this.prefix)).map((w) => this.withTotals(w));
+    return this.withTotals(await listWorkerViews(await this.q.client, this.q, this.prefix));
   }
 
   /** `GET /workers/{id}`. */
   async getWorker(id: string): Promise<WorkerView & { totals: Record<string, number> }> {
     const w = await getWorkerView(await this.q.client, this.q, this.prefix, id);
     if (!w) throw errors.workerNotFound();
-    return this.withTotals(w);
+    return (await this.withTotals([w]))[0]!;
   }
 }

@@ -21,40 +21,43 @@ export interface PersistOutcome {
   events: number;
 }
 
-function notify(app: AppContext, run: RunRecord): void {
+async function notify(app: AppContext, run: RunRecord): Promise<void> {
   if ((run.options as { disableNotification?: boolean })?.disableNotification) return;
-  const artifacts = app.store.artifacts.listByRun(run.id);
+  const artifacts = await app.repos.artifacts.listByRun(run.id);
   // Delivered in the background with its own retries; failures are recorded as events, never thrown.
   void notifyRunFinished(app, run, artifacts).catch(() => undefined);
 }
 
 /** Writes a worker's result for `run`. */
-export function applyTaskResult(app: AppContext, run: RunRecord, result: TaskResult): PersistOutcome {
-  const store = app.store;
-  const out = store.tx(() => {
-    const cur = store.runs.get(run.id);
+export async function applyTaskResult(app: AppContext, run: RunRecord, result: TaskResult): Promise<PersistOutcome> {
+  const repos = app.repos;
+  const out = await repos.tx(async () => {
+    const cur = await repos.runs.get(run.id);
     if (!cur) return undefined;
-    if (cur.status === 'queued' || cur.status === 'pending') store.runs.transition(run.id, 'running', { at: result.run.started_at ?? undefined });
-    const steps = store.steps.importForRun(run.id, run.run_uuid, result.steps);
-    const events = store.events.importForRun(run.run_uuid, result.events);
+    if (cur.status === 'queued' || cur.status === 'pending') await repos.runs.transition(run.id, 'running', { at: result.run.started_at ?? undefined });
+    const steps = await repos.steps.importForRun(run.id, run.run_uuid, result.steps);
+    const events = await repos.events.importForRun(run.run_uuid, result.events);
     // A file the worker shipped names its workspace-relative path: it is now the master's file.
     const ws = result.run.workspace || run.workspace;
-    for (const a of result.artifacts) store.artifacts.upsert({ ...a, artifact_path: (isAbsolute(a.artifact_path) ? undefined : masterFilePath(app, ws, a.artifact_path)) ?? a.artifact_path, run_id: run.id });
-    store.runs.update(run.id, {
+    for (const a of result.artifacts) {
+      const path = (isAbsolute(a.artifact_path) ? undefined : await masterFilePath(app, ws, a.artifact_path)) ?? a.artifact_path;
+      await repos.artifacts.upsert({ ...a, artifact_path: path, run_id: run.id });
+    }
+    await repos.runs.update(run.id, {
       total_steps: result.run.total_steps,
       completed_steps: result.run.completed_steps,
       ...(result.run.workspace ? { workspace: result.run.workspace } : {}),
     });
-    const done = store.runs.transition(run.id, result.run.status, {
+    const done = await repos.runs.transition(run.id, result.run.status, {
       ...(result.run.error_message ? { error_message: result.run.error_message } : {}),
       ...(result.run.completed_at ? { at: result.run.completed_at } : {}),
     });
     return { transitioned: Boolean(done), steps, events };
   });
   forgetShippedFiles(app, run.run_uuid);
-  const final = store.runs.get(run.id) ?? run;
+  const final = (await repos.runs.get(run.id)) ?? run;
   if (!out) return { transitioned: false, run: final, steps: { inserted: 0, updated: 0 }, events: 0 };
-  if (out.transitioned) notify(app, final);
+  if (out.transitioned) await notify(app, final);
   return { ...out, run: final };
 }
 
@@ -63,13 +66,13 @@ export function applyTaskResult(app: AppContext, run: RunRecord, result: TaskRes
  * attempts exhausted, stalled too often, lost from the queue), with the run.failed event the
  * worker could not write. False when the run was already terminal.
  */
-export function failRemoteRun(app: AppContext, run: RunRecord, message: string, at?: string): boolean {
-  const store = app.store;
-  const ok = store.tx(() => {
-    const next = store.runs.transition(run.id, 'failed', { error_message: message, ...(at ? { at } : {}) });
+export async function failRemoteRun(app: AppContext, run: RunRecord, message: string, at?: string): Promise<boolean> {
+  const repos = app.repos;
+  const ok = await repos.tx(async () => {
+    const next = await repos.runs.transition(run.id, 'failed', { error_message: message, ...(at ? { at } : {}) });
     if (!next) return false;
-    store.steps.failUnfinished(run.id, message);
-    store.events.insert({
+    await repos.steps.failUnfinished(run.id, message);
+    await repos.events.insert({
       topic: 'run.failed', name: 'run.failed', source: 'distributed', source_type: 'run', data_type: 'scan',
       data: { scan_id: run.run_uuid, target: run.target, error: message },
       workspace: run.workspace, run_id: run.run_uuid, workflow_name: run.workflow_name, processed: true,
@@ -77,19 +80,18 @@ export function failRemoteRun(app: AppContext, run: RunRecord, message: string, 
     return true;
   });
   forgetShippedFiles(app, run.run_uuid);
-  if (ok) notify(app, store.runs.get(run.id) ?? run);
+  if (ok) await notify(app, (await repos.runs.get(run.id)) ?? run);
   return ok;
 }
 
 /** The run's task started on a worker: queued → running at the worker's start time. */
-export function markRemoteStarted(app: AppContext, run: RunRecord, at?: string): boolean {
+export async function markRemoteStarted(app: AppContext, run: RunRecord, at?: string): Promise<boolean> {
   if (run.status !== 'queued' && run.status !== 'pending') return false;
-  return Boolean(app.store.runs.transition(run.id, 'running', at ? { at } : {}));
+  return Boolean(await app.repos.runs.transition(run.id, 'running', at ? { at } : {}));
 }
 
 /** Progress reported by the worker (only while the run is running on the master). */
-export function applyProgress(app: AppContext, run: RunRecord, progress: { completed_steps: number; total_steps: number }): void {
+export async function applyProgress(app: AppContext, run: RunRecord, progress: { completed_steps: number; total_steps: number }): Promise<void> {
   if (run.status !== 'running') return;
-  app.store.runs.update(run.id, { completed_steps: progress.completed_steps, total_steps: progress.total_steps });
+  await app.repos.runs.update(run.id, { completed_steps: progress.completed_steps, total_steps: progress.total_steps });
 }
-

@@ -50,7 +50,7 @@ function workflowFor(app: AppContext, data: TaskData, workerId: string) {
 }
 
 /** Creates the scratch run row (replacing one left by an earlier attempt of the same task). */
-function scratchRun(app: AppContext, data: TaskData, workerId: string): RunRecord {
+async function scratchRun(app: AppContext, data: TaskData, workerId: string): Promise<RunRecord> {
   // Targets, params and options come out of Redis: validated again here, as at every creation path.
   let options: ReturnType<typeof checkRunOptions>;
   try {
@@ -67,9 +67,9 @@ function scratchRun(app: AppContext, data: TaskData, workerId: string): RunRecor
     throw new TaskRejected(messageOf(err));
   }
   const wf = workflowFor(app, data, workerId);
-  const earlier = app.store.runs.getByUuid(data.run_uuid);
-  if (earlier) app.store.runs.delete(earlier.id);
-  return app.store.runs.create({
+  const earlier = await app.repos.runs.getByUuid(data.run_uuid);
+  if (earlier) await app.repos.runs.delete(earlier.id);
+  return app.repos.runs.create({
     run_uuid: data.run_uuid,
     workflow_name: wf.name,
     workflow_kind: wf.kind,
@@ -92,19 +92,20 @@ function scratchRun(app: AppContext, data: TaskData, workerId: string): RunRecor
 }
 
 /** Progress of a run from the worker's database. */
-function progressOf(app: AppContext, run: RunRecord, workerId: string): TaskProgress {
-  const cur = app.store.runs.get(run.id) ?? run;
-  const steps = app.store.steps.listByRun(run.id);
+async function progressOf(app: AppContext, run: RunRecord, workerId: string): Promise<TaskProgress> {
+  const [cur, steps] = await Promise.all([app.repos.runs.get(run.id), app.repos.steps.listByRun(run.id)]);
   const running = [...steps].reverse().find((s) => s.status === 'running');
-  return { worker_id: workerId, completed_steps: cur.completed_steps, total_steps: cur.total_steps, current_step: running?.step_name ?? '' };
+  return { worker_id: workerId, completed_steps: (cur ?? run).completed_steps, total_steps: (cur ?? run).total_steps, current_step: running?.step_name ?? '' };
 }
 
 /** The run as recorded in the worker's database, bounded for the queue. */
-export function collectResult(app: AppContext, runId: number, ctx: Pick<TaskContext, 'workerId' | 'hostname'>): TaskResult {
-  const run = app.store.runs.get(runId);
+export async function collectResult(app: AppContext, runId: number, ctx: Pick<TaskContext, 'workerId' | 'hostname'>): Promise<TaskResult> {
+  const run = await app.repos.runs.get(runId);
   if (!run) throw new Error(`scratch run ${runId} disappeared`);
   const status = run.status === 'completed' || run.status === 'cancelled' ? run.status : 'failed';
-  const events = app.store.events.list({ run_id: run.run_uuid }, { offset: 0, limit: RESULT_LIMITS.maxEvents }).data.reverse();
+  const events = (await app.repos.events.list({ run_id: run.run_uuid }, { offset: 0, limit: RESULT_LIMITS.maxEvents })).data.reverse();
+  const steps = await app.repos.steps.listByRun(run.id);
+  const artifacts = await app.repos.artifacts.listByRun(run.id);
   return boundResult({
     v: PROTOCOL_VERSION,
     worker_id: ctx.workerId,
@@ -118,7 +119,7 @@ export function collectResult(app: AppContext, runId: number, ctx: Pick<TaskCont
       completed_steps: run.completed_steps,
       workspace: run.workspace,
     },
-    steps: app.store.steps.listByRun(run.id).map((s) => ({
+    steps: steps.map((s) => ({
       step_uuid: s.step_uuid,
       workspace: s.workspace,
       module_name: s.module_name,
@@ -150,7 +151,7 @@ export function collectResult(app: AppContext, runId: number, ctx: Pick<TaskCont
       error: e.error,
       created_at: e.created_at,
     })),
-    artifacts: app.store.artifacts.listByRun(run.id).map((a) => ({
+    artifacts: artifacts.map((a) => ({
       workspace: a.workspace,
       name: a.name,
       artifact_path: a.artifact_path,
@@ -171,30 +172,39 @@ export function collectResult(app: AppContext, runId: number, ctx: Pick<TaskCont
  * short-cuts a task whose cancellation flag was already set.
  */
 export async function runTask(app: AppContext, data: TaskData, ctx: TaskContext, opts: { cancelledBeforeStart?: boolean } = {}): Promise<{ result: TaskResult; run: RunRecord }> {
-  const run = scratchRun(app, data, ctx.workerId);
+  const run = await scratchRun(app, data, ctx.workerId);
   if (opts.cancelledBeforeStart) {
-    app.store.runs.transition(run.id, 'cancelled', { error_message: 'Cancelled by user' });
-    return { result: collectResult(app, run.id, ctx), run };
+    await app.repos.runs.transition(run.id, 'cancelled', { error_message: 'Cancelled by user' });
+    return { result: await collectResult(app, run.id, ctx), run };
   }
   let last = '';
-  const report = () => {
+  const report = async () => {
     if (!ctx.onProgress) return;
-    const p = progressOf(app, run, ctx.workerId);
+    const p = await progressOf(app, run, ctx.workerId);
     const key = JSON.stringify(p);
     if (key === last) return;
     last = key;
     ctx.onProgress(p);
   };
-  const timer = setInterval(report, WORKER_POLL_MS);
+  // Progress is best effort (a read that fails is tried again at the next tick); one read at a time, in order.
+  let reading: Promise<void> | undefined;
+  const tick = (): Promise<void> =>
+    (reading ??= report()
+      .catch(() => undefined)
+      .finally(() => {
+        reading = undefined;
+      }));
+  const timer = setInterval(() => void tick(), WORKER_POLL_MS);
   try {
-    report();
+    void tick();
     // The same path as a local run of the daemon (options carry disableNotification).
     await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor');
   } finally {
     clearInterval(timer);
   }
-  report();
-  return { result: collectResult(app, run.id, ctx), run };
+  await reading;
+  await tick();
+  return { result: await collectResult(app, run.id, ctx), run };
 }
 
 /** A TaskRejected, or a catalogue error, as the job's failure message. */

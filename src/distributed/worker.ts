@@ -54,20 +54,20 @@ export interface WorkerOptions {
  * left alone. (The master's record of the run is settled by the queue: the task stalls and runs
  * again.)
  */
-export function reconcileWorkerRuns(app: AppContext): { failed: string[]; killedPids: number[] } {
-  const store = app.store;
+export async function reconcileWorkerRuns(app: AppContext): Promise<{ failed: string[]; killedPids: number[] }> {
+  const repos = app.repos;
   const report = { failed: [] as string[], killedPids: [] as number[] };
-  for (const run of store.runs.listUnfinishedByMode('distributed')) {
+  for (const run of await repos.runs.listUnfinishedByMode('distributed')) {
     if (run.owner_pid && run.owner_pid !== process.pid && isAlive(run.owner_pid)) continue;
     if (run.current_pid > 1 && run.current_pid !== process.pid && sameProcess(run.current_pid, run.current_pid_start)) {
       killGroup(run.current_pid, 0);
       report.killedPids.push(run.current_pid);
     }
     const message = `the worker process (pid ${run.owner_pid}) stopped while the run was ${run.status}; marked failed at worker start`;
-    store.tx(() => {
-      store.steps.failUnfinished(run.id, 'the process executing this step stopped');
-      store.runs.transition(run.id, 'failed', { error_message: message });
-      store.runs.update(run.id, { current_pid: 0 });
+    await repos.tx(async () => {
+      await repos.steps.failUnfinished(run.id, 'the process executing this step stopped');
+      await repos.runs.transition(run.id, 'failed', { error_message: message });
+      await repos.runs.update(run.id, { current_pid: 0 });
     });
     report.failed.push(run.run_uuid);
   }
@@ -162,7 +162,7 @@ export class DistributedWorker {
       throw errors.workerNameTaken(this.id);
     }
 
-    const orphans = reconcileWorkerRuns(this.app);
+    const orphans = await reconcileWorkerRuns(this.app);
     if (orphans.failed.length > 0) this.log('runs left unfinished by a previous worker process marked failed', { ...orphans });
 
     this.worker = new Worker(QUEUE_NAME, (job, token, signal) => this.process(job, token, signal), {
@@ -361,18 +361,18 @@ export class DistributedWorker {
    * attempt. Undefined when refused; `capped` when more than MAX_SHIPPED_ROWS of a table.
    */
   private async shipRows(client: Awaited<Queue['client']>, token: string, attempt: number, uuid: string, since: string): Promise<{ rows: number; capped: boolean } | undefined> {
-    const run = this.app.store.runs.getByUuid(uuid);
+    const run = await this.app.repos.runs.getByUuid(uuid);
     if (!run?.workspace) return { rows: 0, capped: false };
-    const store = this.app.store;
+    const repos = this.app.repos;
     let seq = 0;
     let total = 0;
     let capped = false;
     const tables = [
-      { table: 'assets' as const, read: (ws: string, limit: number) => store.assets.touchedSince(ws, since, limit) },
-      { table: 'vulnerabilities' as const, read: (ws: string, limit: number) => store.vulns.touchedSince(ws, since, limit) },
+      { table: 'assets' as const, read: (ws: string, limit: number) => repos.assets.touchedSince(ws, since, limit) },
+      { table: 'vulnerabilities' as const, read: (ws: string, limit: number) => repos.vulns.touchedSince(ws, since, limit) },
     ];
     for (const t of tables) {
-      const rows = t.read(run.workspace, MAX_SHIPPED_ROWS + 1).map((r) => stripRow(r as unknown as Record<string, unknown>));
+      const rows = (await t.read(run.workspace, MAX_SHIPPED_ROWS + 1)).map((r) => stripRow(r as unknown as Record<string, unknown>));
       if (rows.length > MAX_SHIPPED_ROWS) {
         capped = true;
         rows.length = MAX_SHIPPED_ROWS;

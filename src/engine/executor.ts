@@ -26,16 +26,16 @@ import type { Settings } from '../settings/schema.js';
  * The target scope of a run: settings, workspace, org, workflow and run layers (docs/scope.md);
  * undefined when none is configured. Throws when a layer does not parse.
  */
-export function runTargetScope(deps: EngineDeps, settings: Settings, src: { workspace: string; orgUuid?: string; workflow?: Workflow; run?: ScopeSpec }): Execution['targetScope'] {
-  const org = src.orgUuid ? { uuid: src.orgUuid, name: deps.store.orgs.get(src.orgUuid)?.name } : undefined;
+export async function runTargetScope(deps: EngineDeps, settings: Settings, src: { workspace: string; orgUuid?: string; workflow?: Workflow; run?: ScopeSpec }): Promise<Execution['targetScope']> {
+  const org = src.orgUuid ? { uuid: src.orgUuid, name: (await deps.repos.orgs.get(src.orgUuid))?.name } : undefined;
   const specs = layerSpecs({ settings, workspace: src.workspace, org, workflow: src.workflow, run: src.run });
   if (specs.length === 0) return undefined;
   return { set: compileLayers(specs), specs, counts: emptyCounts() };
 }
 
 /** The run's scope counts for its summary, when a scope (the run's, or a module's inside a flow) was in force. */
-function scopeSummary(exec: Execution, runId: number): { scope?: RunScopeStats | { dropped: number; by_source: Record<string, number> } } {
-  const stats = exec.deps.store.runs.scopeStats(runId);
+async function scopeSummary(exec: Execution, runId: number): Promise<{ scope?: RunScopeStats | { dropped: number; by_source: Record<string, number> } }> {
+  const stats = await exec.deps.repos.runs.scopeStats(runId);
   if (stats) return { scope: stats };
   return exec.targetScope ? { scope: { dropped: 0, by_source: {} } } : {};
 }
@@ -83,11 +83,11 @@ export function buildBaseEnv(binaries: string, globalVars: Record<string, { valu
  * the same workflow counts, and exports named like built-in variables are dropped: step rows may
  * have been imported, and a restored `Output` would move where the rest of the run writes.
  */
-export function resumeState(deps: EngineDeps, sourceRunId: number, workflowName: string): Execution['resume'] {
-  const source = deps.store.runs.get(sourceRunId);
+export async function resumeState(deps: EngineDeps, sourceRunId: number, workflowName: string): Promise<Execution['resume']> {
+  const source = await deps.repos.runs.get(sourceRunId);
   const steps = new Map<string, { exports: Record<string, unknown>; output: string }>();
   if (source && source.workflow_name === workflowName) {
-    for (const s of deps.store.steps.listByRun(source.id)) {
+    for (const s of await deps.repos.steps.listByRun(source.id)) {
       if (s.status !== 'completed') continue;
       const exports = Object.fromEntries(Object.entries(s.exports ?? {}).filter(([k]) => !RESERVED_PARAM_NAMES.has(k)));
       steps.set(`${s.module_name}\u0000${s.step_name}`, { exports, output: s.output });
@@ -114,9 +114,9 @@ export interface RunSetup {
 export async function executeRun(deps: EngineDeps, runId: number, input: RunInput, display: DisplayOptions, source: RunSource, setup: RunSetup): Promise<RunOutcome> {
   const started = Date.now();
   const settings = deps.settings();
-  const run0 = deps.store.runs.get(runId);
+  const run0 = await deps.repos.runs.get(runId);
   if (!run0) throw new Error(`run ${runId} not found`);
-  const recorder = new RunRecorder(deps.store, run0, source);
+  const recorder = new RunRecorder(deps.repos, run0, source);
   const printer = new RunPrinter({ stdout: display.stdout, silent: display.silent, color: display.color, prefix: display.prefix, spinner: display.spinner, noLogLines: display.noLogLines, verbose: display.verbose });
   // The run's output as it happens: step logs and journal, the terminal, --json and the daemon's streams.
   const live = new RunOutput(run0.run_uuid);
@@ -142,9 +142,9 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
     let artifacts: string[] = [];
     // State files are written only for completed runs (they mark a finished run).
     if (status === 'completed' && wf && output && !input.emptyTarget) {
-      const latest = deps.store.runs.get(runId)!;
+      const latest = (await deps.repos.runs.get(runId))!;
       try {
-        writeRunState(output, { ...latest, status: 'completed', completed_at: new Date().toISOString() }, deps.store.workspaces.get(latest.workspace) as unknown as Record<string, unknown>);
+        writeRunState(output, { ...latest, status: 'completed', completed_at: new Date().toISOString() }, (await deps.repos.workspaces.get(latest.workspace)) as unknown as Record<string, unknown>);
       } catch (err) {
         printer.warn(`could not write run state: ${messageOf(err)}`);
       }
@@ -154,15 +154,15 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
     if (wf && output && !input.emptyTarget) {
       try {
         // Without variables (a run skipped before its params were resolved) no report path can be rendered.
-        artifacts = await registerArtifacts(deps.store, recorder.run, wf, output, vars ?? {}, { reports: status === 'completed' && vars !== undefined });
-        if (status === 'completed') for (const m of exec.completedModules) artifacts.push(...(await registerArtifacts(deps.store, recorder.run, m.workflow, output, m.vars, { reportsOnly: true })));
+        artifacts = await registerArtifacts(deps.repos, recorder.run, wf, output, vars ?? {}, { reports: status === 'completed' && vars !== undefined });
+        if (status === 'completed') for (const m of exec.completedModules) artifacts.push(...(await registerArtifacts(deps.repos, recorder.run, m.workflow, output, m.vars, { reportsOnly: true })));
       } catch (err) {
         printer.warn(`could not register artifacts: ${messageOf(err)}`);
       }
     }
-    const ws = deps.store.workspaces.get(recorder.run.workspace);
-    recorder.finished(status, { error, durationMs, assetsFound: ws?.total_assets ?? 0 });
-    const finalRun = deps.store.runs.get(runId)!;
+    const ws = await deps.repos.workspaces.get(recorder.run.workspace);
+    await recorder.finished(status, { error, durationMs, assetsFound: ws?.total_assets ?? 0 });
+    const finalRun = (await deps.repos.runs.get(runId))!;
     const finalStatus = (finalRun.status === 'running' ? status : finalRun.status) as 'completed' | 'failed' | 'cancelled';
     live.run({ ...runInfo(), status: finalStatus, duration_ms: durationMs, ...(finalRun.error_message || error ? { error: finalRun.error_message || error } : {}) });
     // Webhooks are delivered in the background (with their own retries and timeouts); failures
@@ -171,6 +171,7 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
       void notifyRunFinished(deps, finalRun, artifacts).catch(() => undefined);
     }
     const shownStatus = finalRun.status === 'running' ? status : finalRun.status;
+    const scopeCounts = await scopeSummary(exec, runId);
     printer.stopSpinner();
     printSummary(
       exec,
@@ -186,7 +187,7 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
         modules,
         totalSteps: finalRun.total_steps,
         artifacts,
-        ...scopeSummary(exec, runId),
+        ...scopeCounts,
       },
       display.color,
       Boolean(display.verbose),
@@ -219,12 +220,12 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
     completedModules: [],
   };
 
-  if (setup.resumeOf) exec.resume = resumeState(deps, setup.resumeOf, run0.workflow_name);
+  if (setup.resumeOf) exec.resume = await resumeState(deps, setup.resumeOf, run0.workflow_name);
 
   try {
     wf = setup.workflow();
   } catch (err) {
-    if (recorder.started()) live.run({ ...runInfo(), status: 'running' });
+    if (await recorder.started()) live.run({ ...runInfo(), status: 'running' });
     return finish('failed', messageOf(err));
   }
 
@@ -235,20 +236,20 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
 
   // Target scope (docs/scope.md): an out-of-scope target is refused before anything runs.
   try {
-    exec.targetScope = runTargetScope(deps, settings.settings, { workspace: space, orgUuid: run0.org_uuid, workflow: wf, run: input.scope });
+    exec.targetScope = await runTargetScope(deps, settings.settings, { workspace: space, orgUuid: run0.org_uuid, workflow: wf, run: input.scope });
   } catch (err) {
-    if (recorder.started()) live.run({ ...runInfo(), status: 'running' });
+    if (await recorder.started()) live.run({ ...runInfo(), status: 'running' });
     return finish('failed', `refusing to execute: invalid scope: ${messageOf(err)}`);
   }
   if (exec.targetScope && !input.emptyTarget) {
     const d = exec.targetScope.set.decide(input.target);
     if (!d.in_scope) {
-      if (recorder.started()) live.run({ ...runInfo(), status: 'running' });
+      if (await recorder.started()) live.run({ ...runInfo(), status: 'running' });
       printer.error(`target ${input.target} is ${d.explanation}`);
       return finish('failed', `refusing to execute: target ${input.target} is ${d.explanation}`);
     }
   }
-  if (exec.targetScope) deps.store.runs.initScope(run0.id, exec.targetScope.specs);
+  if (exec.targetScope) await deps.repos.runs.initScope(run0.id, exec.targetScope.specs);
   output = join(workspaces, space);
   if (input.emptyTarget) {
     exec.logDir = mkdtempSync(join(tmpdir(), 'osm-logs-'));
@@ -258,7 +259,7 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
     printer.attachConsoleLog(join(output, STATE_FILES.consoleLog), true);
     exec.log = new ExecutionLog(join(output, STATE_FILES.executionLog));
     clearCompletedMarker(output);
-    deps.store.workspaces.upsertRunInfo({
+    await deps.repos.workspaces.upsertRunInfo({
       name: space,
       local_path: output,
       data_source: 'local',
@@ -273,9 +274,9 @@ export async function executeRun(deps: EngineDeps, runId: number, input: RunInpu
   }
   mkdirSync(exec.logDir, { recursive: true });
   live.useDir(exec.logDir);
-  recorder.update({ workspace: space, total_steps: deps.loader.stepCount(wf) });
+  await recorder.update({ workspace: space, total_steps: deps.loader.stepCount(wf) });
 
-  if (!recorder.started()) {
+  if (!(await recorder.started())) {
     // Cancelled (or otherwise finished) before it could start.
     return finish('cancelled', 'run cancelled before it started');
   }

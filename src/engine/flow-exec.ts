@@ -103,7 +103,7 @@ export async function executeFlowBody(flow: Workflow, scope: Scope, results: Ste
  * module — its loop items and imports — and a target outside it skips the module. The result to
  * return instead of running the module, or undefined to go on.
  */
-function applyModuleScope(exec: Scope['exec'], wf: Workflow, name: string, scope: Scope): ModuleResult | undefined {
+async function applyModuleScope(exec: Scope['exec'], wf: Workflow, name: string, scope: Scope): Promise<ModuleResult | undefined> {
   let own: ReturnType<typeof moduleTargetScope>;
   try {
     own = moduleTargetScope(exec, wf);
@@ -123,9 +123,9 @@ function applyModuleScope(exec: Scope['exec'], wf: Workflow, name: string, scope
   }
   scope.targetScope = own;
   const runId = exec.recorder.run.id;
-  const layers = exec.deps.store.runs.scopeStats(runId)?.layers ?? [];
+  const layers = (await exec.deps.repos.runs.scopeStats(runId))?.layers ?? [];
   const missing = own.specs.filter((l) => !layers.some((x) => x.name === l.name)).map((l) => ({ name: l.name, include: l.include ?? [], exclude: l.exclude ?? [] }));
-  if (missing.length) exec.deps.store.runs.initScope(runId, [...layers, ...missing]);
+  if (missing.length) await exec.deps.repos.runs.initScope(runId, [...layers, ...missing]);
   return undefined;
 }
 
@@ -151,7 +151,7 @@ async function runModule(flow: Workflow, ref: ModuleRef, flowScope: Scope, resul
       taintedProvided: Object.keys(provided).filter((k) => flowScope.tainted.has(k)),
     });
     if (ref.runner) scope.runner = { type: ref.runner, config: ref.runner_config ?? {} };
-    const refused = applyModuleScope(exec, wf, ref.name, scope);
+    const refused = await applyModuleScope(exec, wf, ref.name, scope);
     if (refused) return refused;
     try {
       for (const w of await checkDependencies(wf, scope, { skipValidation: exec.input.skipValidation, emptyTarget: exec.input.emptyTarget })) exec.printer.warn(w);

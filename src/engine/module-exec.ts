@@ -196,7 +196,7 @@ async function runDag(wf: Workflow, scope: Scope, results: StepSummary[]): Promi
     for (const s of blocked()) {
       state.set(s.name, 'failed');
       const dep = (s.depends_on ?? []).find((d) => state.get(d) === 'failed');
-      scope.exec.recorder.stepSkipped({ moduleName: scope.moduleName, stepName: s.name, stepType: s.type, stepIndex: byName.get(s.name)!, command: '' }, `dependency '${dep}' failed`);
+      await scope.exec.recorder.stepSkipped({ moduleName: scope.moduleName, stepName: s.name, stepType: s.type, stepIndex: byName.get(s.name)!, command: '' }, `dependency '${dep}' failed`);
       scope.exec.printer.stepSkipped(s.name, `(dependency '${dep}' failed)`);
       results.push({ module: scope.moduleName, name: s.name, type: s.type, status: 'skipped', durationMs: 0, error: `dependency '${dep}' failed` });
     }

@@ -5,6 +5,7 @@ import { storedRunOptions } from '../services/run-options.js';
 import { abortRun } from './executor.js';
 import { isAlive, killGroup, sameProcess } from './process-registry.js';
 import type { RunSource } from './recorder.js';
+import { messageOf } from '../errors.js';
 
 export interface QueueOptions {
   /** Global limit of concurrently executing runs (read live so a settings reload applies). */
@@ -39,6 +40,8 @@ export class RunQueue {
   private timer?: NodeJS.Timeout;
   private stopping = false;
   private kicking = false;
+  /** A kick asked for while one was running: it goes round once more. */
+  private kickAgain = false;
 
   constructor(
     private readonly app: AppContext,
@@ -46,8 +49,8 @@ export class RunQueue {
   ) {}
 
   /** Reconciles what a previous daemon left behind, then starts scheduling. */
-  start(): ReconcileReport {
-    const report = this.reconcile();
+  async start(): Promise<ReconcileReport> {
+    const report = await this.reconcile();
     // pollMs 0 (`serve --no-queue-polling`): runs queued by other processes (`osm run --queue`)
     // wait for the next submit or completion here instead of being picked up every 2 s.
     if (this.opts.pollMs !== 0) {
@@ -74,18 +77,18 @@ export class RunQueue {
   }
 
   /** Number of runs waiting. */
-  depth(): number {
-    return this.app.store.runs.countByStatus().queued ?? 0;
+  async depth(): Promise<number> {
+    return (await this.app.repos.runs.countByStatus()).queued ?? 0;
   }
 
   /**
    * Marks runs that were running when their owner died as failed (killing any process group still
    * alive) and leaves queued runs to run. A CLI process still alive keeps its runs.
    */
-  reconcile(): ReconcileReport {
+  async reconcile(): Promise<ReconcileReport> {
     const report: ReconcileReport = { failed: [], killedPids: [], requeued: 0 };
-    const store = this.app.store;
-    for (const run of store.runs.listActive()) {
+    const repos = this.app.repos;
+    for (const run of await repos.runs.listActive()) {
       if (run.status !== 'running' && run.status !== 'pending' && run.current_pid === 0) continue;
       if (run.owner_pid && run.owner_pid !== process.pid && isAlive(run.owner_pid)) continue;
       if (run.status === 'pending' && !run.owner_pid) continue;
@@ -96,44 +99,64 @@ export class RunQueue {
       }
       const owner = run.trigger_type === 'cli' ? `the osm process (pid ${run.owner_pid})` : 'the daemon';
       const message = `${owner} stopped while the run was ${run.status}; the run was marked failed at daemon start`;
-      store.tx(() => {
-        store.steps.failUnfinished(run.id, 'the process executing this step stopped');
-        store.runs.transition(run.id, 'failed', { error_message: message });
-        store.runs.update(run.id, { current_pid: 0 });
-        store.events.insert({
+      await repos.tx(async () => {
+        await repos.steps.failUnfinished(run.id, 'the process executing this step stopped');
+        await repos.runs.transition(run.id, 'failed', { error_message: message });
+        await repos.runs.update(run.id, { current_pid: 0 });
+        await repos.events.insert({
           topic: 'run.failed', name: 'run.failed', source: 'executor', source_type: 'run', data_type: 'scan',
           data: { scan_id: run.run_uuid, target: run.target, error: message }, workspace: run.workspace, run_id: run.run_uuid, workflow_name: run.workflow_name, processed: true,
         });
       });
       report.failed.push(run.run_uuid);
     }
-    report.requeued = store.runs.countByStatus().queued ?? 0;
+    report.requeued = (await repos.runs.countByStatus()).queued ?? 0;
     return report;
   }
 
-  /** Starts as many queued runs as the limits allow. Safe to call any time. */
+  /**
+   * Starts as many queued runs as the limits allow. Safe to call any time: it returns at once, the
+   * claims happen in the background (one pass at a time; a kick during a pass adds one more pass).
+   */
   kick(): void {
-    if (this.stopping || this.kicking) return;
+    if (this.stopping) return;
+    if (this.kicking) {
+      this.kickAgain = true;
+      return;
+    }
     this.kicking = true;
-    try {
-      const limit = this.limit();
-      while (this.running.size < limit) {
-        const saturated = [...this.groupRunning.entries()].filter(([g, n]) => n >= this.groupLimitOf(g)).map(([g]) => g);
-        const candidates = this.app.store.runs.listQueued(50, saturated);
-        let started = false;
-        for (const cand of candidates) {
-          if (cand.run_group_id && (this.groupRunning.get(cand.run_group_id) ?? 0) >= this.groupLimit(cand)) continue;
-          const claimed = this.app.store.runs.transition(cand.id, 'running');
-          if (!claimed) continue; // someone else took it, or it was cancelled
-          this.app.store.runs.update(cand.id, { owner_pid: process.pid });
-          this.launch(claimed);
-          started = true;
-          break;
+    void this.claimAll()
+      .catch((err: unknown) => this.opts.log?.('queue claim failed', { error: messageOf(err) }))
+      .finally(() => {
+        this.kicking = false;
+        if (this.kickAgain) {
+          this.kickAgain = false;
+          this.kick();
         }
-        if (!started) break;
+      });
+  }
+
+  private async claimAll(): Promise<void> {
+    const limit = this.limit();
+    while (this.running.size < limit && !this.stopping) {
+      const saturated = [...this.groupRunning.entries()].filter(([g, n]) => n >= this.groupLimitOf(g)).map(([g]) => g);
+      const candidates = await this.app.repos.runs.listQueued(50, saturated);
+      let started = false;
+      for (const cand of candidates) {
+        if (cand.run_group_id && (this.groupRunning.get(cand.run_group_id) ?? 0) >= this.groupLimit(cand)) continue;
+        // The claim is the conditional queued → running transition: only one claimer can win it.
+        // The owner is written in the same transaction, so no reader sees a running run without one.
+        const claimed = await this.app.repos.tx(async () => {
+          const run = await this.app.repos.runs.transition(cand.id, 'running');
+          if (run) await this.app.repos.runs.update(cand.id, { owner_pid: process.pid });
+          return run;
+        });
+        if (!claimed) continue; // someone else took it, or it was cancelled
+        this.launch(claimed);
+        started = true;
+        break;
       }
-    } finally {
-      this.kicking = false;
+      if (!started) break;
     }
   }
 
@@ -155,9 +178,9 @@ export class RunQueue {
     this.opts.log?.('run started', { run_uuid: run.run_uuid, workflow: run.workflow_name, target: run.target, priority: run.priority });
     const done = executeStoredRun(this.app, run, { stdout: false, silent: true, color: false }, sourceOf(run))
       .then((out) => this.opts.log?.('run finished', { run_uuid: run.run_uuid, status: out.status, ms: out.durationMs }))
-      .catch((err: unknown) => {
-        this.opts.log?.('run crashed', { run_uuid: run.run_uuid, error: (err as Error).message });
-        this.app.store.runs.transition(run.id, 'failed', { error_message: `internal error: ${(err as Error).message}` });
+      .catch(async (err: unknown) => {
+        this.opts.log?.('run crashed', { run_uuid: run.run_uuid, error: messageOf(err) });
+        await this.app.repos.runs.transition(run.id, 'failed', { error_message: `internal error: ${messageOf(err)}` }).catch(() => undefined);
       })
       .finally(() => {
         this.running.delete(run.run_uuid);

@@ -1,4 +1,4 @@
-import type { Store, RunRecord, RunStatus, StepStatus } from '../store/index.js';
+import type { AsyncStore, Store, RunRecord, RunStatus, StepStatus } from '../store/index.js';
 import { processStartTime } from './process-registry.js';
 import type { StepState } from './live/journal.js';
 
@@ -45,30 +45,30 @@ export class RunRecorder {
   run: RunRecord;
 
   constructor(
-    private readonly store: Store,
+    private readonly repos: AsyncStore,
     run: RunRecord,
     private readonly source: RunSource,
   ) {
     this.run = run;
   }
 
-  private refresh(): RunRecord {
-    this.run = this.store.runs.get(this.run.id) ?? this.run;
+  private async refresh(): Promise<RunRecord> {
+    this.run = (await this.repos.runs.get(this.run.id)) ?? this.run;
     return this.run;
   }
 
   /** queued|pending → running, with the run.started event. False when the run was cancelled meanwhile. */
-  started(): boolean {
-    const ok = this.store.tx(() => {
-      const cur = this.store.runs.get(this.run.id);
+  async started(): Promise<boolean> {
+    const ok = await this.repos.tx(async () => {
+      const cur = await this.repos.runs.get(this.run.id);
       if (!cur) return false;
       if (cur.status !== 'running') {
-        const next = this.store.runs.transition(this.run.id, 'running');
+        const next = await this.repos.runs.transition(this.run.id, 'running');
         if (!next) return false;
       }
       // The process executing the run: reconciliation at daemon start checks it is still alive.
-      this.store.runs.update(this.run.id, { owner_pid: process.pid });
-      this.store.events.insert({
+      await this.repos.runs.update(this.run.id, { owner_pid: process.pid });
+      await this.repos.events.insert({
         topic: 'run.started',
         name: 'run.started',
         source: this.source,
@@ -82,7 +82,7 @@ export class RunRecorder {
       });
       return true;
     });
-    this.refresh();
+    await this.refresh();
     return ok;
   }
 
@@ -100,29 +100,30 @@ export class RunRecorder {
   }
 
   /** Updates non-status run fields (workspace, total_steps …). */
-  update(patch: Parameters<Store['runs']['update']>[1]): void {
-    this.store.runs.update(this.run.id, patch);
-    this.refresh();
+  async update(patch: Parameters<Store['runs']['update']>[1]): Promise<void> {
+    await this.repos.runs.update(this.run.id, patch);
+    await this.refresh();
   }
 
   /** The PID last written to `runs.current_pid` by this recorder (0 when cleared). */
   shownPid = 0;
 
   /** Writes the live PID (0 clears it). */
-  setPid(pid: number): void {
+  async setPid(pid: number): Promise<void> {
     if (pid === this.shownPid) return;
-    this.store.runs.update(this.run.id, { current_pid: pid, current_pid_start: pid ? (processStartTime(pid) ?? '') : '' });
+    // Shown at once, so a later change decided before this write resolves compares with it.
     this.shownPid = pid;
+    await this.repos.runs.update(this.run.id, { current_pid: pid, current_pid_start: pid ? (processStartTime(pid) ?? '') : '' });
   }
 
   /** Current status in the database (another process may have cancelled the run). */
-  currentStatus(): RunStatus {
-    return (this.store.runs.get(this.run.id)?.status ?? this.run.status) as RunStatus;
+  async currentStatus(): Promise<RunStatus> {
+    return ((await this.repos.runs.get(this.run.id))?.status ?? this.run.status) as RunStatus;
   }
 
   /** Records a step as running; returns its id. */
-  stepStarted(info: StepStartInfo): number {
-    const row = this.store.steps.create({
+  async stepStarted(info: StepStartInfo): Promise<number> {
+    const row = await this.repos.steps.create({
       run_id: this.run.id,
       run_uuid: this.run.run_uuid,
       workspace: this.run.workspace,
@@ -140,9 +141,9 @@ export class RunRecorder {
   }
 
   /** Records a skipped step (no process ran). */
-  stepSkipped(info: Omit<StepStartInfo, 'logFile'>, reason: string, countKey?: string): void {
-    this.store.tx(() => {
-      this.store.steps.create({
+  async stepSkipped(info: Omit<StepStartInfo, 'logFile'>, reason: string, countKey?: string): Promise<void> {
+    await this.repos.tx(async () => {
+      await this.repos.steps.create({
         run_id: this.run.id,
         run_uuid: this.run.run_uuid,
         workspace: this.run.workspace,
@@ -155,22 +156,22 @@ export class RunRecorder {
         output: '',
         error_message: reason,
       });
-      if (countKey) this.countOnce(countKey);
+      if (countKey) await this.countOnce(countKey);
     });
     this.tell({ step: info.stepName, status: 'skipped', exit_code: null, duration_ms: 0, step_type: info.stepType, module: info.moduleName });
   }
 
   /** Finishes a step with its event; counts it once toward completed_steps when `countKey` is new. */
-  stepFinished(stepId: number, stepName: string, status: Extract<StepStatus, 'completed' | 'failed'>, info: StepFinishInfo, countKey?: string): void {
-    this.store.tx(() => {
-      this.store.steps.transition(stepId, status, {
+  async stepFinished(stepId: number, stepName: string, status: Extract<StepStatus, 'completed' | 'failed'>, info: StepFinishInfo, countKey?: string): Promise<void> {
+    await this.repos.tx(async () => {
+      await this.repos.steps.transition(stepId, status, {
         output: trimOutput(info.output),
         error_message: info.error ?? '',
         exports: info.exports ?? {},
         duration_ms: Math.round(info.durationMs),
         ...(info.command !== undefined ? { command: info.command } : {}),
       });
-      this.store.events.insert({
+      await this.repos.events.insert({
         topic: status === 'completed' ? 'step.completed' : 'step.failed',
         name: stepName,
         source: 'executor',
@@ -189,9 +190,9 @@ export class RunRecorder {
         workflow_name: this.run.workflow_name,
         processed: true,
       });
-      if (countKey && status === 'completed') this.countOnce(countKey);
+      if (countKey && status === 'completed') await this.countOnce(countKey);
       if (info.currentPid !== undefined && info.currentPid !== this.shownPid) {
-        this.store.runs.update(this.run.id, { current_pid: info.currentPid, current_pid_start: info.currentPid ? (processStartTime(info.currentPid) ?? '') : '' });
+        await this.repos.runs.update(this.run.id, { current_pid: info.currentPid, current_pid_start: info.currentPid ? (processStartTime(info.currentPid) ?? '') : '' });
         this.shownPid = info.currentPid;
       }
     });
@@ -200,23 +201,23 @@ export class RunRecorder {
     this.tell({ step: stepName, status, exit_code: info.exitCode ?? null, duration_ms: Math.round(info.durationMs), ...(known ? { step_type: known.type, module: known.module } : {}) });
   }
 
-  private countOnce(key: string): void {
+  private async countOnce(key: string): Promise<void> {
     if (this.counted.has(key)) return;
     this.counted.add(key);
-    this.store.runs.incrementCompletedSteps(this.run.id);
+    await this.repos.runs.incrementCompletedSteps(this.run.id);
   }
 
   /** Terminal transition with run.completed / run.failed event. Returns false when already terminal. */
-  finished(status: 'completed' | 'failed' | 'cancelled', info: { error?: string; durationMs: number; assetsFound?: number }): boolean {
-    const ok = this.store.tx(() => {
-      const next = this.store.runs.transition(this.run.id, status, info.error ? { error_message: info.error } : undefined);
+  async finished(status: 'completed' | 'failed' | 'cancelled', info: { error?: string; durationMs: number; assetsFound?: number }): Promise<boolean> {
+    const ok = await this.repos.tx(async () => {
+      const next = await this.repos.runs.transition(this.run.id, status, info.error ? { error_message: info.error } : undefined);
       if (!next) return false;
-      if (status === 'completed') this.store.runs.update(this.run.id, { completed_steps: Math.max(next.completed_steps, 0) });
+      if (status === 'completed') await this.repos.runs.update(this.run.id, { completed_steps: Math.max(next.completed_steps, 0) });
       // No command of a finished run is running any more.
-      if (next.current_pid) this.store.runs.update(this.run.id, { current_pid: 0, current_pid_start: '' });
+      if (next.current_pid) await this.repos.runs.update(this.run.id, { current_pid: 0, current_pid_start: '' });
       this.shownPid = 0;
       const topic = status === 'completed' ? 'run.completed' : status === 'failed' ? 'run.failed' : 'run.cancelled';
-      this.store.events.insert({
+      await this.repos.events.insert({
         topic,
         name: topic,
         source: 'executor',
@@ -237,7 +238,7 @@ export class RunRecorder {
       });
       return true;
     });
-    this.refresh();
+    await this.refresh();
     return ok;
   }
 }

@@ -26,7 +26,7 @@ export function moduleTargetScope(exec: Execution, wf: Pick<Workflow, 'name' | '
 }
 
 /** A per-step gate; `admit` is false for an item that must not reach a tool. */
-export function scopeGate(scope: Scope, source: string, stepName: string): { admit(item: string): boolean; close(): void } | undefined {
+export function scopeGate(scope: Scope, source: string, stepName: string): { admit(item: string): boolean; close(): Promise<void> } | undefined {
   const ts = targetScopeOf(scope);
   if (!ts || ts.set.empty) return undefined;
   let local: ScopeCounts = emptyCounts();
@@ -37,11 +37,11 @@ export function scopeGate(scope: Scope, source: string, stepName: string): { adm
       countDrop(local, source, item);
       return false;
     },
-    close() {
+    async close() {
       if (local.dropped === 0) return;
       const drops = local;
       local = emptyCounts();
-      scope.exec.deps.store.runs.addScopeDrops(scope.exec.recorder.run.id, drops.by_source, drops.samples);
+      await scope.exec.deps.repos.runs.addScopeDrops(scope.exec.recorder.run.id, drops.by_source, drops.samples);
       scope.exec.printer.warn(`scope: ${drops.dropped} out-of-scope item(s) of ${stepName} dropped (e.g. ${drops.samples[0]!.value}); see 'osm scope check'`);
       scope.exec.log.write('WARN', 'Out-of-scope items dropped', { step: stepName, dropped: drops.dropped });
     },

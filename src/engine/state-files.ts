@@ -4,7 +4,7 @@ import { stringify } from 'yaml';
 import type { Workflow } from '../workflow/types.js';
 import { render } from '../workflow/template.js';
 import { atomicWriteFile } from '../util/fs-safe.js';
-import type { Store, RunRecord } from '../store/index.js';
+import type { AsyncStore, RunRecord } from '../store/index.js';
 
 export const STATE_FILES = {
   executionLog: 'run-execution.log',
@@ -141,7 +141,7 @@ export async function fileStats(path: string): Promise<{ size: number; lines: nu
 }
 
 /** Registers the workflow's reports and the state files as artifacts of the run. */
-export async function registerArtifacts(store: Store, run: RunRecord, wf: Workflow, output: string, vars: Record<string, unknown>, opts: { reportsOnly?: boolean; reports?: boolean } = {}): Promise<string[]> {
+export async function registerArtifacts(repos: AsyncStore, run: RunRecord, wf: Workflow, output: string, vars: Record<string, unknown>, opts: { reportsOnly?: boolean; reports?: boolean } = {}): Promise<string[]> {
   const paths: string[] = [];
   // Reports are registered only for completed runs (reference §3.14); state files always.
   for (const rep of opts.reports === false ? [] : wf.reports) {
@@ -155,7 +155,7 @@ export async function registerArtifacts(store: Store, run: RunRecord, wf: Workfl
     if (path.trim() === '') continue;
     const st = await fileStats(path);
     if (!st && rep.optional) continue;
-    store.artifacts.upsert({
+    await repos.artifacts.upsert({
       run_id: run.id,
       workspace: run.workspace,
       name: rep.name,
@@ -181,7 +181,7 @@ export async function registerArtifacts(store: Store, run: RunRecord, wf: Workfl
     const path = join(output, file);
     const st = await fileStats(path);
     if (!st) continue;
-    store.artifacts.upsert({
+    await repos.artifacts.upsert({
       run_id: run.id,
       workspace: run.workspace,
       name,

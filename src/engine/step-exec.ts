@@ -128,7 +128,7 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
       ok = await runConditionAsync(step.pre_condition, scope);
     } catch (err) {
       if (err instanceof ModuleSkip) {
-        if (opts.record) recorder.stepSkipped({ ...base, command: '' }, err.message, opts.countKey);
+        if (opts.record) await recorder.stepSkipped({ ...base, command: '' }, err.message, opts.countKey);
         printer.stepSkipped(step.name, err.message);
         opts.results.push({ module: scope.moduleName, name: step.name, type: step.type, status: 'skipped', durationMs: 0 });
         throw err;
@@ -136,7 +136,7 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
       return fail(`pre-condition evaluation failed: ${messageOf(err)}`, '', []);
     }
     if (!ok) {
-      if (opts.record) recorder.stepSkipped({ ...base, command: '' }, 'pre_condition is false', opts.countKey);
+      if (opts.record) await recorder.stepSkipped({ ...base, command: '' }, 'pre_condition is false', opts.countKey);
       printer.stepSkipped(step.name);
       exec.log.write('INFO', 'Step skipped', { step_name: step.name, step_type: step.type, reason: 'pre_condition' });
       opts.results.push({ module: scope.moduleName, name: step.name, type: step.type, status: 'skipped', durationMs: 0 });
@@ -155,7 +155,7 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
   const shown = describeStep(step, scope);
   logFile = join(exec.logDir, `${String(exec.nextLogIndex()).padStart(4, '0')}-${sanitizeName(step.name)}.log`);
   exec.output.openStep(logFile, step.name);
-  stepId = opts.record ? recorder.stepStarted({ ...base, command: shown.join('\n'), logFile }) : 0;
+  stepId = opts.record ? await recorder.stepStarted({ ...base, command: shown.join('\n'), logFile }) : 0;
   printer.stepStart(step.name, step.type, shown, step.suppress_details);
   exec.log.write('INFO', 'Executing step', { step_name: step.name, step_type: step.type, command: shown.join('\n') });
 
@@ -172,13 +172,13 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
     result = await dispatch(step, scope, { logFile, timeoutMs });
   } catch (err) {
     if (err instanceof ModuleSkip) {
-      if (opts.record) recorder.stepFinished(stepId, step.name, 'completed', { output: err.message, durationMs: Date.now() - started, outputLines: 0 }, opts.countKey);
+      if (opts.record) await recorder.stepFinished(stepId, step.name, 'completed', { output: err.message, durationMs: Date.now() - started, outputLines: 0 }, opts.countKey);
       printer.stepSkipped(step.name, err.message);
       opts.results.push({ module: scope.moduleName, name: step.name, type: step.type, status: 'skipped', durationMs: Date.now() - started });
       throw err;
     }
     if (exec.signal.aborted) {
-      if (opts.record) recorder.stepFinished(stepId, step.name, 'failed', { output: (err as StepFailure).output ?? '', error: exec.abortReason() === 'timeout' ? 'run timed out' : 'run cancelled', durationMs: Date.now() - started, outputLines: 0, exitCode: null });
+      if (opts.record) await recorder.stepFinished(stepId, step.name, 'failed', { output: (err as StepFailure).output ?? '', error: exec.abortReason() === 'timeout' ? 'run timed out' : 'run cancelled', durationMs: Date.now() - started, outputLines: 0, exitCode: null });
       opts.results.push({ module: scope.moduleName, name: step.name, type: step.type, status: 'failed', durationMs: Date.now() - started, error: 'cancelled' });
       throw new RunAborted(exec.abortReason() ?? 'cancelled');
     }
@@ -201,7 +201,7 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
   mergeVars(scope, exported.values, exported.tainted);
   const durationMs = Date.now() - started;
   if (opts.record) {
-    recorder.stepFinished(stepId, step.name, 'completed', { output: result.output, exports: storableExports(auto, exported.values), durationMs, outputLines: result.lines, command: result.commands.join('\n'), currentPid: livePid(scope), exitCode: result.exitCode ?? null }, opts.countKey);
+    await recorder.stepFinished(stepId, step.name, 'completed', { output: result.output, exports: storableExports(auto, exported.values), durationMs, outputLines: result.lines, command: result.commands.join('\n'), currentPid: livePid(scope), exitCode: result.exitCode ?? null }, opts.countKey);
   }
   printer.stepSuccess(step.name, step.type, durationMs, result.output, exec.output.streamedLines(logFile));
   exec.log.write('INFO', 'Step completed', { step_name: step.name, step_type: step.type, command: result.commands.join('\n'), status: 'success', duration: durationMs / 1000, output: result.output.slice(0, 4096) });
@@ -219,8 +219,8 @@ export async function executeStep(step: Step, scope: Scope, opts: StepRunOptions
 
   async function fail(error: string, output: string, commands: string[], exitCode: number | null = null): Promise<StepOutcome> {
     const durationMs = Date.now() - started;
-    const id = stepId || (opts.record ? recorder.stepStarted({ ...base, command: commands.join('\n'), logFile: '' }) : 0);
-    if (opts.record) recorder.stepFinished(id, step.name, 'failed', { output, error, durationMs, outputLines: output ? output.split('\n').length : 0, currentPid: livePid(scope), exitCode });
+    const id = stepId || (opts.record ? await recorder.stepStarted({ ...base, command: commands.join('\n'), logFile: '' }) : 0);
+    if (opts.record) await recorder.stepFinished(id, step.name, 'failed', { output, error, durationMs, outputLines: output ? output.split('\n').length : 0, currentPid: livePid(scope), exitCode });
     printer.stepFailed(step.name, step.type, error, commands);
     if (output && !printer.streamed(exec.output.streamedLines(logFile))) printer.outputBlock(output);
     exec.log.write('ERROR', 'Step failed', { step_name: step.name, step_type: step.type, command: commands.join('\n'), status: 'failed', duration: durationMs / 1000, error, output: output.slice(0, 4096) });
@@ -244,8 +244,8 @@ async function runInline(step: Step, scope: Scope, opts: StepRunOptions): Promis
     const durationMs = Date.now() - started;
     if (!exec.printer.streamed(exec.output.streamedLines(logFile))) exec.printer.outputBlock(r.output);
     if (opts.record) {
-      const id = exec.recorder.stepStarted({ moduleName: scope.moduleName, stepName: step.name, stepType: step.type, stepIndex: opts.index, command: r.commands.join('\n'), logFile });
-      exec.recorder.stepFinished(id, step.name, 'completed', { output: r.output, durationMs, outputLines: r.lines, exitCode: r.exitCode ?? null });
+      const id = await exec.recorder.stepStarted({ moduleName: scope.moduleName, stepName: step.name, stepType: step.type, stepIndex: opts.index, command: r.commands.join('\n'), logFile });
+      await exec.recorder.stepFinished(id, step.name, 'completed', { output: r.output, durationMs, outputLines: r.lines, exitCode: r.exitCode ?? null });
     }
     opts.results.push({ module: scope.moduleName, name: step.name, type: step.type, status: 'completed', durationMs });
   } catch (err) {
@@ -258,8 +258,8 @@ async function runInline(step: Step, scope: Scope, opts: StepRunOptions): Promis
 async function reuseStep(step: Step, scope: Scope, opts: StepRunOptions, done: { exports: Record<string, unknown>; output: string }, source: string): Promise<StepOutcome> {
   const exec = scope.exec;
   const note = `reused from run ${source}`;
-  const id = exec.recorder.stepStarted({ moduleName: scope.moduleName, stepName: step.name, stepType: step.type, stepIndex: opts.index, command: `(${note})`, logFile: '' });
-  exec.recorder.stepFinished(id, step.name, 'completed', { output: done.output, exports: done.exports, durationMs: 0, outputLines: 0 }, opts.countKey);
+  const id = await exec.recorder.stepStarted({ moduleName: scope.moduleName, stepName: step.name, stepType: step.type, stepIndex: opts.index, command: `(${note})`, logFile: '' });
+  await exec.recorder.stepFinished(id, step.name, 'completed', { output: done.output, exports: done.exports, durationMs: 0, outputLines: 0 }, opts.countKey);
   // Restored values came from an earlier execution of the same workflow: treat them as untrusted.
   mergeVars(scope, done.exports, Object.keys(done.exports));
   exec.printer.line(`${exec.printer.c.cyan('↺')} ${step.name} (${note})`);

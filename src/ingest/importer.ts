@@ -8,8 +8,14 @@
  * `vuln.import`) holding the counts, plus `ingest.errors` when lines were rejected. An import of a
  * million hosts therefore writes a few hundred event rows, not a million, and stays fast; the
  * summary says how many individual events were left out.
+ *
+ * Two importers share this core: `AsyncRecordImporter` writes through the async store (CLI, API
+ * services, anything running in the daemon) and `RecordImporter` through the synchronous SQLite
+ * store (workflow functions, which are synchronous and run in script evaluator workers that open
+ * the database by path).
  */
-import type { AssetInput, Store, UpsertResult, VulnInput } from '../store/index.js';
+import type { AssetInput, AsyncStore, EventInput, Store, UpsertResult, VulnInput } from '../store/index.js';
+import { asyncSqlite } from '../store/async.js';
 import { parseJsonLine, type Mapped } from './records.js';
 import type { ImportScope } from '../scope/index.js';
 
@@ -65,28 +71,49 @@ export interface ImportOptions {
   onBatch?: (stats: Readonly<ImportStats>) => void;
 }
 
+/** How rows of one kind are stored, on either store (one batch method call per batch). */
+export interface Upserter<T> {
+  sync(store: Store, workspace: string, rows: T[], now: string): UpsertResult;
+  async(repos: AsyncStore, workspace: string, rows: T[], now: string): Promise<UpsertResult>;
+}
+
 /** One kind of import: how a record maps to a row and how rows are stored. */
 export interface ImportKind<T> {
   kind: 'asset' | 'vuln';
   map(record: Record<string, unknown>, raw: string): Mapped<T>;
-  upsert(store: Store, workspace: string, rows: T[], now: string): UpsertResult;
+  upsert: Upserter<T>;
+}
+
+/** The store an async import writes to; a synchronous SQLite store is adapted (single-connection tools and tests). */
+export type ImportStore = Store | AsyncStore;
+
+const adapted = new WeakMap<Store, AsyncStore>();
+
+/** `store` behind the async interface (as is when it already is; one adapter per connection). */
+export function asAsyncStore(store: ImportStore): AsyncStore {
+  if (!('db' in store)) return store;
+  let repos = adapted.get(store);
+  if (!repos) adapted.set(store, (repos = asyncSqlite(store)));
+  return repos;
 }
 
 const MAX_ERROR_LINES = 100;
 
-/** Feeds records in, returns the stats at the end. Synchronous: the store API is. */
-export class RecordImporter<T> {
+/** Parsing, mapping, scope, stats and events; where a full batch goes is up to the subclass. */
+export abstract class ImportCore<T> {
   private batch: T[] = [];
   private eventsWritten = 0;
   private eventsOmitted = 0;
   readonly stats: ImportStats = { new: 0, updated: 0, unchanged: 0, errors: 0, skipped: 0, total: 0, out_of_scope: 0, error_lines: [] };
 
   constructor(
-    private readonly store: Store,
-    private readonly workspace: string,
-    private readonly kind: ImportKind<T>,
-    private readonly opts: ImportOptions = {},
+    protected readonly workspace: string,
+    protected readonly kind: ImportKind<T>,
+    protected readonly opts: ImportOptions = {},
   ) {}
+
+  /** A full batch (and, at the end, the last one) to store. */
+  protected abstract batchReady(rows: T[]): void;
 
   /** One line of a JSONL file (null: over the length cap). Blank lines are ignored. */
   line(lineNo: number, text: string | null): void {
@@ -124,30 +151,6 @@ export class RecordImporter<T> {
     if (this.stats.error_lines.length < (this.opts.maxErrorLines ?? MAX_ERROR_LINES)) this.stats.error_lines.push({ line, message });
   }
 
-  /** Commits the last batch and writes the summary events. */
-  finish(): ImportStats {
-    this.flush();
-    this.opts.scope?.flush?.();
-    if (this.opts.events !== false && this.opts.summaryEvent !== false && this.stats.total > 0) {
-      const { error_lines, ...counts } = this.stats;
-      this.store.events.insert({
-        ...this.eventBase(),
-        topic: `${this.kind.kind}.import`,
-        data_type: this.kind.kind,
-        data: { file: this.opts.file ?? '', ...counts, events_written: this.eventsWritten, events_omitted: this.eventsOmitted },
-      });
-      if (this.stats.errors > 0) {
-        this.store.events.insert({
-          ...this.eventBase(),
-          topic: 'ingest.errors',
-          data_type: this.kind.kind,
-          data: { file: this.opts.file ?? '', errors: this.stats.errors, error_lines: error_lines.slice(0, 10) },
-        });
-      }
-    }
-    return this.stats;
-  }
-
   private add(line: number, record: Record<string, unknown>, raw: string): void {
     this.take(line, this.kind.map(record, raw));
   }
@@ -170,26 +173,27 @@ export class RecordImporter<T> {
       }
     }
     this.batch.push(mapped.value);
-    if (this.batch.length >= (this.opts.batchSize ?? DEFAULT_BATCH[this.kind.kind])) this.flush();
+    if (this.batch.length >= (this.opts.batchSize ?? DEFAULT_BATCH[this.kind.kind])) this.takeBatch();
   }
 
-  private flush(): void {
+  /** Hands the rows collected so far to batchReady. */
+  protected takeBatch(): void {
     if (this.batch.length === 0) return;
     const rows = this.batch;
     this.batch = [];
-    const now = new Date().toISOString();
-    this.store.tx(() => {
-      const res = this.kind.upsert(this.store, this.workspace, rows, now);
-      this.stats.new += res.new;
-      this.stats.updated += res.updated;
-      this.stats.unchanged += res.unchanged;
-      if (this.kind.kind === 'asset' && this.opts.events !== false) this.assetEvents(rows as unknown as AssetInput[], res);
-    });
-    this.opts.onBatch?.(this.stats);
+    this.batchReady(rows);
+  }
+
+  /** Counts a stored batch; answers the events to write with it (same transaction). */
+  protected stored(rows: T[], res: UpsertResult): EventInput[] {
+    this.stats.new += res.new;
+    this.stats.updated += res.updated;
+    this.stats.unchanged += res.unchanged;
+    return this.kind.kind === 'asset' && this.opts.events !== false ? this.assetEvents(rows as unknown as AssetInput[], res) : [];
   }
 
   /** Individual discovered/updated events, capped per batch. */
-  private assetEvents(rows: AssetInput[], res: UpsertResult): void {
+  private assetEvents(rows: AssetInput[], res: UpsertResult): EventInput[] {
     const byId = new Map<number, AssetInput>();
     res.ids.forEach((id, i) => byId.set(id, rows[i]!));
     const wanted = [...res.newIds.map((id) => ['asset.discovered', id] as const), ...res.updatedIds.map((id) => ['asset.updated', id] as const)];
@@ -200,9 +204,10 @@ export class RecordImporter<T> {
     const seen = this.stats.new + this.stats.updated + this.stats.unchanged;
     const allowed = perBudget * (1 + Math.floor(Math.max(0, seen - 1) / budgetRows));
     const cap = Math.max(0, allowed - this.eventsWritten);
+    const out: EventInput[] = [];
     for (const [topic, id] of wanted.slice(0, cap)) {
       const a = byId.get(id)!;
-      this.store.events.insert({
+      out.push({
         ...this.eventBase(),
         topic,
         name: a.asset_value,
@@ -212,6 +217,30 @@ export class RecordImporter<T> {
     }
     this.eventsWritten += Math.min(cap, wanted.length);
     this.eventsOmitted += Math.max(0, wanted.length - cap);
+    return out;
+  }
+
+  /** The closing summary events (after the last batch and the scope flush). */
+  protected summaryEvents(): EventInput[] {
+    if (this.opts.events === false || this.opts.summaryEvent === false || this.stats.total === 0) return [];
+    const { error_lines, ...counts } = this.stats;
+    const out: EventInput[] = [
+      {
+        ...this.eventBase(),
+        topic: `${this.kind.kind}.import`,
+        data_type: this.kind.kind,
+        data: { file: this.opts.file ?? '', ...counts, events_written: this.eventsWritten, events_omitted: this.eventsOmitted },
+      },
+    ];
+    if (this.stats.errors > 0) {
+      out.push({
+        ...this.eventBase(),
+        topic: 'ingest.errors',
+        data_type: this.kind.kind,
+        data: { file: this.opts.file ?? '', errors: this.stats.errors, error_lines: error_lines.slice(0, 10) },
+      });
+    }
+    return out;
   }
 
   private eventBase() {
@@ -225,12 +254,89 @@ export class RecordImporter<T> {
   }
 }
 
+/**
+ * Imports through the synchronous SQLite store, each batch committed as it fills. For workflow
+ * functions (synchronous, in evaluator workers that open the database by path).
+ */
+export class RecordImporter<T> extends ImportCore<T> {
+  constructor(
+    private readonly store: Store,
+    workspace: string,
+    kind: ImportKind<T>,
+    opts: ImportOptions = {},
+  ) {
+    super(workspace, kind, opts);
+  }
+
+  protected batchReady(rows: T[]): void {
+    const now = new Date().toISOString();
+    this.store.tx(() => {
+      const events = this.stored(rows, this.kind.upsert.sync(this.store, this.workspace, rows, now));
+      for (const e of events) this.store.events.insert(e);
+    });
+    this.opts.onBatch?.(this.stats);
+  }
+
+  /** Commits the last batch and writes the summary events. */
+  finish(): ImportStats {
+    this.takeBatch();
+    this.opts.scope?.flush?.();
+    for (const e of this.summaryEvents()) this.store.events.insert(e);
+    return this.stats;
+  }
+}
+
+/**
+ * Imports through the async store. Feeding stays synchronous (parsers push records); full batches
+ * wait until the feeder calls `settle()` — after each chunk it read — which stores them, one
+ * transaction per batch, in order.
+ */
+export class AsyncRecordImporter<T> extends ImportCore<T> {
+  private readonly ready: T[][] = [];
+  private readonly repos: AsyncStore;
+
+  constructor(store: ImportStore, workspace: string, kind: ImportKind<T>, opts: ImportOptions = {}) {
+    super(workspace, kind, opts);
+    this.repos = asAsyncStore(store);
+  }
+
+  protected batchReady(rows: T[]): void {
+    this.ready.push(rows);
+  }
+
+  /** Stores the batches filled so far. */
+  async settle(): Promise<void> {
+    for (let rows = this.ready.shift(); rows; rows = this.ready.shift()) {
+      const batch = rows;
+      const now = new Date().toISOString();
+      await this.repos.tx(async () => {
+        const events = this.stored(batch, await this.kind.upsert.async(this.repos, this.workspace, batch, now));
+        for (const e of events) await this.repos.events.insert(e);
+      });
+      this.opts.onBatch?.(this.stats);
+    }
+  }
+
+  /** Stores the last batch and writes the summary events. */
+  async finish(): Promise<ImportStats> {
+    this.takeBatch();
+    await this.settle();
+    this.opts.scope?.flush?.();
+    for (const e of this.summaryEvents()) await this.repos.events.insert(e);
+    return this.stats;
+  }
+}
+
 /** Stores assets with the repository's merge rules. */
-export function assetUpsert(matchByValue = false) {
-  return (store: Store, workspace: string, rows: AssetInput[], now: string) => store.assets.upsertMany(workspace, rows, now, { matchByValue });
+export function assetUpsert(matchByValue = false): Upserter<AssetInput> {
+  return {
+    sync: (store, workspace, rows, now) => store.assets.upsertMany(workspace, rows, now, { matchByValue }),
+    async: (repos, workspace, rows, now) => repos.assets.upsertMany(workspace, rows, now, { matchByValue }),
+  };
 }
 
 /** Stores findings deduplicated by fingerprint. */
-export function vulnUpsert(store: Store, workspace: string, rows: VulnInput[], now: string): UpsertResult {
-  return store.vulns.upsertMany(workspace, rows, now);
-}
+export const vulnUpsert: Upserter<VulnInput> = {
+  sync: (store, workspace, rows, now) => store.vulns.upsertMany(workspace, rows, now),
+  async: (repos, workspace, rows, now) => repos.vulns.upsertMany(workspace, rows, now),
+};

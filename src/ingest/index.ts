@@ -1,6 +1,6 @@
 /** Streaming importers of tool output (httpx, nuclei, generic JSONL) and the asset/vulnerability diffs. */
 export { importAssetsJsonl, importVulnsJsonl, importCustomAssetsJsonl, runSync, httpxKind, nucleiKind, customKind, type FileImportOptions } from './jsonl.js';
-export { RecordImporter, type ImportStats, type ImportOptions, type ImportKind } from './importer.js';
+export { AsyncRecordImporter, RecordImporter, asAsyncStore, type ImportStats, type ImportOptions, type ImportKind, type ImportStore } from './importer.js';
 export { httpxToAsset, assetRecordToInput, looksLikeHttpx } from './httpx.js';
 export { nucleiToVuln, vulnRecordToInput, isNucleiRecord } from './nuclei.js';
 export { customToAsset } from './custom.js';

@@ -8,7 +8,7 @@ import { errors } from '../errors.js';
 import type { AssetInput, Store, VulnInput } from '../store/index.js';
 import { customToAsset, type CustomOptions } from './custom.js';
 import { httpxToAsset, type HttpxOptions } from './httpx.js';
-import { assetUpsert, RecordImporter, vulnUpsert, type ImportKind, type ImportOptions, type ImportStats } from './importer.js';
+import { assetUpsert, AsyncRecordImporter, RecordImporter, vulnUpsert, type ImportKind, type ImportOptions, type ImportStats, type ImportStore } from './importer.js';
 import { DEFAULT_MAX_LINE_BYTES, forEachLineAsync, forEachLineSync } from './lines.js';
 import { nucleiToVuln } from './nuclei.js';
 
@@ -40,15 +40,15 @@ function checkFile(file: string): void {
   if (!ok) throw errors.importFileNotFound(file);
 }
 
-async function runAsync<T>(store: Store, workspace: string, file: string, kind: ImportKind<T>, opts: FileImportOptions): Promise<ImportStats> {
+async function runAsync<T>(store: ImportStore, workspace: string, file: string, kind: ImportKind<T>, opts: FileImportOptions): Promise<ImportStats> {
   if (!workspace) throw errors.workspaceRequired();
   checkFile(file);
-  const importer = new RecordImporter(store, workspace, kind, { file, ...opts });
-  await forEachLineAsync(file, (no, text) => importer.line(no, text), opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+  const importer = new AsyncRecordImporter(store, workspace, kind, { file, ...opts });
+  await forEachLineAsync(file, (no, text) => importer.line(no, text), opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, () => importer.settle());
   return importer.finish();
 }
 
-/** Same as runAsync, synchronously. */
+/** Same as runAsync, synchronously, on the synchronous store (workflow functions). */
 export function runSync<T>(store: Store, workspace: string, file: string, kind: ImportKind<T>, opts: FileImportOptions = {}): ImportStats {
   if (!workspace) throw errors.workspaceRequired();
   checkFile(file);
@@ -58,18 +58,18 @@ export function runSync<T>(store: Store, workspace: string, file: string, kind: 
 }
 
 /** Imports an httpx JSONL file (reference §3.5 mapping); bad lines are counted, never fatal. */
-export function importAssetsJsonl(store: Store, workspace: string, file: string, opts: FileImportOptions & { source?: string } = {}): Promise<ImportStats> {
+export function importAssetsJsonl(store: ImportStore, workspace: string, file: string, opts: FileImportOptions & { source?: string } = {}): Promise<ImportStats> {
   return runAsync(store, workspace, file, httpxKind({ source: opts.source }), opts);
 }
 
 /** Imports a nuclei JSONL file; findings are deduplicated by fingerprint. */
-export function importVulnsJsonl(store: Store, workspace: string, file: string, opts: FileImportOptions = {}): Promise<ImportStats> {
+export function importVulnsJsonl(store: ImportStore, workspace: string, file: string, opts: FileImportOptions = {}): Promise<ImportStats> {
   return runAsync(store, workspace, file, nucleiKind, opts);
 }
 
 /** Imports generic asset JSONL (osm or httpx shaped records, http_record envelopes). */
 export function importCustomAssetsJsonl(
-  store: Store,
+  store: ImportStore,
   workspace: string,
   file: string,
   opts: FileImportOptions & CustomOptions = {},

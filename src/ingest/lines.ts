@@ -71,11 +71,18 @@ export class LineSplitter {
   }
 }
 
-/** Streams a file line by line; rejects when the file cannot be read. */
-export async function forEachLineAsync(file: string, onLine: LineHandler, maxLineBytes = DEFAULT_MAX_LINE_BYTES): Promise<void> {
+/**
+ * Streams a file line by line; rejects when the file cannot be read. `afterChunk` (e.g. storing the
+ * batches the chunk's lines filled) is awaited after each chunk read and at the end.
+ */
+export async function forEachLineAsync(file: string, onLine: LineHandler, maxLineBytes = DEFAULT_MAX_LINE_BYTES, afterChunk?: () => Promise<void>): Promise<void> {
   const splitter = new LineSplitter(onLine, maxLineBytes);
-  for await (const chunk of createReadStream(file, { highWaterMark: READ_SIZE })) splitter.push(chunk as Buffer);
+  for await (const chunk of createReadStream(file, { highWaterMark: READ_SIZE })) {
+    splitter.push(chunk as Buffer);
+    await afterChunk?.();
+  }
   splitter.end();
+  await afterChunk?.();
 }
 
 /** Reads a file line by line synchronously (workflow functions are synchronous); throws when unreadable. */

@@ -201,15 +201,17 @@ const READ_SIZE = 1 << 20;
 export type ProgressHandler = (bytesRead: number, totalBytes: number) => void;
 
 /** Streams a file through a parser; rejects when the file cannot be read. */
-export async function feedFileAsync(file: string, parser: ChunkParser, onProgress?: ProgressHandler): Promise<void> {
+export async function feedFileAsync(file: string, parser: ChunkParser, onProgress?: ProgressHandler, afterChunk?: () => Promise<void>): Promise<void> {
   const total = statSync(file).size;
   let read = 0;
   for await (const chunk of createReadStream(file, { highWaterMark: READ_SIZE })) {
     parser.push(chunk as Buffer);
+    await afterChunk?.();
     read += (chunk as Buffer).length;
     onProgress?.(read, total);
   }
   parser.end();
+  await afterChunk?.();
 }
 
 /** Reads a file through a parser synchronously (workflow functions are synchronous). */

@@ -8,7 +8,7 @@
 import { statSync } from 'node:fs';
 import { errors } from '../errors.js';
 import type { AssetInput, Store, VulnInput } from '../store/index.js';
-import { assetUpsert, RecordImporter, vulnUpsert, type ImportKind, type ImportOptions, type ImportStats } from './importer.js';
+import { assetUpsert, AsyncRecordImporter, RecordImporter, vulnUpsert, type ImportCore, type ImportKind, type ImportOptions, type ImportStats, type ImportStore } from './importer.js';
 import { feedFileAsync, feedFileSync, type ChunkParser, type ProgressHandler, type ReaderFactory, type SourceItem } from './readers.js';
 import { reject, type Mapped } from './records.js';
 
@@ -73,9 +73,8 @@ const MAX_ERROR_LINES = 100;
 const assetRows: ImportKind<AssetInput> = { kind: 'asset', map: () => reject('mapped by the tool'), upsert: assetUpsert() };
 const vulnRows: ImportKind<VulnInput> = { kind: 'vuln', map: () => reject('mapped by the tool'), upsert: vulnUpsert };
 
+/** One tool file's records mapped into the asset and finding importers (sync or async ones). */
 class ToolRun {
-  readonly assets: RecordImporter<AssetInput>;
-  readonly vulns: RecordImporter<VulnInput>;
   read = 0;
   skipped = 0;
   sourceErrors: { line: number; message: string }[] = [];
@@ -84,10 +83,13 @@ class ToolRun {
   private readonly mapOpts: ToolMapOptions;
   private readonly session: { rows: RowMapper; end?(opts: ToolMapOptions): ToolRow[] };
 
-  constructor(store: Store, workspace: string, private readonly tool: ToolImporter, private readonly file: string, opts: ToolImportOptions) {
-    const importOpts: ImportOptions = { ...opts, file };
-    this.assets = new RecordImporter(store, workspace, assetRows, importOpts);
-    this.vulns = new RecordImporter(store, workspace, vulnRows, importOpts);
+  constructor(
+    private readonly assets: ImportCore<AssetInput>,
+    private readonly vulns: ImportCore<VulnInput>,
+    private readonly tool: ToolImporter,
+    private readonly file: string,
+    opts: ToolImportOptions,
+  ) {
     this.mapOpts = { source: opts.source || tool.name, baseUrl: opts.baseUrl };
     this.session = tool.session?.() ?? { rows: tool.rows };
     this.parser = tool.reader((item) => this.item(item, this.mapOpts));
@@ -118,10 +120,13 @@ class ToolRun {
     this.feed(item.at, rows);
   }
 
-  finish(): ToolImportStats {
+  /** Feeds the rows a session mapper kept for the end. */
+  endSession(): void {
     if (this.session.end) this.feed(this.read, this.session.end(this.mapOpts));
-    const a = this.assets.finish();
-    const v = this.vulns.finish();
+  }
+
+  /** The run's figures from the two importers' final stats. */
+  result(a: ImportStats, v: ImportStats): ToolImportStats {
     const errorLines = [...this.sourceErrors, ...a.error_lines, ...v.error_lines].sort((x, y) => x.line - y.line).slice(0, MAX_ERROR_LINES);
     return {
       tool: this.tool.name,
@@ -152,19 +157,30 @@ function checkFile(file: string): void {
 }
 
 /** Imports a tool's output file, streamed (CLI and API). */
-export async function importToolFile(store: Store, workspace: string, tool: ToolImporter, file: string, opts: ToolImportOptions = {}): Promise<ToolImportStats> {
+export async function importToolFile(store: ImportStore, workspace: string, tool: ToolImporter, file: string, opts: ToolImportOptions = {}): Promise<ToolImportStats> {
   if (!workspace) throw errors.workspaceRequired();
   checkFile(file);
-  const run = new ToolRun(store, workspace, tool, file, opts);
-  await feedFileAsync(file, run.parser, opts.onProgress);
-  return run.finish();
+  const importOpts: ImportOptions = { ...opts, file };
+  const assets = new AsyncRecordImporter(store, workspace, assetRows, importOpts);
+  const vulns = new AsyncRecordImporter(store, workspace, vulnRows, importOpts);
+  const run = new ToolRun(assets, vulns, tool, file, opts);
+  await feedFileAsync(file, run.parser, opts.onProgress, async () => {
+    await assets.settle();
+    await vulns.settle();
+  });
+  run.endSession();
+  return run.result(await assets.finish(), await vulns.finish());
 }
 
 /** The same, synchronously (workflow functions). */
 export function importToolFileSync(store: Store, workspace: string, tool: ToolImporter, file: string, opts: ToolImportOptions = {}): ToolImportStats {
   if (!workspace) throw errors.workspaceRequired();
   checkFile(file);
-  const run = new ToolRun(store, workspace, tool, file, opts);
+  const importOpts: ImportOptions = { ...opts, file };
+  const assets = new RecordImporter(store, workspace, assetRows, importOpts);
+  const vulns = new RecordImporter(store, workspace, vulnRows, importOpts);
+  const run = new ToolRun(assets, vulns, tool, file, opts);
   feedFileSync(file, run.parser, opts.onProgress);
-  return run.finish();
+  run.endSession();
+  return run.result(assets.finish(), vulns.finish());
 }

@@ -83,13 +83,13 @@ export class Scheduler implements LiveScheduler {
     if (this.running) return;
     this.running = true;
     setLiveScheduler(this.app, this);
-    this.resyncSchedules();
+    await this.resyncSchedules();
     this.reloadWorkflowTriggers();
     await this.settled();
     if (this.opts.eventReceiver !== false) {
       // Tail the log from here; older unprocessed rows (emitted while no scheduler ran) are replayed once.
-      const startMax = this.app.store.events.maxId();
-      for (const rec of this.app.store.events.listUnprocessed(this.opts.replayLimit ?? 100)) {
+      const startMax = await this.app.repos.events.maxId();
+      for (const rec of await this.app.repos.events.listUnprocessed(this.opts.replayLimit ?? 100)) {
         if (rec.id <= startMax) await this.handleEventSafe(rec);
       }
       this.lastEventId = startMax;
@@ -97,7 +97,7 @@ export class Scheduler implements LiveScheduler {
       this.pollTimer.unref();
     }
     this.resyncTimer = setInterval(() => {
-      this.resyncSchedules();
+      void this.resyncSchedules().catch((err: unknown) => this.log('scheduler: resync failed', { error: messageOf(err) }));
       if (++this.resyncTicks % 6 === 0) this.reloadWorkflowTriggers();
     }, this.opts.resyncMs ?? 5000);
     this.resyncTimer.unref();
@@ -186,10 +186,10 @@ export class Scheduler implements LiveScheduler {
   }
 
   /** Brings schedule triggers in line with the table (rows changed by another process). */
-  resyncSchedules(): void {
+  async resyncSchedules(): Promise<void> {
     let rows;
     try {
-      rows = this.app.store.schedules.listEnabled();
+      rows = await this.app.repos.schedules.listEnabled();
     } catch (err) {
       this.log('scheduler: cannot read schedules', { error: messageOf(err) });
       return;
@@ -228,10 +228,10 @@ export class Scheduler implements LiveScheduler {
   // ---- firing ---------------------------------------------------------------------------------
 
   /** The current spec of a trigger at fire time; a schedule row is re-read (deleted or disabled → dropped). */
-  private currentSpec(key: string): Registered | undefined {
+  private async currentSpec(key: string): Promise<Registered | undefined> {
     const reg = this.triggers.get(key);
     if (!reg || !reg.spec.scheduleId) return reg;
-    const row = this.app.store.schedules.get(reg.spec.scheduleId);
+    const row = await this.app.repos.schedules.get(reg.spec.scheduleId);
     if (!row || !row.is_enabled) {
       this.unregister(key);
       return undefined;
@@ -268,7 +268,7 @@ export class Scheduler implements LiveScheduler {
 
   /** A fire without an event: the input can only hold literals and function calls. */
   private async fireStatic(key: string, type: 'cron' | 'watch'): Promise<void> {
-    const reg = this.currentSpec(key);
+    const reg = await this.currentSpec(key);
     if (!reg || !this.running) return;
     let extra: { target?: string; params?: Record<string, string> };
     try {
@@ -331,7 +331,7 @@ export class Scheduler implements LiveScheduler {
     for (let round = 0; round < 50; round++) {
       let batch: EventRecord[];
       try {
-        batch = this.app.store.events.listAfter(this.lastEventId, BATCH);
+        batch = await this.app.repos.events.listAfter(this.lastEventId, BATCH);
       } catch (err) {
         this.log('scheduler: cannot read events', { error: messageOf(err) });
         return;
@@ -353,9 +353,9 @@ export class Scheduler implements LiveScheduler {
   }
 
   /** True when the event comes from a run this same trigger started (a trigger never feeds itself). */
-  private causedBy(rec: EventRecord, spec: TriggerSpec): boolean {
+  private async causedBy(rec: EventRecord, spec: TriggerSpec): Promise<boolean> {
     if (!rec.run_id) return false;
-    const run = this.app.store.runs.getByUuid(rec.run_id);
+    const run = await this.app.repos.runs.getByUuid(rec.run_id);
     return Boolean(run && run.trigger_type === 'event' && run.workflow_name === spec.workflowName && run.trigger_name === spec.triggerName);
   }
 
@@ -373,7 +373,7 @@ export class Scheduler implements LiveScheduler {
         const spec = reg.spec;
         if (spec.type !== 'event' || !topicMatches(spec.event?.topic, env.topic)) continue;
         if (!(await filtersPass(spec.event, env, { timeoutMs: this.opts.exprTimeoutMs }))) continue;
-        if (this.causedBy(rec, spec)) continue;
+        if (await this.causedBy(rec, spec)) continue;
         if (spec.event?.dedupe_key) {
           let windowMs: number | undefined;
           try {
@@ -383,7 +383,7 @@ export class Scheduler implements LiveScheduler {
           }
           if (this.deduper.isDuplicate(`${spec.key}\u0000${renderEventText(spec.event.dedupe_key, env)}`, windowMs)) continue;
         }
-        const current = this.currentSpec(spec.key);
+        const current = await this.currentSpec(spec.key);
         if (!current) continue;
         matched.push(spec.key);
         let input: { target?: string; params?: Record<string, string> };
@@ -397,7 +397,7 @@ export class Scheduler implements LiveScheduler {
         if (error) problems.push(`${spec.key}: ${error}`);
       }
     }
-    if (!rec.processed) this.app.store.events.markProcessed(rec.id, problems.join('; ').slice(0, 2000));
+    if (!rec.processed) await this.app.repos.events.markProcessed(rec.id, problems.join('; ').slice(0, 2000));
     return { matched, errors: problems };
   }
 

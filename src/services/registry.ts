@@ -176,7 +176,7 @@ export async function installWorkflow(app: AppContext, input: WorkflowInstallInp
     const workflowsDir = app.settings().paths.workflows;
     try {
       const r = await installWorkflowSource({ source, workflowsDir, allowPrivate: allowPrivate(app, input.caller) });
-      const idx = indexWorkflows(app.store, r.workflow_folder);
+      const idx = await indexWorkflows(app.repos, r.workflow_folder);
       const response = {
         message: 'Workflow installed successfully',
         source: shown,

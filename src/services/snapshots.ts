@@ -69,7 +69,7 @@ export async function exportSnapshot(app: SnapshotApp, input: { workspace?: stri
   mkdirSync(dir, { recursive: true });
   const part = join(dir, `.${ws.name}.${randomBytes(4).toString('hex')}.part`);
   try {
-    const result = await writeSnapshotZip(app.store, { workspace: ws.name, folder: ws.folder, includeArtifacts: input.includeArtifacts !== false }, createWriteStream(part, { flags: 'wx' }));
+    const result = await writeSnapshotZip(app.repos, { workspace: ws.name, folder: ws.folder, includeArtifacts: input.includeArtifacts !== false }, createWriteStream(part, { flags: 'wx' }));
     let path: string;
     if (input.dest) {
       path = resolve(input.dest);
@@ -113,7 +113,7 @@ function publish(part: string, dir: string, workspace: string): string {
 export async function streamSnapshot(app: SnapshotApp, workspace: string, scope: Scope = UNRESTRICTED): Promise<{ name: string; stream: Readable }> {
   const ws = await resolveWorkspace(app, workspace, scope);
   const out = new PassThrough();
-  writeSnapshotZip(app.store, { workspace: ws.name, folder: ws.folder, includeArtifacts: true }, out).catch((err: unknown) => out.destroy(err as Error));
+  writeSnapshotZip(app.repos, { workspace: ws.name, folder: ws.folder, includeArtifacts: true }, out).catch((err: unknown) => out.destroy(err as Error));
   return { name: snapshotFileName(ws.name), stream: out };
 }
 
@@ -209,7 +209,7 @@ export async function importSnapshot(app: SnapshotApp, input: ImportInput): Prom
     } else if (!isFile(file.path)) {
       throw errors.importFileNotFound(file.path);
     }
-    const result = await importSnapshotZip(app.store, {
+    const result = await importSnapshotZip(app.repos, {
       file: file.path,
       fileName: file.name,
       workspacesDir: app.settings().paths.workspaces,

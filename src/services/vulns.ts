@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { errors } from '../errors.js';
 import { SEVERITIES, type AsyncStore, type ListResult, type Page, type Severity, type Store, type VulnInput, type VulnListFilter, type VulnRecord } from '../store/index.js';
-import { RecordImporter, type ImportKind } from '../ingest/importer.js';
+import { RecordImporter, vulnUpsert, type ImportKind } from '../ingest/importer.js';
 import { isNucleiRecord, nucleiToVuln, vulnRecordToInput } from '../ingest/nuclei.js';
 import { asObject } from '../ingest/records.js';
 import { parseNumericId } from './assets.js';
@@ -113,7 +113,7 @@ export interface VulnImportResult {
 const anyVulnKind: ImportKind<VulnInput> = {
   kind: 'vuln',
   map: (record, raw) => (isNucleiRecord(record) ? nucleiToVuln(record, raw) : vulnRecordToInput(record)),
-  upsert: (store, workspace, rows, now) => store.vulns.upsertMany(workspace, rows, now),
+  upsert: vulnUpsert,
 };
 
 /** POST /vulnerabilities/import: upsert by fingerprint; bad records are listed by index, never fatal. */

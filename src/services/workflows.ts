@@ -50,7 +50,7 @@ function rowToItem(row: WorkflowRow): WorkflowApiItem {
 /** Indexes the workflows folder when the index holds no row at all (first use of a fresh database). */
 export async function ensureIndexed(app: AppContext): Promise<void> {
   const any = await app.repos.workflows.list({ includeHidden: true }, { offset: 0, limit: 1 });
-  if (any.total === 0) indexWorkflows(app.store, app.settings().paths.workflows, { loader: app.loader });
+  if (any.total === 0) await indexWorkflows(app.repos, app.settings().paths.workflows, { loader: app.loader });
 }
 
 /** GET /workflows: the index (default) or a fresh parse of the folder, filtered and paginated by name. */
@@ -90,8 +90,8 @@ export async function workflowTags(app: AppContext): Promise<{ tags: string[]; c
 }
 
 /** POST /workflows/refresh: re-index the folder (rows whose checksum did not change are left alone unless forced). */
-export function refreshWorkflows(app: AppContext, force: boolean): IndexResult {
-  return indexWorkflows(app.store, app.settings().paths.workflows, { force, loader: app.loader });
+export async function refreshWorkflows(app: AppContext, force: boolean): Promise<IndexResult> {
+  return indexWorkflows(app.repos, app.settings().paths.workflows, { force, loader: app.loader });
 }
 
 /** Rejects names that could address a file outside the workflows folder. */

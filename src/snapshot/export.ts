@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import { createRequire } from 'node:module';
 import type { Archiver, EntryData, ZipOptions } from 'archiver';
-import type { Store } from '../store/index.js';
+import type { AsyncStore } from '../store/index.js';
 import { DUMP_TABLES, type DumpTable } from '../store/workspace-dump.js';
 import { STATE_FILES } from '../engine/state-files.js';
 
@@ -36,10 +36,10 @@ export interface ZipResult {
 }
 
 /** The JSONL lines of one table, one page of rows per chunk. */
-function* tableLines(store: Store, workspace: string, table: DumpTable, counted: (n: number) => void): Generator<string> {
+async function* tableLines(repos: AsyncStore, workspace: string, table: DumpTable, counted: (n: number) => void): AsyncGenerator<string> {
   let after = 0;
   for (;;) {
-    const page = store.workspaces.dumpPage(workspace, table, after, PAGE_ROWS);
+    const page = await repos.workspaces.dumpPage(workspace, table, after, PAGE_ROWS);
     if (page.rows.length === 0) return;
     counted(page.rows.length);
     after = page.last;
@@ -68,7 +68,7 @@ function isStateFile(rel: string): boolean {
 }
 
 /** Streams the snapshot zip of a workspace into `out`; resolves when the archive is complete. */
-export async function writeSnapshotZip(store: Store, req: ZipRequest, out: Writable): Promise<ZipResult> {
+export async function writeSnapshotZip(repos: AsyncStore, req: ZipRequest, out: Writable): Promise<ZipResult> {
   const zip = createArchive('zip', { zlib: { level: 6 } });
   const rows = Object.fromEntries(DUMP_TABLES.map((t) => [t, 0])) as Record<DumpTable, number>;
   let files = 0;
@@ -96,7 +96,7 @@ export async function writeSnapshotZip(store: Store, req: ZipRequest, out: Writa
     }
   }
   for (const table of DUMP_TABLES) {
-    const lines = Readable.from(tableLines(store, req.workspace, table, (n) => (rows[table] += n)), { objectMode: false });
+    const lines = Readable.from(tableLines(repos, req.workspace, table, (n) => (rows[table] += n)), { objectMode: false });
     zip.append(lines, { name: `${req.workspace}/${DB_FOLDER}/${table}.jsonl`, mode: 0o644 });
   }
   await zip.finalize();

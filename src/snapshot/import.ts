@@ -13,7 +13,7 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, renameSync, rmSync } fro
 import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { errors, messageOf } from '../errors.js';
-import type { Store } from '../store/index.js';
+import type { AsyncStore } from '../store/index.js';
 import type { RestoreCounts } from '../store/workspace-dump.js';
 import { DUMP_TABLES } from '../store/workspace-dump.js';
 import { isSafeName, safeJoin } from '../util/fs-safe.js';
@@ -57,18 +57,18 @@ function layout(plan: ZipPlan, fileName: string): { name: string; rel: (e: ZipEn
 }
 
 /** Imports `req.file` into `<workspacesDir>/<workspace>` (and its rows into the store unless skipDb). */
-export async function importSnapshotZip(store: Store, req: SnapshotImportRequest): Promise<SnapshotImportResult> {
+export async function importSnapshotZip(repos: AsyncStore, req: SnapshotImportRequest): Promise<SnapshotImportResult> {
   const limits = req.limits ?? DEFAULT_ZIP_LIMITS;
   const plan = await inspectZip(req.file, limits);
   const { name, rel } = layout(plan, req.fileName ?? basename(req.file));
   const target = join(req.workspacesDir, name);
   const folderExists = pathExists(target);
-  const rowExists = !req.skipDb && store.workspaces.get(name) !== undefined;
+  const rowExists = !req.skipDb && (await repos.workspaces.get(name)) !== undefined;
   if ((folderExists || rowExists) && !req.force) {
     // 409 without the server's path (the API answered 500 with it before).
     throw errors.snapshotWorkspaceExists(name, req.forceHint ?? 'force=true');
   }
-  const active = store.runs.list({ workspace: name, status: 'running' }, { offset: 0, limit: 1 }).total;
+  const active = (await repos.runs.list({ workspace: name, status: 'running' }, { offset: 0, limit: 1 })).total;
   if (active > 0 && req.force) throw errors.workspaceBusy(name, active);
 
   mkdirSync(req.workspacesDir, { recursive: true });
@@ -105,7 +105,7 @@ export async function importSnapshotZip(store: Store, req: SnapshotImportRequest
     let rows: RestoreCounts | undefined;
     if (!req.skipDb) {
       try {
-        rows = store.workspaces.restoreDump(name, folderSource(dbDir), { localPath: target, replace: req.force && hasDump });
+        rows = await repos.workspaces.restoreDump(name, folderSource(dbDir), { localPath: target, replace: req.force && hasDump });
       } catch (err) {
         throw errors.snapshotImport(`database restore failed: ${messageOf(err)}`);
       }

@@ -12,7 +12,7 @@ import { lstat, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { messageOf } from '../errors.js';
 import type { LoadedSettings } from '../settings/load.js';
-import type { Store } from '../store/index.js';
+import type { AsyncStore } from '../store/index.js';
 import { isInside } from '../util/fs-safe.js';
 import { scrubStorageText, storageClient, type StorageHandle } from './client.js';
 import { resolveStorage, storageEnabled, type StorageConfig } from './config.js';
@@ -78,10 +78,10 @@ async function uploadOne(h: StorageHandle, root: string, path: string, prefix: s
 }
 
 /** Uploads the artifacts of run `runId` (see the header); answers what happened, or undefined when uploads are off. */
-export async function uploadRunArtifacts(app: { store: Store; settings: () => LoadedSettings }, runId: number): Promise<RunUploadResult | undefined> {
+export async function uploadRunArtifacts(app: { repos: AsyncStore; settings: () => LoadedSettings }, runId: number): Promise<RunUploadResult | undefined> {
   const loaded = app.settings();
   if (!uploadsEnabled(loaded.settings)) return undefined;
-  const run = app.store.runs.get(runId);
+  const run = await app.repos.runs.get(runId);
   if (!run) return undefined;
   const res: RunUploadResult = { uploaded: [], skipped: [], ignored: [], errors: [] };
   let cfg: StorageConfig | undefined;
@@ -89,11 +89,16 @@ export async function uploadRunArtifacts(app: { store: Store; settings: () => Lo
     cfg = resolveStorage(loaded.settings);
     const h = storageClient(loaded.settings);
     try {
-      const artifacts = app.store.artifacts.listByRun(run.id);
-      // Grouped by workspace: a run's artifacts normally all belong to its own.
+      const artifacts = await app.repos.artifacts.listByRun(run.id);
+      // Grouped by workspace: a run's artifacts normally all belong to its own (read once each).
+      const localPaths = new Map<string, string>();
       for (const a of artifacts) {
         const workspace = a.workspace || run.workspace;
-        const local = app.store.workspaces.get(workspace)?.local_path ?? '';
+        let local = localPaths.get(workspace);
+        if (local === undefined) {
+          local = (await app.repos.workspaces.get(workspace))?.local_path ?? '';
+          localPaths.set(workspace, local);
+        }
         const folder = local && isAbsolute(local) ? local : join(resolve(loaded.paths.workspaces), workspace);
         let root: string;
         try {
@@ -119,7 +124,7 @@ export async function uploadRunArtifacts(app: { store: Store; settings: () => Lo
   const errorsShown = res.errors.map((e) => ({ path: e.path, error: scrub(e.error) }));
   try {
     const failed = errorsShown.length > 0;
-    app.store.events.insert({
+    await app.repos.events.insert({
       topic: failed ? 'storage.upload_failed' : 'storage.uploaded',
       name: failed ? 'storage.upload_failed' : 'storage.uploaded',
       source: 'storage',

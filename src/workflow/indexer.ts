@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { checksumOf } from './parse.js';
-import type { Store, WorkflowRow } from '../store/index.js';
+import type { AsyncStore, WorkflowRow } from '../store/index.js';
 import { messageOf } from '../errors.js';
 import { WorkflowLoader } from './loader.js';
 import { listWorkflowFiles } from './lookup.js';
@@ -41,7 +41,7 @@ export function workflowRow(wf: Workflow, stepCount: number, indexedAt: string):
 }
 
 /** Re-indexes every workflow file under `workflowsDir`; with `force` rows are rewritten even when unchanged. */
-export function indexWorkflows(store: Store, workflowsDir: string, opts: { force?: boolean; loader?: WorkflowLoader } = {}): IndexResult {
+export async function indexWorkflows(repos: AsyncStore, workflowsDir: string, opts: { force?: boolean; loader?: WorkflowLoader } = {}): Promise<IndexResult> {
   const loader = opts.loader ?? new WorkflowLoader(workflowsDir);
   const result: IndexResult = { added: 0, updated: 0, removed: 0, unchanged: 0, errors: [] };
   const firstFile = new Map<string, string>();
@@ -51,7 +51,7 @@ export function indexWorkflows(store: Store, workflowsDir: string, opts: { force
   // Unchanged files are recognised by hashing their bytes, before any YAML parsing: a restart
   // with a thousand unchanged workflows only reads and hashes them.
   const byPath = new Map<string, WorkflowRow>();
-  if (!opts.force) for (const row of store.workflows.all()) byPath.set(row.file_path, row);
+  if (!opts.force) for (const row of await repos.workflows.all()) byPath.set(row.file_path, row);
 
   for (const file of listWorkflowFiles(workflowsDir)) {
     const known = byPath.get(file);
@@ -81,14 +81,14 @@ export function indexWorkflows(store: Store, workflowsDir: string, opts: { force
       continue;
     }
     firstFile.set(wf.name, file);
-    const existing = store.workflows.get(wf.name);
+    const existing = await repos.workflows.get(wf.name);
     if (!opts.force && existing && existing.checksum === wf.checksum && existing.file_path === wf.file_path) {
       result.unchanged++;
       continue;
     }
-    const outcome = store.workflows.upsert(workflowRow(wf, loader.stepCount(wf), indexedAt));
+    const outcome = await repos.workflows.upsert(workflowRow(wf, loader.stepCount(wf), indexedAt));
     result[outcome]++;
   }
-  result.removed = store.workflows.deleteNotIn([...firstFile.keys()]);
+  result.removed = await repos.workflows.deleteNotIn([...firstFile.keys()]);
   return result;
 }

@@ -242,7 +242,7 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
     expect(fs.readdirSync(wsParent).sort()).toEqual(before);
     // A chunk of an attempt older than the latest the master knows is dropped.
     const run = t.app.store.runs.getByUuid(uuid)!;
-    expect(applyFileRecord(t.app, run, { ...base, path: 'superseded', data, attempt }, attempt + 1)).toBeUndefined();
+    expect(await applyFileRecord(t.app, run, { ...base, path: 'superseded', data, attempt }, attempt + 1)).toBeUndefined();
     for (const name of ['x', 'too-big', 'beyond-cap', 'superseded']) expect(fs.existsSync(path.join(masterRoot, name)), name).toBe(false);
     expect(fs.lstatSync(path.join(masterRoot, 'evil-link')).isSymbolicLink()).toBe(true);
     expect(fs.existsSync(path.join(wsParent, 'x'))).toBe(false);

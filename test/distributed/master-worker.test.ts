@@ -17,7 +17,8 @@ import { connectionOptions, resolveDistributedConfig, type DistributedConfig } f
 import { applyTaskResult } from '../../src/distributed/persist.js';
 import { taskResultSchema } from '../../src/distributed/protocol.js';
 import { QUEUE_NAME } from '../../src/distributed/keys.js';
-import { dropPrefix, REDIS_URL, redisAvailable, testPrefix, until, writeWorkflows } from './helpers.js';
+import { readRecords } from '../../src/distributed/records.js';
+import { dropPrefix, expectCompletedOnce, REDIS_URL, redisAvailable, testPrefix, until, writeWorkflows } from './helpers.js';
 
 const hasRedis = await redisAvailable();
 
@@ -38,6 +39,8 @@ describe.skipIf(!hasRedis)('distributed master and worker (BullMQ on Redis)', ()
   };
   const api = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) => t.server.inject({ method, url, headers: t.auth, ...(payload !== undefined ? { payload: payload as object } : {}) });
   const runOf = (uuid: string) => t.app.store.runs.getByUuid(uuid);
+  /** The records of a run still in the stream (not yet applied and deleted by the master). */
+  const recordsOf = async (uuid: string) => (await readRecords(await queue.client, prefix, 10_000)).flatMap((e) => (e.record?.run_uuid === uuid ? [e.record] : []));
 
   beforeAll(async () => {
     const masterWf = tmp();
@@ -96,7 +99,7 @@ describe.skipIf(!hasRedis)('distributed master and worker (BullMQ on Redis)', ()
     const job = await until(async () => ((await queue.getJobState(uuid)) === 'completed' ? Job.fromId(queue, uuid) : undefined), 'the job to complete');
     const result = taskResultSchema.parse(job.returnvalue);
     const eventsBefore = t.app.store.events.list({ run_id: uuid }, { offset: 0, limit: 100 }).total;
-    const again = applyTaskResult(t.app, runOf(uuid)!, result);
+    const again = await applyTaskResult(t.app, runOf(uuid)!, result);
     expect(again.transitioned).toBe(false);
     expect(again.steps).toEqual({ inserted: 0, updated: 2 });
     expect(again.events).toBe(0);
@@ -241,5 +244,36 @@ describe.skipIf(!hasRedis)('distributed master and worker (BullMQ on Redis)', ()
     attachMaster(t.app, master);
     const run = await until(() => (runOf(uuid)?.status === 'completed' ? runOf(uuid) : undefined), 'the new master to record the run');
     expect(t.app.store.steps.listByRun(run.id).map((s) => s.step_name)).toEqual(['first', 'nap', 'last']);
+  });
+
+  it('a result whose transaction fails stays in the record stream and is recorded once when the database accepts it', async () => {
+    const real = t.app.repos;
+    let refused = 0;
+    // The master's writes of a result fail (a database refusing them) until restored.
+    t.app.repos = {
+      ...real,
+      steps: {
+        ...real.steps,
+        importForRun: async () => {
+          refused++;
+          throw new Error('database refused the write');
+        },
+      },
+    };
+    let uuid = '';
+    try {
+      const res = await api('POST', '/osm/api/tasks', { workflow_name: 'quick', target: 'refused.example.com' });
+      uuid = res.json().run_uuid as string;
+      await until(() => refused >= 2, 'the master to try to record the result');
+      // Nothing of the result was written (one transaction), and its end record was not deleted.
+      expect(runOf(uuid)?.status).toBe('running');
+      expect(t.app.store.events.list({ run_id: uuid, topic: 'run.completed' }, { offset: 0, limit: 10 }).total).toBe(0);
+      expect((await recordsOf(uuid)).map((r) => r.kind)).toContain('end');
+    } finally {
+      t.app.repos = real;
+    }
+    await until(() => (runOf(uuid)?.status === 'completed' ? runOf(uuid) : undefined), 'the result to be recorded once the database accepts it');
+    expectCompletedOnce(t.app, [uuid], ['hello', 'bye']);
+    await until(async () => (await recordsOf(uuid)).length === 0, 'its records to leave the stream');
   });
 });

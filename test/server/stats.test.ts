@@ -47,7 +47,7 @@ describe('GET /osm/api/stats', () => {
 
   it('counts everything and keeps the invariants', async () => {
     const store = t.app.store;
-    indexWorkflows(store, t.app.settings().paths.workflows, { loader: t.app.loader });
+    await indexWorkflows(t.app.repos, t.app.settings().paths.workflows, { loader: t.app.loader });
     const kinds = store.workflows.countByKind();
     expect(kinds.flows + kinds.modules).toBeGreaterThan(0);
     const statuses: RunStatus[] = ['completed', 'completed', 'failed', 'running', 'queued', 'pending', 'cancelled'];

@@ -38,7 +38,7 @@ export async function assetsList(command: Command): Promise<void> {
     const org = await commandOrg(app, o);
     if (o.stats) {
       // Exact and cheap: the trigger-kept counter tables, never a scan of the assets table.
-      const { byType, byStatus, total } = app.store.assetStats.totals({ workspace: o.workspace, org_uuid: org });
+      const { byType, byStatus, total } = await app.repos.assetStats.totals({ workspace: o.workspace, org_uuid: org });
       if (o.json) {
         ui.json({ workspace: o.workspace ?? '', total, by_type: Object.fromEntries(byType.map((r) => [r.k || '(none)', r.n])), by_status: Object.fromEntries(byStatus.map((r) => [String(r.k), r.n])) });
         return;

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { optionsOf } from '../context.js';
 import { errors } from '../../errors.js';
 import { loadSettings } from '../../settings/index.js';
-import { openStore } from '../../store/index.js';
+import { asyncSqlite, openStore } from '../../store/index.js';
 import { latestVersion, migrations } from '../../store/index.js';
 import { inspectSqliteFile, listTableRows } from '../../store/maintenance.js';
 import { copyPgToSqlite, copySqliteToPg, type CopyProgress, type CopyResult } from '../../store/copy.js';
@@ -209,7 +209,7 @@ export async function dbIndex(command: Command, what: string): Promise<void> {
   const { o, loaded } = settingsOf(command);
   const store = openStore(loaded.paths.db);
   try {
-    const r = indexWorkflows(store, loaded.paths.workflows, { force: Boolean(o.force) });
+    const r = await indexWorkflows(asyncSqlite(store), loaded.paths.workflows, { force: Boolean(o.force) });
     if (o.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
     else process.stdout.write(`✔ Indexed ${loaded.paths.workflows}: ${r.added} added, ${r.updated} updated, ${r.removed} removed, ${r.unchanged} unchanged${r.errors.length ? `, ${r.errors.length} errors` : ''}\n`);
   } finally {

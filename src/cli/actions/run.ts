@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import { errors, isOsmError } from '../../errors.js';
+import { errors, isOsmError, messageOf } from '../../errors.js';
 import { optionsOf, type GlobalOptions } from '../context.js';
 import { colorEnabled } from '../output.js';
 import { parseDuration } from '../../util/duration.js';
@@ -175,7 +175,7 @@ async function runCommand(command: Command): Promise<void> {
         return wf;
       });
       const created = loaded.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'queued', priority: o.runPriority }));
-      const runs = joinOrg(app, created.flatMap((c) => c.runs), orgUuid);
+      const runs = await joinOrg(app, created.flatMap((c) => c.runs), orgUuid);
       if (o.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
       else for (const r of runs) process.stdout.write(`◆ queued ${r.run_uuid}  ${r.workflow_name}  ${r.target}\n`);
       return;
@@ -251,16 +251,16 @@ async function queueRunAction(o: GlobalOptions & RunFlags): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const waiting = app.store.runs.countByStatus().queued ?? 0;
+    const waiting = (await app.repos.runs.countByStatus()).queued ?? 0;
     if (!o.json) process.stdout.write(`◆ ${waiting} queued run(s); executing ${concurrency} at a time\n`);
-    queue.start();
+    await queue.start();
     for (;;) {
-      if (queue.runningRuns().length === 0 && (app.store.runs.countByStatus().queued ?? 0) === 0) break;
+      if (queue.runningRuns().length === 0 && ((await app.repos.runs.countByStatus()).queued ?? 0) === 0) break;
       queue.kick();
       await new Promise((r) => setTimeout(r, 200));
     }
     await queue.stop();
-    const runs = [...seen].map((u) => app.store.runs.find(u)).filter((r): r is NonNullable<typeof r> => Boolean(r));
+    const runs = (await Promise.all([...seen].map((u) => app.repos.runs.find(u)))).filter((r): r is NonNullable<typeof r> => Boolean(r));
     if (o.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
     else if (runs.length) printMultiSummary(runs);
     if (runs.some((r) => r.status !== 'completed')) process.exitCode = 1;
@@ -275,14 +275,22 @@ async function queueRunAction(o: GlobalOptions & RunFlags): Promise<void> {
  * The global --org on a run: the runs' workspaces join that org (reference: a run that names an
  * org sets its workspace's org), with everything already recorded for them; returns the runs re-read.
  */
-function joinOrg(app: AppContext, runs: RunRecord[], orgUuid: string | undefined): RunRecord[] {
+async function joinOrg(app: AppContext, runs: RunRecord[], orgUuid: string | undefined): Promise<RunRecord[]> {
   if (!orgUuid || runs.length === 0) return runs;
   const spaces = [...new Set(runs.map((r) => r.workspace))];
-  app.store.tx(() => {
-    for (const ws of spaces) if (!app.store.workspaces.get(ws)) app.store.workspaces.upsertRunInfo({ name: ws, local_path: join(app.settings().paths.workspaces, ws) });
-    app.store.orgs.assign(orgUuid, spaces);
+  const repos = app.repos;
+  await repos.tx(async () => {
+    for (const ws of spaces) if (!(await repos.workspaces.get(ws))) await repos.workspaces.upsertRunInfo({ name: ws, local_path: join(app.settings().paths.workspaces, ws) });
+    await repos.orgs.assign(orgUuid, spaces);
   });
-  return runs.map((r) => app.store.runs.get(r.id) ?? r);
+  return rereadRuns(app, runs);
+}
+
+/** The runs as stored now (each one as given when it is gone). */
+async function rereadRuns(app: AppContext, runs: RunRecord[]): Promise<RunRecord[]> {
+  const out: RunRecord[] = [];
+  for (const r of runs) out.push((await app.repos.runs.get(r.id)) ?? r);
+  return out;
 }
 
 /**
@@ -354,13 +362,15 @@ async function runLocally(app: AppContext, workflows: string[], targets: string[
   // in-process below (never through the row, which a daemon would not trust).
   const loaded: Workflow[] = workflows.map((given) => app.loader.load(given));
   const created = loaded.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'pending', ownerPid: process.pid }));
-  for (const c of created) c.runs = joinOrg(app, c.runs, orgUuid);
+  for (const c of created) c.runs = await joinOrg(app, c.runs, orgUuid);
   const json = Boolean(o.json);
   const color = colorEnabled(o.disableColor);
   if (!json && targets.length > 1) process.stdout.write(`◆ Running against ${targets.length} targets (concurrency: ${concurrency})\n`);
   for (const c of created) if (!json && !o.silent) process.stdout.write(`✔ Workflow loaded: ${c.workflow.name} (${c.workflow.kind})\n`);
 
   let interrupted = false;
+  // The cancellations a signal writes; awaited before the runs are read back.
+  let cancelling: Promise<unknown> = Promise.resolve();
   const onSignal = (sig: NodeJS.Signals) => {
     if (interrupted) {
       // Second Ctrl-C: stop waiting.
@@ -370,7 +380,8 @@ async function runLocally(app: AppContext, workflows: string[], targets: string[
     process.stderr.write(`\n⚠ ${sig} received: cancelling ${activeRuns().length} run(s)…\n`);
     for (const uuid of activeRuns()) abortRun(uuid, 'cancelled');
     // Runs not started yet must not start.
-    for (const c of created) for (const r of c.runs) app.store.runs.transition(r.id, 'cancelled', { error_message: 'Cancelled by user' });
+    const pending = created.flatMap((c) => c.runs);
+    cancelling = Promise.all(pending.map((r) => app.repos.runs.transition(r.id, 'cancelled', { error_message: 'Cancelled by user' }))).catch((err: unknown) => process.stderr.write(`⚠ cannot record the cancellation: ${messageOf(err)}\n`));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -382,9 +393,11 @@ async function runLocally(app: AppContext, workflows: string[], targets: string[
       for (const c of created) {
         const run = c.runs[ti]!;
         if (interrupted) continue;
+        const current = (await app.repos.runs.get(run.id)) ?? run;
+        if (interrupted) continue;
         const out = await executeStoredRun(
           app,
-          app.store.runs.get(run.id) ?? run,
+          current,
           {
             stdout: !json,
             silent: Boolean(o.silent),
@@ -406,14 +419,16 @@ async function runLocally(app: AppContext, workflows: string[], targets: string[
     process.off('SIGTERM', onSignal);
   }
 
-  const finalRuns = created.flatMap((c) => c.runs.map((r) => app.store.runs.get(r.id) ?? r));
+  await cancelling;
+  const finalRuns = await rereadRuns(app, created.flatMap((c) => c.runs));
   if (json) {
     // JSON lines of every run's events came first; the run record (an array for several) is the last line.
     // A run with a target scope carries its drop counts (docs/scope.md).
-    const withScope = finalRuns.map((r) => {
-      const scoped = app.store.runs.scopeStats(r.id);
-      return scoped ? { ...r, scope: scoped } : r;
-    });
+    const withScope = [];
+    for (const r of finalRuns) {
+      const scoped = await app.repos.runs.scopeStats(r.id);
+      withScope.push(scoped ? { ...r, scope: scoped } : r);
+    }
     process.stdout.write(`${JSON.stringify(withScope.length === 1 ? withScope[0] : withScope)}\n`);
   } else if (finalRuns.length > 1) {
     printMultiSummary(finalRuns);

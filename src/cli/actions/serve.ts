@@ -71,7 +71,7 @@ export async function serveAction(command: Command): Promise<void> {
   }
   process.once('exit', () => lock.release());
 
-  const indexed = indexWorkflows(app.store, settings.paths.workflows);
+  const indexed = await indexWorkflows(app.repos, settings.paths.workflows);
   const log = (msg: string, fields: Record<string, unknown> = {}) => process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n`);
   if (lock.note) log(lock.note, { lock_file: lock.file });
   const queue = new RunQueue(app, {
@@ -103,7 +103,7 @@ export async function serveAction(command: Command): Promise<void> {
   }
   // Spawner processes boot now rather than under the first runs' steps.
   spawnerPool().warm();
-  const reconciled = queue.start();
+  const reconciled = await queue.start();
   if (o.hotReload !== false) await app.manager.watch();
 
   const address = await server.listen({ host, port });

@@ -125,7 +125,7 @@ export async function userPasswd(command: Command, name: string): Promise<void> 
   await run(
     command,
     async (app, { o, ui }) => {
-      if (!app.store.access.getUser(name)) throw errors.userNotFound(name);
+      if (!(await app.repos.access.getUser(name))) throw errors.userNotFound(name);
       const u = await setPassword(app, name, await newPassword(o, name));
       await recordCli(app, 'user passwd', u.username);
       if (o.json) ui.json({ message: 'Password changed', data: u });

@@ -18,8 +18,8 @@ import { MAX_LIMIT } from '../../server/route.js';
 export async function webhookList(command: Command): Promise<void> {
   const opts = optionsOf<{ showSecrets?: boolean }>(command);
   const ui = createUi(opts);
-  const { rows, total, enabled } = await withApp(opts, (app) => {
-    const page = app.store.webhookRuns.list({ offset: 0, limit: MAX_LIMIT });
+  const { rows, total, enabled } = await withApp(opts, async (app) => {
+    const page = await app.repos.webhookRuns.list({ offset: 0, limit: MAX_LIMIT });
     return { rows: page.data.map(webhookToApi), total: page.total, enabled: webhookTriggersEnabled(app) };
   });
   if (opts.showSecrets && rows.some((r) => r.webhook_auth_key !== '')) {

@@ -10,7 +10,7 @@ export async function queueList(command: Command): Promise<void> {
   const limit = intFlag(o.limit, '--limit', 50);
   const app = openApp(o);
   try {
-    const { data, total } = app.store.runs.list({ status: 'queued' }, { offset: 0, limit: 10_000 });
+    const { data, total } = await app.repos.runs.list({ status: 'queued' }, { offset: 0, limit: 10_000 });
     // The store lists newest first; a queue reads oldest first.
     const rows = data.slice().reverse().slice(0, limit);
     const ui = createUi({ disableColor: o.disableColor, silent: o.silent });

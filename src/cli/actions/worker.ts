@@ -125,7 +125,7 @@ export async function workerStatus(command: Command): Promise<void> {
   const o = optionsOf<StatusFlags>(command);
   const ui = createUi(o);
   await withQueue(o, async (queue, client, prefix, redisDisplay) => {
-    const totals = attemptTotals(o);
+    const totals = await attemptTotals(o);
     const workers = (await listWorkerViews(client, queue, prefix)).map((w) => ({ ...w, totals: totals[w.id] ?? {} }));
     const leader = await client.get(schedulerLeaderKey(prefix));
     if (o.json) {
@@ -147,13 +147,13 @@ export async function workerStatus(command: Command): Promise<void> {
  * Attempts by worker and outcome from this machine's database: the master's `run_attempts` when
  * run where the master runs (the same base folder); empty elsewhere.
  */
-function attemptTotals(o: StatusFlags): Record<string, Record<string, number>> {
+async function attemptTotals(o: StatusFlags): Promise<Record<string, Record<string, number>>> {
   let app: ReturnType<typeof openApp> | undefined;
   try {
     // Never create a database just to read it (a worker-only machine has none of the master's).
     if (!existsSync(loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }).paths.db)) return {};
     app = openApp(o);
-    return app.store.attempts.totalsByWorker();
+    return await app.repos.attempts.totalsByWorker();
   } catch {
     return {};
   } finally {

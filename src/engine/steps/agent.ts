@@ -54,10 +54,10 @@ export async function executeAgent(step: Step, scope: Scope, ctx: StepContext): 
   } catch (err) {
     if (!(err instanceof AgentLoopError)) throw new StepFailure(messageOf(err), '', commands);
     const message = ctx.timeoutMs && signal.aborted && !scope.exec.signal.aborted ? `agent step timed out after ${ctx.timeoutMs / 1000}s` : err.message;
-    saveTranscript(step, scope, ctx, { goals, startedAt, status: 'failed', error: message, result: err.partial });
+    await saveTranscript(step, scope, ctx, { goals, startedAt, status: 'failed', error: message, result: err.partial });
     throw new StepFailure(message, err.partial.content, commands);
   }
-  const transcript = saveTranscript(step, scope, ctx, { goals, startedAt, status: 'completed', result });
+  const transcript = await saveTranscript(step, scope, ctx, { goals, startedAt, status: 'completed', result });
   log(`answer (${result.iterations} iterations, ${result.usage.total_tokens} tokens):\n${result.content}`);
   return {
     output: result.content,
@@ -89,7 +89,7 @@ interface TranscriptInfo {
 }
 
 /** Writes the transcript under `<Output>/agent-transcripts/<run>/` and registers it; the path, or undefined when it could not be written. */
-function saveTranscript(step: Step, scope: Scope, ctx: StepContext, info: TranscriptInfo): string | undefined {
+async function saveTranscript(step: Step, scope: Scope, ctx: StepContext, info: TranscriptInfo): Promise<string | undefined> {
   const exec = scope.exec;
   const output = String(scope.vars.Output ?? '');
   if (!output) return undefined;
@@ -117,7 +117,7 @@ function saveTranscript(step: Step, scope: Scope, ctx: StepContext, info: Transc
     const text = `${JSON.stringify(body, null, 2)}\n`;
     writeFileSync(file, text, { mode: 0o600 });
     const run = exec.recorder.run;
-    exec.deps.store.artifacts.upsert({
+    await exec.deps.repos.artifacts.upsert({
       run_id: run.id,
       workspace: run.workspace,
       name: `agent-transcript-${step.name}`,

@@ -10,6 +10,7 @@ import { StepFailure, type DispatchResult, type Scope, type StepContext } from '
 import { runnerArgv } from './runners.js';
 import { commandExists } from '../deps-check.js';
 import { mapLimit } from '../pool.js';
+import { messageOf } from '../../errors.js';
 
 /** The command lines of a bash-like step in precedence order (parallel > sequential > single). */
 export function stepCommands(step: Step): { list: string[]; parallel: boolean } {
@@ -67,14 +68,22 @@ export function trackPid(scope: Scope, pid: number, exited?: number): void {
   if (pid) {
     exec.deps.registry.add(exec.runUuid, pid);
     const timer = setTimeout(() => {
-      if (exec.deps.registry.pids(exec.runUuid).includes(pid)) exec.recorder.setPid(pid);
+      if (exec.deps.registry.pids(exec.runUuid).includes(pid)) showPid(exec, pid);
     }, PID_WRITE_DELAY_MS);
     timer.unref();
     return;
   }
   if (!exited) return;
   exec.deps.registry.remove(exec.runUuid, exited);
-  if (exec.recorder.shownPid === exited) exec.recorder.setPid(livePid(scope));
+  if (exec.recorder.shownPid === exited) showPid(exec, livePid(scope));
+}
+
+/**
+ * Writes the shown PID in the background: process callbacks cannot wait, and the in-memory
+ * registry (what cancel uses) already has it. A failed write is logged, never thrown.
+ */
+function showPid(exec: Scope['exec'], pid: number): void {
+  void exec.recorder.setPid(pid).catch((err: unknown) => exec.log.write('WARN', 'could not write the running process id', { pid, error: messageOf(err) }));
 }
 
 /** The newest live process group of a run (0 when none), for `runs.current_pid`. */

@@ -203,7 +203,7 @@ export async function executeForeach(step: Step, scope: Scope, ctx: StepContext)
     over = true;
     if (printer.wantsProgress) printer.progressDone(step.name);
     lanes?.close();
-    gate?.close();
+    await gate?.close();
     if (stream) closeSync(stream.fd);
     await out.close();
   }

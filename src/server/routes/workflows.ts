@@ -44,8 +44,8 @@ export const registerWorkflowRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'POST', url: '/osm/api/workflows/refresh', summary: 'Re-index the workflows folder', tags: ['workflows'], sideEffects: 'writes',
     query: z.object({ force: boolParam('force') }),
-    handler: ({ query }) => {
-      const r = refreshWorkflows(app, Boolean(query.force));
+    handler: async ({ query }) => {
+      const r = await refreshWorkflows(app, Boolean(query.force));
       // New or changed triggers register now rather than at the scheduler's next poll.
       liveScheduler(app)?.reloadWorkflowTriggers();
       return { message: 'Workflows indexed successfully', added: r.added, updated: r.updated, removed: r.removed, errors: r.errors };

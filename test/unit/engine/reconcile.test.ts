@@ -42,7 +42,7 @@ describe('reconciliation at daemon start', () => {
   it('kills the recorded process group of an interrupted run and marks the run failed', async () => {
     const pid = sleeper();
     const run = runningRow(pid, processStartTime(pid)!);
-    const report = new RunQueue(app, { limit: () => 1 }).reconcile();
+    const report = await new RunQueue(app, { limit: () => 1 }).reconcile();
     expect(report.failed).toContain(run.run_uuid);
     expect(report.killedPids).toContain(pid);
     expect(await gone(pid)).toBe(true);
@@ -55,7 +55,7 @@ describe('reconciliation at daemon start', () => {
     const pid = sleeper();
     // The row records the same number with another start time: the number was reused.
     const run = runningRow(pid, '12345');
-    const report = new RunQueue(app, { limit: () => 1 }).reconcile();
+    const report = await new RunQueue(app, { limit: () => 1 }).reconcile();
     expect(report.failed).toContain(run.run_uuid);
     expect(report.killedPids).not.toContain(pid);
     expect(isAlive(pid)).toBe(true);

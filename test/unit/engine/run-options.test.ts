@@ -68,12 +68,12 @@ describe('reserved param names', () => {
 });
 
 describe('resume state', () => {
-  it('restores only exports of a run of the same workflow, without built-in names', () => {
+  it('restores only exports of a run of the same workflow, without built-in names', async () => {
     const source = app.store.runs.create({ workflow_name: 'recon', workflow_kind: 'module', target: 'example.com', status: 'running' });
     const step = app.store.steps.create({ run_id: source.id, run_uuid: source.run_uuid, workspace: 'example.com', step_name: 'enum', step_type: 'bash', status: 'running' });
     app.store.steps.transition(step.id, 'completed', { output: 'done', exports: { Output: '/etc', Target: 'other.example', found: 'x' } });
-    const same = resumeState(app, source.id, 'recon');
+    const same = await resumeState(app, source.id, 'recon');
     expect([...same!.steps.values()]).toEqual([{ exports: { found: 'x' }, output: 'done' }]);
-    expect(resumeState(app, source.id, 'other-workflow')!.steps.size).toBe(0);
+    expect((await resumeState(app, source.id, 'other-workflow'))!.steps.size).toBe(0);
   });
 });

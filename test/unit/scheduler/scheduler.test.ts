@@ -211,11 +211,11 @@ describe('Scheduler: schedule changes', () => {
     const c = await start({ withTriggerWorkflow: false });
     const row = c.app.store.schedules.create({ name: 'cli', workflow_name: 'sample-recon', trigger_type: 'cron', schedule: '0 5 * * *', input_config: { target: 'example.com' } });
     expect(c.scheduler.status().trigger_count).toBe(0);
-    c.scheduler.resyncSchedules();
+    await c.scheduler.resyncSchedules();
     expect(c.scheduler.status().trigger_count).toBe(1);
     expect(c.app.store.schedules.get(row.id)!.next_run).toMatch(/^\d{4}-/);
     c.app.store.schedules.setEnabled(row.id, false);
-    c.scheduler.resyncSchedules();
+    await c.scheduler.resyncSchedules();
     expect(c.scheduler.status().trigger_count).toBe(0);
   });
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import unzipper from 'unzipper';
-import { openStore, type Store } from '../../../src/store/index.js';
+import { asyncSqlite, openStore, type Store } from '../../../src/store/index.js';
 import { DUMP_TABLES, type DumpTable } from '../../../src/store/workspace-dump.js';
 import type { Row } from '../../../src/store/sql.js';
 import { writeSnapshotZip } from '../../../src/snapshot/export.js';
@@ -108,7 +108,7 @@ function seedWorkspace(store: Store, workspaces: string, ws: string): string {
 
 async function exportTo(store: Store, ws: string, folder: string, includeArtifacts = true): Promise<string> {
   const file = path.join(tmp(), `${ws}_1767225600.zip`);
-  await writeSnapshotZip(store, { workspace: ws, folder, includeArtifacts }, fs.createWriteStream(file));
+  await writeSnapshotZip(asyncSqlite(store), { workspace: ws, folder, includeArtifacts }, fs.createWriteStream(file));
   return file;
 }
 
@@ -138,7 +138,7 @@ describe('snapshot round trip', () => {
     fs.rmSync(dir, { recursive: true });
     expect(dumpAll(store, ws).assets).toEqual([]);
 
-    const r = await importSnapshotZip(store, { file: zip, workspacesDir: workspaces, force: false, skipDb: false });
+    const r = await importSnapshotZip(asyncSqlite(store), { file: zip, workspacesDir: workspaces, force: false, skipDb: false });
     expect(r).toMatchObject({ workspace: ws, local_path: dir, files_count: 5 });
     expect(r.rows).toMatchObject({ workspace: 1, runs: 1, step_results: 1, artifacts: 1, assets: 2, vulnerabilities: 2, asset_diffs: 1, vuln_diffs: 1, event_logs: 1, asset_history: 1, vuln_history: 1 });
 
@@ -177,7 +177,7 @@ describe('snapshot round trip', () => {
       { name: 'keep.io/.osm-db/workspace.jsonl', data: Buffer.from('{"name":"keep.io"}\n') },
       { name: 'keep.io/.osm-db/assets.jsonl', data: Buffer.from('{"id":1,"asset_value":"ok.io","created_at":"x","updated_at":"x","last_seen_at":"x"}\n{"id":2,"asset_value":null}\n') },
     ]);
-    const err = await importSnapshotZip(store, { file: zip, workspacesDir: workspaces, force: true, skipDb: false }).catch((e: unknown) => e);
+    const err = await importSnapshotZip(asyncSqlite(store), { file: zip, workspacesDir: workspaces, force: true, skipDb: false }).catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 500, message: expect.stringMatching(/^Failed to import snapshot: database restore failed: NOT NULL constraint failed: assets.asset_value/) });
     expect(tree(workspaces)).toEqual(filesBefore);
     expect(dumpAll(store, 'keep.io')).toEqual(rowsBefore);
@@ -193,7 +193,7 @@ describe('snapshot round trip', () => {
     const zip = await exportTo(store, 'busy.io', dir);
     store.runs.create({ workflow_name: 'recon', workflow_kind: 'flow', target: 'busy.io', workspace: 'busy.io', status: 'running' });
     const before = tree(workspaces);
-    const err = await importSnapshotZip(store, { file: zip, workspacesDir: workspaces, force: true, skipDb: false }).catch((e: unknown) => e);
+    const err = await importSnapshotZip(asyncSqlite(store), { file: zip, workspacesDir: workspaces, force: true, skipDb: false }).catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 409, message: 'Workspace busy.io has 1 active run(s); cancel them before deleting it' });
     expect(tree(workspaces)).toEqual(before);
   });
@@ -206,7 +206,7 @@ describe('snapshot round trip', () => {
     const zip = await exportTo(store, 'files.io', dir);
     const target = openStore(':memory:');
     cleanups.push(() => target.close());
-    const r = await importSnapshotZip(target, { file: zip, workspacesDir: path.join(root, 'dst'), force: false, skipDb: true });
+    const r = await importSnapshotZip(asyncSqlite(target), { file: zip, workspacesDir: path.join(root, 'dst'), force: false, skipDb: true });
     expect(r.rows).toBeUndefined();
     expect(target.workspaces.names()).toEqual([]);
     expect(fs.existsSync(path.join(root, 'dst', 'files.io', '.osm-db'))).toBe(false);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../src/store/index.js';
+import { asyncSqlite, openStore, type Store } from '../../../src/store/index.js';
 import { inspectZip, DEFAULT_ZIP_LIMITS } from '../../../src/snapshot/safe-unzip.js';
 import { importSnapshotZip } from '../../../src/snapshot/import.js';
 import { writeZip, zeroBomb, type TestEntry } from './zip-builder.js';
@@ -80,7 +80,7 @@ describe('inspectZip and import refuse hostile archives before writing anything'
       const zip = writeZip(path.join(tmp(), 'evil.com.zip'), entries());
       await expect(inspectZip(zip)).rejects.toThrow(message);
       const s = store();
-      const err = await importSnapshotZip(s, { file: zip, workspacesDir: workspaces, force: true, skipDb: false }).catch((e: unknown) => e);
+      const err = await importSnapshotZip(asyncSqlite(s), { file: zip, workspacesDir: workspaces, force: true, skipDb: false }).catch((e: unknown) => e);
       expect(err).toMatchObject({ status: 400, message: expect.stringMatching(/^Failed to import snapshot: /) });
       expect((err as Error).message).toMatch(message);
       expect(tree(root)).toEqual(before);
@@ -106,7 +106,7 @@ describe('extraction stops on what only inflating reveals, leaving nothing behin
     const bomb = zeroBomb(1024);
     const zip = writeZip(path.join(tmp(), 'liar.zip'), [ok('liar.com/'), ok('liar.com/first.txt'), { name: 'liar.com/zeros.bin', raw: { ...bomb, size: 1000 } }]);
     await expect(inspectZip(zip)).resolves.toBeDefined(); // the directory looks harmless
-    const err = await importSnapshotZip(store(), { file: zip, workspacesDir: workspaces, force: false, skipDb: false }).catch((e: unknown) => e);
+    const err = await importSnapshotZip(asyncSqlite(store()), { file: zip, workspacesDir: workspaces, force: false, skipDb: false }).catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/entry expands beyond its declared size: "liar.com\/zeros.bin"/);
     expect(tree(root)).toEqual(before);
   });
@@ -114,7 +114,7 @@ describe('extraction stops on what only inflating reveals, leaving nothing behin
   it('stops at the total cap counted from inflated bytes', async () => {
     const { root, workspaces, before } = setup();
     const zip = writeZip(path.join(tmp(), 'w.zip'), [{ name: 'w/a.bin', data: Buffer.alloc(4000), deflate: true }, { name: 'w/b.bin', data: Buffer.alloc(4000), deflate: true }]);
-    const err = await importSnapshotZip(store(), { file: zip, workspacesDir: workspaces, force: false, skipDb: true, limits: { ...DEFAULT_ZIP_LIMITS, maxTotalBytes: 8000 } })
+    const err = await importSnapshotZip(asyncSqlite(store()), { file: zip, workspacesDir: workspaces, force: false, skipDb: true, limits: { ...DEFAULT_ZIP_LIMITS, maxTotalBytes: 8000 } })
       .then(() => undefined)
       .catch((e: unknown) => e);
     expect(err).toBeUndefined(); // exactly at the cap is fine
@@ -123,7 +123,7 @@ describe('extraction stops on what only inflating reveals, leaving nothing behin
       { name: 'w/a.bin', data: Buffer.alloc(4000), deflate: true },
       { name: 'w/b.bin', raw: { deflated: zeroBomb(1).deflated, size: 4000, crc: 0 } },
     ]);
-    const err2 = await importSnapshotZip(store(), { file: lying, workspacesDir: workspaces, force: false, skipDb: true, limits: { ...DEFAULT_ZIP_LIMITS, maxTotalBytes: 8000 } }).catch((e: unknown) => e);
+    const err2 = await importSnapshotZip(asyncSqlite(store()), { file: lying, workspacesDir: workspaces, force: false, skipDb: true, limits: { ...DEFAULT_ZIP_LIMITS, maxTotalBytes: 8000 } }).catch((e: unknown) => e);
     expect((err2 as Error).message).toMatch(/expands beyond/);
     expect(tree(root)).toEqual(before);
   });
@@ -131,7 +131,7 @@ describe('extraction stops on what only inflating reveals, leaving nothing behin
   it('rejects a CRC mismatch', async () => {
     const { root, workspaces, before } = setup();
     const zip = writeZip(path.join(tmp(), 'crc.zip'), [{ name: 'crc.com/a.txt', data: Buffer.from('hello'), declaredCrc: 1234 }]);
-    const err = await importSnapshotZip(store(), { file: zip, workspacesDir: workspaces, force: false, skipDb: false }).catch((e: unknown) => e);
+    const err = await importSnapshotZip(asyncSqlite(store()), { file: zip, workspacesDir: workspaces, force: false, skipDb: false }).catch((e: unknown) => e);
     expect((err as Error).message).toBe('Failed to import snapshot: CRC mismatch: "crc.com/a.txt"');
     expect(tree(root)).toEqual(before);
   });
@@ -147,7 +147,7 @@ describe('well-formed archives', () => {
       { name: 'good.com/run.sh', data: Buffer.from('#!/bin/sh\n'), mode: 0o104755, deflate: true },
     ]);
     const s = store();
-    const r = await importSnapshotZip(s, { file: zip, workspacesDir: workspaces, force: false, skipDb: false });
+    const r = await importSnapshotZip(asyncSqlite(s), { file: zip, workspacesDir: workspaces, force: false, skipDb: false });
     expect(r).toMatchObject({ workspace: 'good.com', local_path: path.join(workspaces, 'good.com'), files_count: 2 });
     expect(fs.readFileSync(path.join(workspaces, 'good.com/sub/a.txt'), 'utf8')).toBe('A');
     expect(fs.statSync(path.join(workspaces, 'good.com/run.sh')).mode & 0o7777).toBe(0o755); // setuid dropped
@@ -158,7 +158,7 @@ describe('well-formed archives', () => {
   it('extracts a legacy zip without a top folder into the folder named by the file', async () => {
     const { workspaces } = setup();
     const zip = writeZip(path.join(tmp(), 'legacy.io_1739470834.zip'), [ok('a.txt', 'A'), ok('sub/b.txt', 'B')]);
-    const r = await importSnapshotZip(store(), { file: zip, workspacesDir: workspaces, force: false, skipDb: true });
+    const r = await importSnapshotZip(asyncSqlite(store()), { file: zip, workspacesDir: workspaces, force: false, skipDb: true });
     expect(r).toMatchObject({ workspace: 'legacy.io', files_count: 2 });
     expect(tree(path.join(workspaces, 'legacy.io'))).toMatchObject({ 'a.txt': expect.any(String), sub: 'dir', 'sub/b.txt': expect.any(String) });
   });
@@ -166,7 +166,7 @@ describe('well-formed archives', () => {
   it('refuses an existing workspace without force, naming it (409, no path)', async () => {
     const { root, workspaces, before } = setup();
     const zip = writeZip(path.join(tmp(), 'x.zip'), [ok('existing.com/new.txt')]);
-    const err = await importSnapshotZip(store(), { file: zip, workspacesDir: workspaces, force: false, skipDb: false }).catch((e: unknown) => e);
+    const err = await importSnapshotZip(asyncSqlite(store()), { file: zip, workspacesDir: workspaces, force: false, skipDb: false }).catch((e: unknown) => e);
     expect(err).toMatchObject({
       status: 409,
       message: 'Failed to import snapshot: workspace already exists: existing.com (use force=true to overwrite)',
@@ -177,7 +177,7 @@ describe('well-formed archives', () => {
   it('replaces an existing workspace with force', async () => {
     const { workspaces } = setup();
     const zip = writeZip(path.join(tmp(), 'x.zip'), [ok('existing.com/new.txt', 'N')]);
-    await importSnapshotZip(store(), { file: zip, workspacesDir: workspaces, force: true, skipDb: true });
+    await importSnapshotZip(asyncSqlite(store()), { file: zip, workspacesDir: workspaces, force: true, skipDb: true });
     expect(fs.readdirSync(path.join(workspaces, 'existing.com'))).toEqual(['new.txt']);
     expect(fs.readdirSync(workspaces)).toEqual(['existing.com']);
   });
@@ -185,8 +185,8 @@ describe('well-formed archives', () => {
   it('refuses a workspace name that is not safe', async () => {
     const { workspaces } = setup();
     const zip = writeZip(path.join(tmp(), 'bad name!.zip'), [ok('a.txt')]);
-    await expect(importSnapshotZip(store(), { file: zip, workspacesDir: workspaces, force: false, skipDb: true })).rejects.toThrow(/cannot tell a valid workspace name/);
+    await expect(importSnapshotZip(asyncSqlite(store()), { file: zip, workspacesDir: workspaces, force: false, skipDb: true })).rejects.toThrow(/cannot tell a valid workspace name/);
     const dotted = writeZip(path.join(tmp(), 'x.zip'), [ok('.hidden/a.txt')]);
-    await expect(importSnapshotZip(store(), { file: dotted, workspacesDir: workspaces, force: false, skipDb: true })).rejects.toThrow(/cannot tell a valid workspace name/);
+    await expect(importSnapshotZip(asyncSqlite(store()), { file: dotted, workspacesDir: workspaces, force: false, skipDb: true })).rejects.toThrow(/cannot tell a valid workspace name/);
   });
 });

@@ -2,12 +2,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openStore, type Store } from '../../../src/store/index.js';
+import { asyncSqlite, openStore, type AsyncStore, type Store } from '../../../src/store/index.js';
 import { indexWorkflows } from '../../../src/workflow/indexer.js';
 
 let root: string;
 let wfDir: string;
 let store: Store;
+let repos: AsyncStore;
 
 function write(rel: string, text: string, mtimeSec?: number): string {
   const full = path.join(wfDir, rel);
@@ -47,6 +48,7 @@ beforeEach(() => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'osm-test-'));
   wfDir = path.join(root, 'workflows');
   store = openStore(':memory:');
+  repos = asyncSqlite(store);
   write('modules/mod-a.yaml', MOD_A, 1_000_000);
   write('flows/flow-x.yaml', FLOW, 1_000_000);
 });
@@ -57,8 +59,8 @@ afterEach(() => {
 });
 
 describe('indexWorkflows', () => {
-  it('adds rows with the listing fields', () => {
-    const r = indexWorkflows(store, wfDir);
+  it('adds rows with the listing fields', async () => {
+    const r = await indexWorkflows(repos, wfDir);
     expect(r).toEqual({ added: 2, updated: 0, removed: 0, unchanged: 0, errors: [] });
     const row = store.workflows.get('mod-a')!;
     expect(row).toMatchObject({
@@ -76,26 +78,26 @@ describe('indexWorkflows', () => {
     expect(store.workflows.get('flow-x')).toMatchObject({ kind: 'flow', step_count: 3, module_count: 2 });
   });
 
-  it('counts unchanged rows as unchanged, rewrites them with force, and updates changed files', () => {
-    indexWorkflows(store, wfDir);
-    expect(indexWorkflows(store, wfDir)).toEqual({ added: 0, updated: 0, removed: 0, unchanged: 2, errors: [] });
-    expect(indexWorkflows(store, wfDir, { force: true })).toEqual({ added: 0, updated: 2, removed: 0, unchanged: 0, errors: [] });
+  it('counts unchanged rows as unchanged, rewrites them with force, and updates changed files', async () => {
+    await indexWorkflows(repos, wfDir);
+    expect(await indexWorkflows(repos, wfDir)).toEqual({ added: 0, updated: 0, removed: 0, unchanged: 2, errors: [] });
+    expect(await indexWorkflows(repos, wfDir, { force: true })).toEqual({ added: 0, updated: 2, removed: 0, unchanged: 0, errors: [] });
     write('modules/mod-a.yaml', MOD_A.replace('first module', 'changed module'), 2_000_000);
-    expect(indexWorkflows(store, wfDir)).toEqual({ added: 0, updated: 1, removed: 0, unchanged: 1, errors: [] });
+    expect(await indexWorkflows(repos, wfDir)).toEqual({ added: 0, updated: 1, removed: 0, unchanged: 1, errors: [] });
     expect(store.workflows.get('mod-a')!.description).toBe('changed module');
   });
 
-  it('removes rows of workflows that disappeared', () => {
-    indexWorkflows(store, wfDir);
+  it('removes rows of workflows that disappeared', async () => {
+    await indexWorkflows(repos, wfDir);
     fs.rmSync(path.join(wfDir, 'flows/flow-x.yaml'));
-    expect(indexWorkflows(store, wfDir)).toEqual({ added: 0, updated: 0, removed: 1, unchanged: 1, errors: [] });
+    expect(await indexWorkflows(repos, wfDir)).toEqual({ added: 0, updated: 0, removed: 1, unchanged: 1, errors: [] });
     expect(store.workflows.get('flow-x')).toBeUndefined();
   });
 
-  it('keeps the first file of a duplicated name and reports the others; reports invalid files', () => {
+  it('keeps the first file of a duplicated name and reports the others; reports invalid files', async () => {
     write('zz/dup.yaml', MOD_A.replace('first module', 'the duplicate'));
     write('broken.yaml', 'kind: module\nname: broken\nsteps:\n  - { name: a, type: nope }\n');
-    const r = indexWorkflows(store, wfDir);
+    const r = await indexWorkflows(repos, wfDir);
     expect(r.added).toBe(2);
     expect(r.errors).toEqual([
       expect.stringMatching(/^broken\.yaml: validation error: steps\[0\]\.type - must be one of bash.*broken\.yaml:4\)/),
