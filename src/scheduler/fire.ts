@@ -46,14 +46,14 @@ function fireData(spec: TriggerSpec, ctx: Pick<FireContext, 'triggerType' | 'env
 }
 
 /** Creates the run of one fire and records it; throws (after recording the failure) when it cannot. */
-export function fireTrigger(app: AppContext, spec: TriggerSpec, ctx: FireContext): RunRecord {
-  const store = app.store;
+export async function fireTrigger(app: AppContext, spec: TriggerSpec, ctx: FireContext): Promise<RunRecord> {
+  const repos = app.repos;
   const baseData = fireData(spec, ctx);
   try {
     const params: Record<string, string> = { ...spec.params, ...(ctx.params ?? {}) };
     if (ctx.envelope) params._event_envelope = envelopeParam(ctx.envelope);
     const target = ctx.target ?? spec.target;
-    const { runs } = createRuns(app, {
+    const { runs } = await createRuns(app, {
       workflow: spec.workflowName,
       targets: [target ?? emptyTarget()],
       params,
@@ -67,8 +67,8 @@ export function fireTrigger(app: AppContext, spec: TriggerSpec, ctx: FireContext
     });
     const run = runs[0]!;
     const now = new Date().toISOString();
-    if (spec.scheduleId) store.schedules.recordRun(spec.scheduleId, now, ctx.nextRun);
-    store.events.insert({
+    if (spec.scheduleId) await repos.schedules.recordRun(spec.scheduleId, now, ctx.nextRun);
+    await repos.events.insert({
       topic: 'schedule.triggered',
       name: spec.name,
       source: 'scheduler',
@@ -83,16 +83,16 @@ export function fireTrigger(app: AppContext, spec: TriggerSpec, ctx: FireContext
     ctx.queue?.kick();
     return run;
   } catch (err) {
-    recordFireFailure(app, spec, ctx, messageOf(err));
+    await recordFireFailure(app, spec, ctx, messageOf(err));
     throw err;
   }
 }
 
 /** Records a fire that could not create its run (also used before input resolution succeeded). */
-export function recordFireFailure(app: AppContext, spec: TriggerSpec, ctx: Pick<FireContext, 'triggerType' | 'envelope' | 'nextRun'>, message: string): void {
+export async function recordFireFailure(app: AppContext, spec: TriggerSpec, ctx: Pick<FireContext, 'triggerType' | 'envelope' | 'nextRun'>, message: string): Promise<void> {
   try {
-    if (spec.scheduleId && ctx.nextRun !== undefined) app.store.schedules.setNextRun(spec.scheduleId, ctx.nextRun);
-    app.store.events.insert({
+    if (spec.scheduleId && ctx.nextRun !== undefined) await app.repos.schedules.setNextRun(spec.scheduleId, ctx.nextRun);
+    await app.repos.events.insert({
       topic: 'schedule.triggered',
       name: spec.name,
       source: 'scheduler',

@@ -240,11 +240,11 @@ export class Scheduler implements LiveScheduler {
     return reg;
   }
 
-  private fire(reg: Registered, triggerType: 'cron' | 'watch' | 'event', extra: { target?: string; params?: Record<string, string>; envelope?: EventEnvelope } = {}): string {
+  private async fire(reg: Registered, triggerType: 'cron' | 'watch' | 'event', extra: { target?: string; params?: Record<string, string>; envelope?: EventEnvelope } = {}): Promise<string> {
     const nextRun = reg.task ? (reg.task.getNextRun()?.toISOString() ?? null) : undefined;
     if (nextRun !== undefined) reg.nextRun = nextRun;
     try {
-      const run = fireTrigger(this.app, reg.spec, { triggerType, queue: this.opts.queue, nextRun, ...extra });
+      const run = await fireTrigger(this.app, reg.spec, { triggerType, queue: this.opts.queue, nextRun, ...extra });
       reg.lastRun = new Date().toISOString();
       reg.runCount += 1;
       this.log('scheduler: fired', { trigger: reg.spec.key, type: triggerType, run_uuid: run.run_uuid });
@@ -274,21 +274,21 @@ export class Scheduler implements LiveScheduler {
     try {
       extra = await resolveInput(reg.spec.input, undefined, { timeoutMs: this.opts.exprTimeoutMs });
     } catch (err) {
-      this.fail(reg, type, err);
+      await this.fail(reg, type, err);
       return;
     }
     // Stopped, or the trigger changed, while its input was evaluated.
     if (!this.running || this.triggers.get(key) !== reg) return;
-    this.fire(reg, type, extra);
+    await this.fire(reg, type, extra);
   }
 
   /** Records a fire that failed before a run could be created (bad input). */
-  private fail(reg: Registered, type: 'cron' | 'watch' | 'event', err: unknown): string {
+  private async fail(reg: Registered, type: 'cron' | 'watch' | 'event', err: unknown): Promise<string> {
     const message = messageOf(err);
     this.log('scheduler: fire failed', { trigger: reg.spec.key, type, error: message });
     const nextRun = reg.task ? (reg.task.getNextRun()?.toISOString() ?? null) : undefined;
     if (nextRun !== undefined) reg.nextRun = nextRun;
-    recordFireFailure(this.app, reg.spec, { triggerType: type, nextRun }, message);
+    await recordFireFailure(this.app, reg.spec, { triggerType: type, nextRun }, message);
     return message;
   }
 
@@ -390,10 +390,10 @@ export class Scheduler implements LiveScheduler {
         try {
           input = await resolveInput(current.spec.input, env, { timeoutMs: this.opts.exprTimeoutMs });
         } catch (err) {
-          problems.push(`${spec.key}: ${this.fail(current, 'event', err)}`);
+          problems.push(`${spec.key}: ${await this.fail(current, 'event', err)}`);
           continue;
         }
-        const error = this.fire(current, 'event', { ...input, envelope: env });
+        const error = await this.fire(current, 'event', { ...input, envelope: env });
         if (error) problems.push(`${spec.key}: ${error}`);
       }
     }

@@ -204,6 +204,6 @@ export async function setScheduleEnabled(app: AppContext, id: string, enabled: b
 /** Fires a schedule now (trigger_type manual), whatever its type or enabled state. */
 export async function triggerSchedule(app: AppContext, id: string, queue?: RunQueue, scope: Scope = UNRESTRICTED): Promise<{ schedule: ScheduleRecord; run: RunRecord }> {
   const row = await getSchedule(app, id, scope);
-  const run = fireTrigger(app, specFromSchedule(row), { triggerType: 'manual', queue });
+  const run = await fireTrigger(app, specFromSchedule(row), { triggerType: 'manual', queue });
   return { schedule: row, run };
 }

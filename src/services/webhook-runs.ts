@@ -195,8 +195,8 @@ export async function triggerWebhookRun(app: AppContext, uuid: string, key: unkn
   // createRuns skips the target check for empty-target templates: an override is always checked.
   if (overrides.target !== undefined) validateTarget(target, 'target');
 
-  const run = app.store.tx(() => {
-    const created = createRuns(app, {
+  const run = await app.repos.tx(async () => {
+    const created = await createRuns(app, {
       workflow: wf,
       targets: [target],
       params: tpl.params,
@@ -207,8 +207,8 @@ export async function triggerWebhookRun(app: AppContext, uuid: string, key: unkn
       options,
     });
     const r = created.runs[0]!;
-    app.store.webhookRuns.recordTrigger(tpl.webhook_uuid, r.run_uuid);
-    app.store.events.insert({
+    await app.repos.webhookRuns.recordTrigger(tpl.webhook_uuid, r.run_uuid);
+    await app.repos.events.insert({
       topic: 'webhook.received', name: 'webhook.received', source: 'webhook', source_type: 'webhook', data_type: 'scan',
       data: { webhook_id: tpl.id, scan_id: r.run_uuid, target: r.target, workflow: r.workflow_name },
       workspace: r.workspace, run_id: r.run_uuid, workflow_name: r.workflow_name, processed: true,

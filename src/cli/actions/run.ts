@@ -129,7 +129,7 @@ async function runCommand(command: Command): Promise<void> {
         const loaded = app.loader.load(wf);
         for (const t of targets) checkStaticDependencies(loaded, t, pathEnv, { skipValidation: o.skipValidation, emptyTarget: o.emptyTarget });
         // The target scope is checked as a real run would (exit 2 when a target is out of scope).
-        if (!o.emptyTarget) assertTargetsInScope(app, loaded, targets, options.scope, (t) => analyzeTarget(t, { level: options.heuristics ?? 'basic', space: options.space }).targetSpace);
+        if (!o.emptyTarget) await assertTargetsInScope(app, loaded, targets, options.scope, (t) => analyzeTarget(t, { level: options.heuristics ?? 'basic', space: options.space }).targetSpace);
         if (loaded.kind === 'flow') for (const line of missingToolLines(app.loader, loaded, pathEnv)) process.stdout.write(`${line}\n`);
         const tpl = templateIssueLines(app.loader, loaded);
         for (const line of tpl.lines) process.stdout.write(`${line}\n`);
@@ -174,7 +174,8 @@ async function runCommand(command: Command): Promise<void> {
         assertInstalledWorkflow(app, wf, '--queue');
         return wf;
       });
-      const created = loaded.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'queued', priority: o.runPriority }));
+      const created: Awaited<ReturnType<typeof createRuns>>[] = [];
+      for (const wf of loaded) created.push(await createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'queued', priority: o.runPriority }));
       const runs = await joinOrg(app, created.flatMap((c) => c.runs), orgUuid);
       if (o.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
       else for (const r of runs) process.stdout.write(`◆ queued ${r.run_uuid}  ${r.workflow_name}  ${r.target}\n`);
@@ -361,7 +362,8 @@ async function runLocally(app: AppContext, workflows: string[], targets: string[
   // The operator's own command: a workflow given as a path runs from that path, handed to the engine
   // in-process below (never through the row, which a daemon would not trust).
   const loaded: Workflow[] = workflows.map((given) => app.loader.load(given));
-  const created = loaded.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'pending', ownerPid: process.pid }));
+  const created: Awaited<ReturnType<typeof createRuns>>[] = [];
+  for (const wf of loaded) created.push(await createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'pending', ownerPid: process.pid }));
   for (const c of created) c.runs = await joinOrg(app, c.runs, orgUuid);
   const json = Boolean(o.json);
   const color = colorEnabled(o.disableColor);

@@ -68,7 +68,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     responses: { 202: { description: 'Runs queued (poll_url tracks the job)' }, 400: { description: 'Invalid request' }, 404: { description: 'Workflow not found' } },
     handler: async ({ body, reply, scope }) => {
       // Distributed runs go to the master's BullMQ queue (400 without --master); local ones to the run queue.
-      const res = body.run_mode === 'distributed' ? await submitDistributedRuns(app, body, scope) : submitApiRuns(app, body, () => deps.queue?.kick(), scope);
+      const res = body.run_mode === 'distributed' ? await submitDistributedRuns(app, body, scope) : await submitApiRuns(app, body, () => deps.queue?.kick(), scope);
       reply.status(202);
       return res;
     },
