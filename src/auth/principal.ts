@@ -45,13 +45,13 @@ export function principalOfUser(user: UserRecord): Principal {
 }
 
 /** A personal API token → principal; expired or revoked → 401 with a clear message; unknown → undefined. */
-export function principalOfToken(app: AppContext, secret: string, now = Date.now()): Principal | undefined {
+export async function principalOfToken(app: AppContext, secret: string, now = Date.now()): Promise<Principal | undefined> {
   if (!looksLikeApiToken(secret)) return undefined;
-  const token: TokenRecord | undefined = app.store.access.tokenByHash(hashApiToken(secret));
+  const token: TokenRecord | undefined = await app.repos.access.tokenByHash(hashApiToken(secret));
   if (!token) return undefined;
   if (token.revoked_at) throw errors.tokenRevoked(token.name);
   if (token.expires_at && Date.parse(token.expires_at) <= now) throw errors.tokenExpired(token.name, token.expires_at);
-  app.store.access.touchToken(token.id, new Date(now).toISOString());
+  await app.repos.access.touchToken(token.id, new Date(now).toISOString());
   return { kind: 'token', name: token.name, role: token.role, orgs: token.orgs, tokenId: token.id };
 }
 
@@ -72,8 +72,8 @@ export async function principalOfJwt(app: AppContext, jwt: string): Promise<Prin
   const claims = await verifyToken(jwt, String(app.settings().settings.server.jwt?.secret_signing_key ?? ''));
   if (!claims) return undefined;
   const version = typeof claims.tv === 'number' ? claims.tv : 1;
-  if (version !== app.store.access.tokenVersion(claims.username)) return undefined;
-  const user = app.store.access.getUser(claims.username);
+  if (version !== (await app.repos.access.tokenVersion(claims.username))) return undefined;
+  const user = await app.repos.access.getUser(claims.username);
   if (user) return principalOfUser(user);
   if (isSettingsUser(app, claims.username)) return { kind: 'settings-user', name: claims.username, role: 'admin', orgs: [] };
   return undefined;

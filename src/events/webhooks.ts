@@ -138,14 +138,14 @@ async function attempt(hook: WebhookSettings, body: string, dispatcher: Dispatch
 }
 
 /** Sends one payload to one webhook with its retries; records every attempt as an event. */
-export async function deliverWebhook(app: Pick<AppContext, 'store' | 'settings'>, hook: WebhookSettings, payload: { event: string } & Record<string, unknown>, run?: RunRecord, opts: NotifyOptions = {}): Promise<DeliveryResult> {
+export async function deliverWebhook(app: Pick<AppContext, 'repos' | 'settings'>, hook: WebhookSettings, payload: { event: string } & Record<string, unknown>, run?: RunRecord, opts: NotifyOptions = {}): Promise<DeliveryResult> {
   const host = urlHost(hook.url);
   const attempts = Math.max(1, Math.trunc(Number(hook.retry_count ?? 3)) || 1);
   const body = JSON.stringify(payload);
   const backoff = opts.backoffMs ?? 1000;
-  const record = (i: number, outcome: { status: number; error: string }) => {
+  const record = async (i: number, outcome: { status: number; error: string }): Promise<void> => {
     try {
-      app.store.events.insert({
+      await app.repos.events.insert({
         topic: 'webhook.delivery',
         name: payload.event,
         source: 'notifier',
@@ -170,7 +170,7 @@ export async function deliverWebhook(app: Pick<AppContext, 'store' | 'settings'>
     early = 'invalid webhook URL';
   }
   if (early) {
-    record(1, { status: 0, error: early });
+    await record(1, { status: 0, error: early });
     return { url_host: host, delivered: false, attempts: 1, status: 0, error: early };
   }
   const refused = { why: '' };
@@ -182,7 +182,7 @@ export async function deliverWebhook(app: Pick<AppContext, 'store' | 'settings'>
     for (let i = 1; i <= attempts; i++) {
       last = await attempt(hook, body, dispatcher, refused);
       last.error = last.error ? cleanError(last.error, hook.url) : '';
-      record(i, last);
+      await record(i, last);
       if (last.error === '') return { url_host: host, delivered: true, attempts: i, status: last.status, error: '' };
       // A refusal will not change on retry.
       if (refused.why) return { url_host: host, delivered: false, attempts: i, status: 0, error: last.error };
@@ -198,7 +198,7 @@ export async function deliverWebhook(app: Pick<AppContext, 'store' | 'settings'>
  * Notifies every enabled webhook whose `events` filter (empty = all) accepts the run's terminal
  * status. Never throws: failures are recorded as `webhook.delivery` events and returned.
  */
-export async function notifyRunFinished(app: Pick<AppContext, 'store' | 'settings'>, run: RunRecord, artifacts: (string | ArtifactRecord)[] = [], opts: NotifyOptions = {}): Promise<DeliveryResult[]> {
+export async function notifyRunFinished(app: Pick<AppContext, 'repos' | 'settings'>, run: RunRecord, artifacts: (string | ArtifactRecord)[] = [], opts: NotifyOptions = {}): Promise<DeliveryResult[]> {
   const notification = app.settings().settings.notification;
   if (!notification?.enabled) return [];
   const payload = runPayload(run, artifacts);

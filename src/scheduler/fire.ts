@@ -53,7 +53,7 @@ export async function fireTrigger(app: AppContext, spec: TriggerSpec, ctx: FireC
     const params: Record<string, string> = { ...spec.params, ...(ctx.params ?? {}) };
     if (ctx.envelope) params._event_envelope = envelopeParam(ctx.envelope);
     const target = ctx.target ?? spec.target;
-    const { runs } = createRuns(app, {
+    const { runs } = await createRuns(app, {
       workflow: spec.workflowName,
       targets: [target ?? emptyTarget()],
       params,

@@ -85,7 +85,7 @@ export async function buildServer(app: AppContext, opts: ServerOptions = {}): Pr
     (req as { auditError?: string }).auditError = err.message;
   });
   server.addHook('onResponse', async (req, reply) => {
-    if (isAudited(req)) recordRequest(app, req, reply, (req as { auditError?: string }).auditError);
+    if (isAudited(req)) await recordRequest(app, req, reply, (req as { auditError?: string }).auditError);
   });
 
   // One log line per request (no secrets: headers are not logged).

@@ -57,7 +57,7 @@ async function diskEntry(path: string): Promise<{ dir: boolean } | undefined> {
  * rest gain `path_exists` and `path_is_dir`; the total still counts every matching row (reference).
  */
 export async function listArtifacts(app: AppContext, q: ArtifactListQuery, scope: Scope = UNRESTRICTED): Promise<{ data: ApiArtifact[]; total: number }> {
-  const res = app.store.artifacts.list({ workspace: q.workspace || undefined, search: q.search || undefined, org_uuid: scope.orgs ?? undefined }, { offset: q.offset, limit: q.limit });
+  const res = await app.repos.artifacts.list({ workspace: q.workspace || undefined, search: q.search || undefined, org_uuid: scope.orgs ?? undefined }, { offset: q.offset, limit: q.limit });
   const rows: ApiArtifact[] = res.data.map((a: ArtifactRecord) => artifactToApi(a));
   if (!q.verify_exist) return { data: rows, total: res.total };
   const entries = await Promise.all(rows.map((a) => diskEntry(a.artifact_path)));
@@ -117,7 +117,7 @@ function fsError(err: unknown): OsmError {
  */
 async function relativeToWorkspace(app: AppContext, name: string, base: string, raw: string): Promise<string> {
   if (!isAbsolute(raw) || raw.includes('\0')) return raw;
-  const local = app.store.workspaces.get(name)?.local_path ?? '';
+  const local = (await app.repos.workspaces.get(name))?.local_path ?? '';
   const spellings = [base, local && isAbsolute(local) ? resolve(local) : '', resolve(app.settings().paths.workspaces, name)].filter(Boolean);
   const full = resolve(raw);
   for (const root of spellings) {
@@ -128,7 +128,7 @@ async function relativeToWorkspace(app: AppContext, name: string, base: string, 
 
 /** The folder a workspace's files live in: its row's local_path when set, else <workspaces>/<name>. */
 async function workspaceBase(app: AppContext, name: string): Promise<string> {
-  const row = app.store.workspaces.get(name);
+  const row = await app.repos.workspaces.get(name);
   const local = row?.local_path ?? '';
   if (local && isAbsolute(local)) {
     try {

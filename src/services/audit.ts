@@ -24,13 +24,13 @@ function resultOf(status: number): 'ok' | 'denied' | 'error' {
 }
 
 /** Appends the audit row of one answered request; never throws (auditing must not change the answer). */
-export function recordRequest(app: AppContext, req: FastifyRequest, reply: FastifyReply, error?: string): void {
+export async function recordRequest(app: AppContext, req: FastifyRequest, reply: FastifyReply, error?: string): Promise<void> {
   try {
     const p = req.principal;
     const loginName = req.routeOptions?.url === '/osm/api/login' ? (req.body as { username?: unknown } | undefined)?.username : undefined;
     const params = req.params && typeof req.params === 'object' && Object.keys(req.params).length > 0 ? JSON.stringify(req.params) : '';
     const secrets = error ? settingsSecretValues(app.settings().settings) : [];
-    app.store.access.audit({
+    await app.repos.access.audit({
       actor: p?.name ?? (typeof loginName === 'string' ? loginName.slice(0, 128) : 'anonymous'),
       actor_kind: p?.kind ?? (typeof loginName === 'string' ? 'login' : 'anonymous'),
       role: p?.role ?? '',
@@ -50,9 +50,9 @@ export function recordRequest(app: AppContext, req: FastifyRequest, reply: Fasti
 }
 
 /** Records a change made from the command line (user and token management). */
-export function recordCli(app: AppContext, action: string, object: string, ok = true, detail = ''): void {
+export async function recordCli(app: AppContext, action: string, object: string, ok = true, detail = ''): Promise<void> {
   try {
-    app.store.access.audit({
+    await app.repos.access.audit({
       actor: process.env.USER || process.env.LOGNAME || `uid:${process.getuid?.() ?? '?'}`,
       actor_kind: 'cli', role: 'admin', orgs: [], method: 'CLI', route: action, path: action, object, status: ok ? 0 : 1, result: ok ? 'ok' : 'error', client_ip: '', detail,
     });
@@ -64,15 +64,15 @@ export function recordCli(app: AppContext, action: string, object: string, ok = 
 export interface AuditQuery extends AuditFilter {}
 
 /** GET /osm/api/audit and `osm audit`: newest first. */
-export function listAudit(app: AppContext, q: AuditQuery, page: Page): { data: AuditRecord[]; total: number } {
-  return app.store.access.listAudit(q, page);
+export async function listAudit(app: AppContext, q: AuditQuery, page: Page): Promise<{ data: AuditRecord[]; total: number }> {
+  return app.repos.access.listAudit(q, page);
 }
 
 /** Every matching row, oldest first, as JSON lines (the export format). */
-export function* auditJsonLines(app: AppContext, q: AuditQuery, batch = 1000): Generator<string> {
+export async function* auditJsonLines(app: AppContext, q: AuditQuery, batch = 1000): AsyncGenerator<string> {
   let after = q.after_id ?? 0;
   for (;;) {
-    const rows = app.store.access.listAudit({ ...q, after_id: after }, { offset: 0, limit: batch }, 'asc').data;
+    const rows = (await app.repos.access.listAudit({ ...q, after_id: after }, { offset: 0, limit: batch }, 'asc')).data;
     if (rows.length === 0) return;
     for (const r of rows) yield `${JSON.stringify(r)}\n`;
     after = rows[rows.length - 1]!.id;

@@ -11,7 +11,7 @@ import type { AppContext } from './context.js';
 
 /** True when `password` is right for `username` (a database user first, then a settings login). */
 export async function checkLogin(app: AppContext, username: string, password: string): Promise<boolean> {
-  const user = app.store.access.getUser(username);
+  const user = await app.repos.access.getUser(username);
   if (user) return verifyPassword(password, user.password_hash);
   const users = (app.settings().settings.server.simple_user_map_key ?? {}) as Record<string, unknown>;
   const expected = Object.prototype.hasOwnProperty.call(users, username) ? String(users[username] ?? '') : undefined;
@@ -25,7 +25,7 @@ export async function checkLogin(app: AppContext, username: string, password: st
 export async function issueSession(app: AppContext, username: string): Promise<{ token: string; maxAgeSec: number }> {
   const srv = app.settings().settings.server;
   const minutes = Number(srv.jwt?.expiration_minutes ?? 1440) || 1440;
-  const tv = app.store.access.tokenVersion(username);
+  const tv = await app.repos.access.tokenVersion(username);
   const token = await signToken(username, String(srv.jwt?.secret_signing_key ?? ''), minutes, Date.now(), { tv }).catch(() => {
     throw errors.tokenGeneration();
   });
@@ -41,6 +41,6 @@ export async function endSession(app: AppContext, jwt: string | undefined): Prom
   if (!jwt) return undefined;
   const p = await principalOfJwt(app, jwt);
   if (!p) return undefined;
-  app.store.access.bumpTokenVersion(p.name);
+  await app.repos.access.bumpTokenVersion(p.name);
   return p.name;
 }

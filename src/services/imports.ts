@@ -30,7 +30,7 @@ export async function importTool(app: AppContext, req: ToolImportRequest): Promi
   if (/[/\\\0]/.test(workspace) || workspace === '.' || workspace === '..' || workspace.length > 255) throw errors.invalidWorkspaceName();
   if (req.baseUrl !== undefined && !/^https?:\/\/[^\s]+$/i.test(req.baseUrl)) throw errors.validation(`--base-url must be an http(s) URL, got ${JSON.stringify(req.baseUrl)}`);
   // Target scope (docs/scope.md): rows whose value or URL is out of scope are dropped and counted.
-  const scope = workspaceImportScope(app, workspace, `import:${tool.name}`, req.scope);
+  const scope = await workspaceImportScope(app, workspace, `import:${tool.name}`, req.scope);
   const stats = await importToolFile(app.repos, workspace, tool, resolve(req.file), {
     source: req.source,
     baseUrl: req.baseUrl,

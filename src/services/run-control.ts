@@ -125,8 +125,8 @@ export function artifactToApi(a: ArtifactRecord) {
 }
 
 /** A run by numeric id or run_uuid; 404 `Run not found` otherwise, also when it is outside the caller's orgs. */
-export function findRun(app: AppContext, idOrUuid: string | number, scope: Scope = UNRESTRICTED): RunRecord {
-  const run = app.store.runs.find(idOrUuid);
+export async function findRun(app: AppContext, idOrUuid: string | number, scope: Scope = UNRESTRICTED): Promise<RunRecord> {
+  const run = await app.repos.runs.find(idOrUuid);
   if (!run || !inScope(scope, run.org_uuid)) throw errors.runNotFound();
   return run;
 }
@@ -141,18 +141,18 @@ export interface RunListQuery {
 }
 
 /** GET /runs: newest first. */
-export function listRuns(app: AppContext, filter: RunListQuery, page: Page): { data: RunApi[]; total: number } {
-  const r = app.store.runs.list(filter, page);
+export async function listRuns(app: AppContext, filter: RunListQuery, page: Page): Promise<{ data: RunApi[]; total: number }> {
+  const r = await app.repos.runs.list(filter, page);
   return { data: r.data.map(runToApi), total: r.total };
 }
 
 /** GET /runs/{id} with optional steps and artifacts. */
-export function getRun(app: AppContext, idOrUuid: string, include: { steps?: boolean; artifacts?: boolean } = {}, scope: Scope = UNRESTRICTED) {
-  const run = findRun(app, idOrUuid, scope);
-  const running = run.status === 'running' ? app.store.steps.runningNames(run.id) : [];
+export async function getRun(app: AppContext, idOrUuid: string, include: { steps?: boolean; artifacts?: boolean } = {}, scope: Scope = UNRESTRICTED) {
+  const run = await findRun(app, idOrUuid, scope);
+  const running = run.status === 'running' ? await app.repos.steps.runningNames(run.id) : [];
   // Which step is running now (the spec's fields already say how many are done).
   // Attempts of a distributed run (issue 15): which worker ran it, every execution and why.
-  const attempts = app.store.attempts.listByRun(run.run_uuid);
+  const attempts = await app.repos.attempts.listByRun(run.run_uuid);
   const out: RunApi & { current_step: string; running_steps: string[]; worker: string; attempts: unknown[]; steps?: unknown[]; artifacts?: unknown[]; scope?: unknown } = {
     ...runToApi(run),
     current_step: running[0] ?? '',
@@ -162,25 +162,25 @@ export function getRun(app: AppContext, idOrUuid: string, include: { steps?: boo
   };
   if (include.steps) {
     const secrets = secretsOf(app, run);
-    out.steps = app.store.steps.listByRun(run.id).map((s) => stepToApi(s, 'run', secrets));
+    out.steps = (await app.repos.steps.listByRun(run.id)).map((s) => stepToApi(s, 'run', secrets));
   }
-  if (include.artifacts) out.artifacts = app.store.artifacts.listByRun(run.id).map(artifactToApi);
+  if (include.artifacts) out.artifacts = (await app.repos.artifacts.listByRun(run.id)).map(artifactToApi);
   // Target scope (docs/scope.md): values dropped as out of scope, when the run had a scope.
-  const scoped = app.store.runs.scopeStats(run.id);
+  const scoped = await app.repos.runs.scopeStats(run.id);
   if (scoped) out.scope = scoped;
   return out;
 }
 
 /** GET /runs/{id}/steps, in execution order. */
-export function runSteps(app: AppContext, idOrUuid: string, scope: Scope = UNRESTRICTED) {
-  const run = findRun(app, idOrUuid, scope);
+export async function runSteps(app: AppContext, idOrUuid: string, scope: Scope = UNRESTRICTED) {
+  const run = await findRun(app, idOrUuid, scope);
   const secrets = secretsOf(app, run);
-  return app.store.steps.listByRun(run.id).map((s) => stepToApi(s, 'run', secrets));
+  return (await app.repos.steps.listByRun(run.id)).map((s) => stepToApi(s, 'run', secrets));
 }
 
 /** GET /runs/{id}/artifacts, newest first. */
-export function runArtifacts(app: AppContext, idOrUuid: string, scope: Scope = UNRESTRICTED) {
-  return app.store.artifacts.listByRun(findRun(app, idOrUuid, scope).id).map(artifactToApi);
+export async function runArtifacts(app: AppContext, idOrUuid: string, scope: Scope = UNRESTRICTED) {
+  return (await app.repos.artifacts.listByRun((await findRun(app, idOrUuid, scope)).id)).map(artifactToApi);
 }
 
 const CANCELLABLE: readonly RunStatus[] = ['pending', 'queued', 'running'];
@@ -195,12 +195,12 @@ export type CancelResult =
  * database records — and the call waits (bounded) until those process groups are gone.
  */
 export async function cancelRun(app: AppContext, idOrUuid: string, scope: Scope = UNRESTRICTED): Promise<CancelResult> {
-  const run = findRun(app, idOrUuid, scope);
+  const run = await findRun(app, idOrUuid, scope);
   if (!CANCELLABLE.includes(run.status)) throw errors.cannotCancelRun(run.status);
-  const cancelled = app.store.tx(() => {
-    const next = app.store.runs.transition(run.id, 'cancelled', { error_message: 'Cancelled by user' });
+  const cancelled = await app.repos.tx(async () => {
+    const next = await app.repos.runs.transition(run.id, 'cancelled', { error_message: 'Cancelled by user' });
     if (!next) return undefined;
-    app.store.events.insert({
+    await app.repos.events.insert({
       topic: 'run.cancelled', name: 'run.cancelled', source: 'api', source_type: 'api', data_type: 'scan',
       data: { scan_id: run.run_uuid, target: run.target, previous_status: run.status },
       workspace: run.workspace, run_id: run.run_uuid, workflow_name: run.workflow_name, processed: true,
@@ -209,7 +209,7 @@ export async function cancelRun(app: AppContext, idOrUuid: string, scope: Scope 
   });
   if (!cancelled) {
     // It reached a terminal state between the read and the write.
-    throw errors.cannotCancelRun(app.store.runs.get(run.id)?.status ?? run.status);
+    throw errors.cannotCancelRun((await app.repos.runs.get(run.id))?.status ?? run.status);
   }
 
   const local = abortRun(run.run_uuid, 'cancelled');
@@ -248,8 +248,8 @@ export function jobStatusOf(counts: Record<RunStatus, number>, total: number): J
 }
 
 /** GET /jobs/{job_id}: progress of the runs created by one request. */
-export function jobProgress(app: AppContext, jobId: string, scope: Scope = UNRESTRICTED) {
-  const runs = (jobId ? app.store.runs.byGroup(jobId) : []).filter((r) => inScope(scope, r.org_uuid));
+export async function jobProgress(app: AppContext, jobId: string, scope: Scope = UNRESTRICTED) {
+  const runs = (jobId ? await app.repos.runs.byGroup(jobId) : []).filter((r) => inScope(scope, r.org_uuid));
   if (runs.length === 0) throw errors.jobNotFound();
   const counts: Record<RunStatus, number> = { pending: 0, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
   for (const r of runs) counts[r.status] = (counts[r.status] ?? 0) + 1;
@@ -262,7 +262,7 @@ export function jobProgress(app: AppContext, jobId: string, scope: Scope = UNRES
     pending: counts.pending + counts.queued,
     cancelled: counts.cancelled,
     status: jobStatusOf(counts, runs.length),
-    runs: runs.map((r) => ({
+    runs: await Promise.all(runs.map(async (r) => ({
       run_uuid: r.run_uuid,
       target: r.target,
       status: r.status,
@@ -270,8 +270,8 @@ export function jobProgress(app: AppContext, jobId: string, scope: Scope = UNRES
       error_message: r.error_message ?? '',
       completed_steps: r.completed_steps,
       total_steps: r.total_steps,
-      current_step: r.status === 'running' ? (app.store.steps.runningNames(r.id)[0] ?? '') : '',
-    })),
+      current_step: r.status === 'running' ? ((await app.repos.steps.runningNames(r.id))[0] ?? '') : '',
+    }))),
   };
 }
 
@@ -284,23 +284,24 @@ export interface StepResultsQuery {
 }
 
 /** GET /step-results: newest first; an unknown run gives an empty page. */
-export function listStepResults(app: AppContext, q: StepResultsQuery, page: Page, scope: Scope = UNRESTRICTED) {
+export async function listStepResults(app: AppContext, q: StepResultsQuery, page: Page, scope: Scope = UNRESTRICTED) {
   let runId: number | undefined;
   if (q.run_id !== undefined && q.run_id !== '') {
-    const run = app.store.runs.find(q.run_id);
+    const run = await app.repos.runs.find(q.run_id);
     if (!run || !inScope(scope, run.org_uuid)) return { data: [], total: 0 };
     runId = run.id;
   }
-  const r = app.store.steps.list({ workspace: q.workspace, status: q.status, step_type: q.step_type, run_id: runId, org_uuid: scope.orgs ?? undefined }, page);
+  const r = await app.repos.steps.list({ workspace: q.workspace, status: q.status, step_type: q.step_type, run_id: runId, org_uuid: scope.orgs ?? undefined }, page);
   const secretsByRun = new Map<number, string[]>();
-  const data = r.data.map((s) => {
+  const data = [];
+  for (const s of r.data) {
     let secrets = secretsByRun.get(s.run_id);
     if (!secrets) {
-      secrets = secretsOf(app, app.store.runs.get(s.run_id));
+      secrets = secretsOf(app, await app.repos.runs.get(s.run_id));
       secretsByRun.set(s.run_id, secrets);
     }
-    return stepToApi(s, 'results', secrets);
-  });
+    data.push(stepToApi(s, 'results', secrets));
+  }
   return { data, total: r.total };
 }
 
@@ -335,10 +336,10 @@ export function eventToApi(e: { id: number; topic: string; event_id: string; nam
 }
 
 /** GET /event-logs: newest first. */
-export function listEventLogs(app: AppContext, q: EventLogQuery, page: Page, scope: Scope = UNRESTRICTED) {
+export async function listEventLogs(app: AppContext, q: EventLogQuery, page: Page, scope: Scope = UNRESTRICTED) {
   let runId = q.run_id || undefined;
-  if (runId && /^\d+$/.test(runId)) runId = app.store.runs.find(runId)?.run_uuid ?? runId;
-  const r = app.store.events.list({ ...q, run_id: runId, org_uuid: scope.orgs ?? undefined }, page);
+  if (runId && /^\d+$/.test(runId)) runId = (await app.repos.runs.find(runId))?.run_uuid ?? runId;
+  const r = await app.repos.events.list({ ...q, run_id: runId, org_uuid: scope.orgs ?? undefined }, page);
   const secrets = secretsOf(app);
   return { data: r.data.map((e) => eventToApi(e, secrets)), total: r.total };
 }

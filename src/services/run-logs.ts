@@ -58,7 +58,7 @@ export async function runLogDir(app: AppContext, run: RunRecord): Promise<string
   const live = liveRunOutput(run.run_uuid);
   if (live?.dir) return live.dir;
   if (!isSafeName(run.run_uuid) || !run.workspace || !isSafeName(run.workspace)) return undefined;
-  const row = app.store.workspaces.get(run.workspace);
+  const row = await app.repos.workspaces.get(run.workspace);
   const root = row?.local_path && isAbsolute(row.local_path) ? row.local_path : join(resolve(app.settings().paths.workspaces), run.workspace);
   try {
     const base = await realpath(root);
@@ -126,12 +126,12 @@ export class RunLogSession {
           continue;
         }
         if (ended) {
-          const status = this.status();
+          const status = await this.status();
           yield [{ type: 'end', status: (TERMINAL.has(status) ? status : 'failed') as 'completed' | 'failed' | 'cancelled' }];
           return;
         }
         // Caught up. A terminal run gets one more read (lines written just before its status) then ends.
-        if (TERMINAL.has(this.status())) {
+        if (TERMINAL.has(await this.status())) {
           ended = true;
           continue;
         }
@@ -154,8 +154,8 @@ export class RunLogSession {
     await r?.close();
   }
 
-  private status(): RunStatus {
-    return (this.app.store.runs.get(this.run.id)?.status ?? this.run.status) as RunStatus;
+  private async status(): Promise<RunStatus> {
+    return ((await this.app.repos.runs.get(this.run.id))?.status ?? this.run.status) as RunStatus;
   }
 
   /** The reader of the run's folder once it exists (a queued run has none yet); watches a live run. */
@@ -165,7 +165,7 @@ export class RunLogSession {
       if (live && !live.isClosed) this.unwatch = live.watch(() => this.poke());
     }
     if (this.reader) return this.reader;
-    const dir = await runLogDir(this.app, this.app.store.runs.get(this.run.id) ?? this.run);
+    const dir = await runLogDir(this.app, (await this.app.repos.runs.get(this.run.id)) ?? this.run);
     if (dir) this.reader = new RunLogReader(dir);
     return this.reader;
   }
@@ -211,7 +211,7 @@ export class RunLogSession {
  * request principal's orgs (404 when it does not exist or is another org's); `undefined` for the
  * local CLI, which reads its own base folder.
  */
-export function openRunLogs(app: AppContext, principal: Principal | undefined, idOrUuid: string, opts: RunLogOptions): RunLogSession {
-  const run = findRun(app, idOrUuid, scopeOf(principal));
+export async function openRunLogs(app: AppContext, principal: Principal | undefined, idOrUuid: string, opts: RunLogOptions): Promise<RunLogSession> {
+  const run = await findRun(app, idOrUuid, scopeOf(principal));
   return new RunLogSession(app, run, opts, principal);
 }

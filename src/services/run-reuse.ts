@@ -43,10 +43,10 @@ function copyFields(app: AppContext, workflow: Workflow, options: RunOptions) {
  * POST /runs/{id}/duplicate: a pending copy (same workflow, target, params, options, priority),
  * never executed by itself. Options only the operator's command line sets (-W, -T) are not copied.
  */
-export function duplicateRun(app: AppContext, idOrUuid: string, scope: Scope = UNRESTRICTED) {
-  const run = findRun(app, idOrUuid, scope);
+export async function duplicateRun(app: AppContext, idOrUuid: string, scope: Scope = UNRESTRICTED) {
+  const run = await findRun(app, idOrUuid, scope);
   const { options, workflow } = copyBasis(app, run, { operator: false });
-  const copy = app.store.runs.create({
+  const copy = await app.repos.runs.create({
     ...copyFields(app, workflow, options),
     target: run.target,
     params: run.params,
@@ -88,15 +88,15 @@ export interface ResumeOptions {
  * their exports up to the first step that did not complete. Returns the new run and the names of
  * the steps that will be reused.
  */
-export function resumeRun(app: AppContext, idOrUuid: string, opts: ResumeOptions, scope: Scope = UNRESTRICTED) {
-  const run = findRun(app, idOrUuid, scope);
+export async function resumeRun(app: AppContext, idOrUuid: string, opts: ResumeOptions, scope: Scope = UNRESTRICTED) {
+  const run = await findRun(app, idOrUuid, scope);
   if (run.status !== 'failed' && run.status !== 'cancelled') {
     throw errors.runState(`Cannot resume run with status '${run.status}'. Only failed or cancelled runs can be resumed.`);
   }
   const triggerType = opts.triggerType ?? 'api';
   const { options, workflow } = copyBasis(app, run, { operator: triggerType === 'cli', workflow: opts.workflow });
-  const reused = app.store.steps.listByRun(run.id).filter((s) => s.status === 'completed').map((s) => (s.module_name && s.module_name !== run.workflow_name ? `${s.module_name}/${s.step_name}` : s.step_name));
-  const copy = app.store.runs.create({
+  const reused = (await app.repos.steps.listByRun(run.id)).filter((s) => s.status === 'completed').map((s) => (s.module_name && s.module_name !== run.workflow_name ? `${s.module_name}/${s.step_name}` : s.step_name));
+  const copy = await app.repos.runs.create({
     ...copyFields(app, workflow, options),
     target: run.target,
     params: run.params,
@@ -118,8 +118,8 @@ export function resumeRun(app: AppContext, idOrUuid: string, opts: ResumeOptions
  * checked first like a new run (target, params, installed workflow), so a bad row is a 400/404
  * here rather than a failed run later.
  */
-export function startRun(app: AppContext, idOrUuid: string, queue?: RunQueue, scope: Scope = UNRESTRICTED) {
-  const run = findRun(app, idOrUuid, scope);
+export async function startRun(app: AppContext, idOrUuid: string, queue?: RunQueue, scope: Scope = UNRESTRICTED) {
+  const run = await findRun(app, idOrUuid, scope);
   if (run.status !== 'pending') throw errors.cannotStartRun(run.status);
   if (run.owner_pid && run.owner_pid !== process.pid && isAlive(run.owner_pid)) {
     throw errors.runState(`Run is managed by another osm process (pid ${run.owner_pid}); start it there`);
@@ -127,9 +127,9 @@ export function startRun(app: AppContext, idOrUuid: string, queue?: RunQueue, sc
   const options = requestOptionsOf(run.options, { operator: true });
   validateRunInputs([run.target], run.params ?? {}, { emptyTarget: options.emptyTarget });
   storedRunWorkflow(app, run);
-  const queued = app.store.runs.transition(run.id, 'queued');
-  if (!queued) throw errors.cannotStartRun(app.store.runs.get(run.id)?.status ?? run.status);
+  const queued = await app.repos.runs.transition(run.id, 'queued');
+  if (!queued) throw errors.cannotStartRun((await app.repos.runs.get(run.id))?.status ?? run.status);
   queue?.kick();
-  const now = app.store.runs.get(run.id) ?? queued;
+  const now = (await app.repos.runs.get(run.id)) ?? queued;
   return { message: 'Run started', run_uuid: run.run_uuid, status: now.status };
 }

@@ -87,7 +87,7 @@ export function validateRunInputs(targets: string[], params: Record<string, stri
  * must exist; targets and params are validated here, at the single entry point shared by the CLI,
  * the API and the scheduler.
  */
-export function createRuns(app: AppContext, input: CreateRunsInput): CreatedRuns {
+export async function createRuns(app: AppContext, input: CreateRunsInput): Promise<CreatedRuns> {
   const params = input.params ?? {};
   const targets = normaliseTargets(input.targets);
   if (targets.length === 0) throw errors.validation('At least one target is required (target, targets, target_file, or empty_target)');
@@ -100,11 +100,13 @@ export function createRuns(app: AppContext, input: CreateRunsInput): CreatedRuns
   const options = { ...checked, workflow_path: workflow.file_path };
   const spaceOf = (target: string) => analyzeTarget(target, { level: checked.heuristics ?? 'basic', space: checked.space }).targetSpace;
   // Target scope (docs/scope.md): a request with an out-of-scope target is refused as a whole.
-  if (!checked.emptyTarget) assertTargetsInScope(app, workflow, targets, checked.scope, spaceOf, input.orgUuid ?? input.scope?.orgs?.[0]);
-  const runs = app.store.tx(() => {
-    if (!checked.emptyTarget) claimWorkspaces(app, [...new Set(targets.map(spaceOf))], input.scope ?? UNRESTRICTED, input.orgUuid);
-    return targets.map((target) =>
-      app.store.runs.create({
+  if (!checked.emptyTarget) await assertTargetsInScope(app, workflow, targets, checked.scope, spaceOf, input.orgUuid ?? input.scope?.orgs?.[0]);
+  const runs = await app.repos.tx(async () => {
+    if (!checked.emptyTarget) await claimWorkspaces(app, [...new Set(targets.map(spaceOf))], input.scope ?? UNRESTRICTED, input.orgUuid);
+    const created: RunRecord[] = [];
+    for (const target of targets) {
+      created.push(
+        await app.repos.runs.create({
         workflow_name: workflow.name,
         workflow_kind: workflow.kind,
         target,
@@ -123,8 +125,10 @@ export function createRuns(app: AppContext, input: CreateRunsInput): CreatedRuns
         options,
         owner_pid: input.ownerPid ?? 0,
         ...(input.runMode ? { run_mode: input.runMode } : {}),
-      }),
-    );
+        }),
+      );
+    }
+    return created;
   });
   return { jobId, workflow, runs };
 }
@@ -135,14 +139,14 @@ export function createRuns(app: AppContext, input: CreateRunsInput): CreatedRuns
  * (else the caller's first org) so its rows land in that org from the first run on; with neither
  * it is left to the engine and belongs to the default org.
  */
-function claimWorkspaces(app: AppContext, spaces: string[], scope: Scope, org: string | undefined): void {
+async function claimWorkspaces(app: AppContext, spaces: string[], scope: Scope, org: string | undefined): Promise<void> {
   const newOrg = org ?? scope.orgs?.[0];
   for (const name of spaces) {
-    const row = app.store.workspaces.get(name);
+    const row = await app.repos.workspaces.get(name);
     if (row) {
       if (!inScope(scope, row.org_uuid)) throw errors.workspaceNotAvailable(name);
     } else if (newOrg && newOrg !== DEFAULT_ORG_UUID) {
-      app.store.workspaces.upsertRunInfo({ name, local_path: join(app.settings().paths.workspaces, name), org_uuid: newOrg });
+      await app.repos.workspaces.upsertRunInfo({ name, local_path: join(app.settings().paths.workspaces, name), org_uuid: newOrg });
     }
   }
 }
@@ -342,7 +346,7 @@ function apiRunOptions(req: ApiRunRequest, runnerType: CheckedApiRun['runnerType
 }
 
 /** The 202 answer for created runs (without the mode-specific fields). */
-function apiRunAnswer(created: ReturnType<typeof createRuns>, c: CheckedApiRun, req: ApiRunRequest): Omit<ApiRunResponse, 'concurrency'> {
+function apiRunAnswer(created: CreatedRuns, c: CheckedApiRun, req: ApiRunRequest): Omit<ApiRunResponse, 'concurrency'> {
   const single = created.runs.length === 1 ? created.runs[0]! : undefined;
   return {
     message: 'Run queued',
@@ -359,10 +363,10 @@ function apiRunAnswer(created: ReturnType<typeof createRuns>, c: CheckedApiRun, 
   };
 }
 
-export function submitApiRuns(app: AppContext, req: ApiRunRequest, kick?: () => void, scope: Scope = UNRESTRICTED): ApiRunResponse {
+export async function submitApiRuns(app: AppContext, req: ApiRunRequest, kick?: () => void, scope: Scope = UNRESTRICTED): Promise<ApiRunResponse> {
   const c = checkApiRun(app, req);
   const concurrency = req.concurrency ?? 1;
-  const created = createRuns(app, {
+  const created = await createRuns(app, {
     scope,
     workflow: c.workflow,
     targets: c.targets,
@@ -393,7 +397,7 @@ export interface DistributedRunResponse extends Omit<ApiRunResponse, 'concurrenc
 export async function submitDistributedApiRuns(app: AppContext, req: ApiRunRequest, enqueue: EnqueueRuns | undefined, scope: Scope = UNRESTRICTED): Promise<DistributedRunResponse> {
   const c = checkApiRun(app, req);
   if (!enqueue) throw errors.distributedRequiresMaster();
-  const created = createRuns(app, {
+  const created = await createRuns(app, {
     scope,
     workflow: c.workflow,
     targets: c.targets,

@@ -57,8 +57,8 @@ export type ScheduleFields = z.infer<typeof scheduleFieldsShape>;
 export type Schedule = ScheduleRecord;
 
 /** The daemon fires a schedule by workflow name, so only an installed workflow can be scheduled (never a path). */
-function loadWorkflow(app: AppContext, name: string): Workflow {
-  return app.loader.loadFile(resolveWorkflowFile(app, name));
+async function loadWorkflow(app: AppContext, name: string): Promise<Workflow> {
+  return app.loader.loadFile(await resolveWorkflowFile(app, name));
 }
 
 interface Resolved {
@@ -73,7 +73,7 @@ interface Resolved {
 }
 
 /** Checks a complete schedule definition; every problem is an error of the catalogue. */
-function resolveDefinition(app: AppContext, f: ScheduleFields, base?: ScheduleRecord): Resolved {
+async function resolveDefinition(app: AppContext, f: ScheduleFields, base?: ScheduleRecord): Promise<Resolved> {
   const name = f.name ?? base?.name;
   if (!name) throw errors.scheduleInvalid('name is required');
   const workflowName = f.workflow_name ?? f.workflow ?? base?.workflow_name;
@@ -106,7 +106,7 @@ function resolveDefinition(app: AppContext, f: ScheduleFields, base?: ScheduleRe
   validateRunParams(inputConfig.params ?? {});
   if (inputConfig.workspace !== undefined && inputConfig.workspace !== '' && !isSafeName(inputConfig.workspace)) throw errors.invalidWorkspaceName();
 
-  const workflow = loadWorkflow(app, workflowName);
+  const workflow = await loadWorkflow(app, workflowName);
   if (f.workflow_kind && f.workflow_kind !== workflow.kind) {
     throw errors.scheduleInvalid(`workflow_kind is ${f.workflow_kind} but ${workflow.name} is a ${workflow.kind}`);
   }
@@ -124,9 +124,9 @@ export function parseScheduleFields(value: unknown): ScheduleFields {
 }
 
 /** Creates a schedule (enabled unless told otherwise) and registers it with the live scheduler. */
-export function createSchedule(app: AppContext, fields: ScheduleFields, scope: Scope = UNRESTRICTED): ScheduleRecord {
-  const d = resolveDefinition(app, fields);
-  const row = app.store.schedules.create({
+export async function createSchedule(app: AppContext, fields: ScheduleFields, scope: Scope = UNRESTRICTED): Promise<ScheduleRecord> {
+  const d = await resolveDefinition(app, fields);
+  const row = await app.repos.schedules.create({
     // A bound credential's schedule belongs to its (first) org; its runs are created there.
     ...(scope.orgs ? { org_uuid: scope.orgs[0] } : {}),
     name: d.name,
@@ -143,26 +143,26 @@ export function createSchedule(app: AppContext, fields: ScheduleFields, scope: S
     next_run: d.enabled && d.triggerType === 'cron' ? nextCronRun(d.schedule) : null,
   });
   liveScheduler(app)?.syncSchedule(row.id);
-  return app.store.schedules.get(row.id) ?? row;
+  return (await app.repos.schedules.get(row.id)) ?? row;
 }
 
 /** A page of schedules, newest first. */
-export function listSchedules(app: AppContext, page: Page, scope: Scope = UNRESTRICTED): ListResult<ScheduleRecord> {
-  return app.store.schedules.list(page, scope.orgs ?? undefined);
+export async function listSchedules(app: AppContext, page: Page, scope: Scope = UNRESTRICTED): Promise<ListResult<ScheduleRecord>> {
+  return app.repos.schedules.list(page, scope.orgs ?? undefined);
 }
 
 /** One schedule; 404 `Schedule not found` (also outside the caller's orgs). */
-export function getSchedule(app: AppContext, id: string, scope: Scope = UNRESTRICTED): ScheduleRecord {
-  const row = app.store.schedules.get(id);
+export async function getSchedule(app: AppContext, id: string, scope: Scope = UNRESTRICTED): Promise<ScheduleRecord> {
+  const row = await app.repos.schedules.get(id);
   if (!row || !inScope(scope, row.org_uuid)) throw errors.scheduleNotFound();
   return row;
 }
 
 /** Applies a partial change (validated as a whole) and re-registers the schedule. */
-export function updateSchedule(app: AppContext, id: string, fields: ScheduleFields, scope: Scope = UNRESTRICTED): ScheduleRecord {
-  const base = getSchedule(app, id, scope);
-  const d = resolveDefinition(app, fields, base);
-  const row = app.store.schedules.update(id, {
+export async function updateSchedule(app: AppContext, id: string, fields: ScheduleFields, scope: Scope = UNRESTRICTED): Promise<ScheduleRecord> {
+  const base = await getSchedule(app, id, scope);
+  const d = await resolveDefinition(app, fields, base);
+  const row = await app.repos.schedules.update(id, {
     name: d.name,
     trigger_name: d.name,
     workflow_name: d.workflow.name,
@@ -176,34 +176,34 @@ export function updateSchedule(app: AppContext, id: string, fields: ScheduleFiel
     is_enabled: d.enabled,
   });
   if (!row) throw errors.scheduleNotFound();
-  app.store.schedules.setNextRun(id, d.enabled && d.triggerType === 'cron' ? nextCronRun(d.schedule) : null);
+  await app.repos.schedules.setNextRun(id, d.enabled && d.triggerType === 'cron' ? nextCronRun(d.schedule) : null);
   liveScheduler(app)?.syncSchedule(id);
-  return app.store.schedules.get(id) ?? row;
+  return (await app.repos.schedules.get(id)) ?? row;
 }
 
 /** Deletes a schedule and drops its live trigger. */
-export function deleteSchedule(app: AppContext, id: string, scope: Scope = UNRESTRICTED): void {
-  getSchedule(app, id, scope);
-  if (!app.store.schedules.delete(id)) throw errors.scheduleNotFound();
+export async function deleteSchedule(app: AppContext, id: string, scope: Scope = UNRESTRICTED): Promise<void> {
+  await getSchedule(app, id, scope);
+  if (!(await app.repos.schedules.delete(id))) throw errors.scheduleNotFound();
   liveScheduler(app)?.syncSchedule(id);
 }
 
 /** Enables or disables a schedule (next_run recomputed or cleared) and re-registers it. */
-export function setScheduleEnabled(app: AppContext, id: string, enabled: boolean, scope: Scope = UNRESTRICTED): ScheduleRecord {
-  const row = getSchedule(app, id, scope);
+export async function setScheduleEnabled(app: AppContext, id: string, enabled: boolean, scope: Scope = UNRESTRICTED): Promise<ScheduleRecord> {
+  const row = await getSchedule(app, id, scope);
   if (enabled && row.trigger_type === 'cron') {
     // A row written by an older version or by hand must still be valid to be switched on.
     normaliseCron(row.schedule);
   }
-  app.store.schedules.setEnabled(id, enabled);
-  app.store.schedules.setNextRun(id, enabled && row.trigger_type === 'cron' ? nextCronRun(row.schedule) : null);
+  await app.repos.schedules.setEnabled(id, enabled);
+  await app.repos.schedules.setNextRun(id, enabled && row.trigger_type === 'cron' ? nextCronRun(row.schedule) : null);
   liveScheduler(app)?.syncSchedule(id);
   return getSchedule(app, id);
 }
 
 /** Fires a schedule now (trigger_type manual), whatever its type or enabled state. */
 export async function triggerSchedule(app: AppContext, id: string, queue?: RunQueue, scope: Scope = UNRESTRICTED): Promise<{ schedule: ScheduleRecord; run: RunRecord }> {
-  const row = getSchedule(app, id, scope);
+  const row = await getSchedule(app, id, scope);
   const run = await fireTrigger(app, specFromSchedule(row), { triggerType: 'manual', queue });
   return { schedule: row, run };
 }

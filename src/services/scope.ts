@@ -8,14 +8,14 @@ import type { AppContext } from './context.js';
 import { ScopeSet, importScope, layerSpecs, compileLayers, readScopeFile, ScopeParseError, specOf, type ImportScope, type LayerSpec, type ScopeCounts, type ScopeDecision, type ScopeSpec } from '../scope/index.js';
 
 /** The org of a workspace (its row), else the given one. */
-function orgOf(app: AppContext, workspace: string, fallback?: string): { uuid: string; name?: string } | undefined {
-  const uuid = app.store.workspaces.get(workspace)?.org_uuid || fallback;
-  return uuid ? { uuid, name: app.store.orgs.get(uuid)?.name } : undefined;
+async function orgOf(app: AppContext, workspace: string, fallback?: string): Promise<{ uuid: string; name?: string } | undefined> {
+  const uuid = (await app.repos.workspaces.get(workspace))?.org_uuid || fallback;
+  return uuid ? { uuid, name: (await app.repos.orgs.get(uuid))?.name } : undefined;
 }
 
 /** The scope layers of a run or import into `workspace` (settings, workspace, org, workflow, run). */
-export function scopeLayersFor(app: AppContext, src: { workspace?: string; orgUuid?: string; workflow?: Workflow; run?: ScopeSpec }): LayerSpec[] {
-  const org = src.workspace ? orgOf(app, src.workspace, src.orgUuid) : src.orgUuid ? { uuid: src.orgUuid, name: app.store.orgs.get(src.orgUuid)?.name } : undefined;
+export async function scopeLayersFor(app: AppContext, src: { workspace?: string; orgUuid?: string; workflow?: Workflow; run?: ScopeSpec }): Promise<LayerSpec[]> {
+  const org = src.workspace ? await orgOf(app, src.workspace, src.orgUuid) : src.orgUuid ? { uuid: src.orgUuid, name: (await app.repos.orgs.get(src.orgUuid))?.name } : undefined;
   return layerSpecs({ settings: app.settings().settings, workspace: src.workspace, org, workflow: src.workflow, run: src.run });
 }
 
@@ -23,7 +23,7 @@ export function scopeLayersFor(app: AppContext, src: { workspace?: string; orgUu
  * Refuses a run request when one of its targets is out of scope, naming every refused target and
  * why (400, OSM_ERR_OUT_OF_SCOPE); nothing is created then.
  */
-export function assertTargetsInScope(app: AppContext, workflow: Workflow, targets: string[], run: ScopeSpec | undefined, spaceOf: (t: string) => string, orgUuid?: string): void {
+export async function assertTargetsInScope(app: AppContext, workflow: Workflow, targets: string[], run: ScopeSpec | undefined, spaceOf: (t: string) => string, orgUuid?: string): Promise<void> {
   const refused: string[] = [];
   const sets = new Map<string, ReturnType<typeof compileLayers>>();
   for (const t of targets) {
@@ -31,7 +31,7 @@ export function assertTargetsInScope(app: AppContext, workflow: Workflow, target
     let set = sets.get(ws);
     if (!set) {
       try {
-        set = compileLayers(scopeLayersFor(app, { workspace: ws, orgUuid, workflow, run }));
+        set = compileLayers(await scopeLayersFor(app, { workspace: ws, orgUuid, workflow, run }));
       } catch (err) {
         throw errors.validation(err instanceof ScopeParseError ? err.message : String(err));
       }
@@ -57,8 +57,8 @@ export function scopeFileSpec(path: string): ScopeSpec {
 }
 
 /** The scope of an import into a workspace (settings, workspace and org layers, plus an optional file). */
-export function workspaceImportScope(app: AppContext, workspace: string, source: string, extra?: ScopeSpec): (ImportScope & { counts: ScopeCounts }) | undefined {
-  const set = compileLayers(scopeLayersFor(app, { workspace, run: extra }));
+export async function workspaceImportScope(app: AppContext, workspace: string, source: string, extra?: ScopeSpec): Promise<(ImportScope & { counts: ScopeCounts }) | undefined> {
+  const set = compileLayers(await scopeLayersFor(app, { workspace, run: extra }));
   return set.empty ? undefined : importScope(set, source);
 }
 
@@ -68,7 +68,7 @@ export interface ScopeCheckResult extends ScopeDecision {
 }
 
 /** `osm scope check <value>`: the decision and its reason, over the layers of a workspace / workflow / file. */
-export function checkScope(app: AppContext, value: string, opts: { workspace?: string; workflow?: Workflow; scopeFile?: string }): ScopeCheckResult {
+export async function checkScope(app: AppContext, value: string, opts: { workspace?: string; workflow?: Workflow; scopeFile?: string }): Promise<ScopeCheckResult> {
   // The file is compiled as read, so decisions name its line numbers.
   let file;
   try {
@@ -76,7 +76,7 @@ export function checkScope(app: AppContext, value: string, opts: { workspace?: s
   } catch (err) {
     throw errors.validation(err instanceof ScopeParseError ? err.message : String(err));
   }
-  const specs = scopeLayersFor(app, { workspace: opts.workspace, workflow: opts.workflow });
+  const specs = await scopeLayersFor(app, { workspace: opts.workspace, workflow: opts.workflow });
   const set = new ScopeSet([...compileLayers(specs).layers, ...(file ? [file] : [])]);
   return { ...set.decide(value), scope: [...specs, ...(file ? [{ name: 'run', ...specOf(file) }] : [])] };
 }

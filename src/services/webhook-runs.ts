@@ -51,7 +51,7 @@ export interface RegisterWebhooksInput {
  * workflow by name inside its workflows folder, so a workflow given as a path elsewhere (or
  * `--std-module`) is refused with an explanation rather than failing at trigger time.
  */
-export function registerWebhookRuns(app: AppContext, input: RegisterWebhooksInput): WebhookRunRecord[] {
+export async function registerWebhookRuns(app: AppContext, input: RegisterWebhooksInput): Promise<WebhookRunRecord[]> {
   const params = input.params ?? {};
   const targets = normaliseTargets(input.targets);
   if (targets.length === 0) throw errors.validation('At least one target is required (target, targets, target_file, or empty_target)');
@@ -71,22 +71,26 @@ export function registerWebhookRuns(app: AppContext, input: RegisterWebhooksInpu
   // Only a salted hash is stored: the key is shown once, by the command that registers it.
   // (One hash per registration: scrypt is slow on purpose, and these templates share the key.)
   const keyHash = input.authKey !== undefined ? hashSecret(input.authKey) : '';
-  return app.store.tx(() =>
-    workflows.flatMap((wf) =>
-      targets.map((target) =>
-        app.store.webhookRuns.create({
-          workflow_name: wf.name,
-          workflow_kind: wf.kind,
-          target,
-          params,
-          options,
-          workspace: analyzeTarget(target, { level: options.heuristics ?? 'basic', space: options.space }).targetSpace,
-          priority: 'high',
-          webhook_auth_key_hash: keyHash,
-        }),
-      ),
-    ),
-  );
+  return app.repos.tx(async () => {
+    const created: WebhookRunRecord[] = [];
+    for (const wf of workflows) {
+      for (const target of targets) {
+        created.push(
+          await app.repos.webhookRuns.create({
+            workflow_name: wf.name,
+            workflow_kind: wf.kind,
+            target,
+            params,
+            options,
+            workspace: analyzeTarget(target, { level: options.heuristics ?? 'basic', space: options.space }).targetSpace,
+            priority: 'high',
+            webhook_auth_key_hash: keyHash,
+          }),
+        );
+      }
+    }
+    return created;
+  });
 }
 
 // ---- listing and removal -------------------------------------------------------------------------
@@ -117,14 +121,14 @@ export function webhookToApi(t: WebhookRunRecord) {
 }
 
 /** GET /webhook-runs/list: newest first. */
-export function listWebhookRuns(app: AppContext, page: Page) {
-  const r = app.store.webhookRuns.list(page);
+export async function listWebhookRuns(app: AppContext, page: Page) {
+  const r = await app.repos.webhookRuns.list(page);
   return { data: r.data.map(webhookToApi), total: r.total };
 }
 
 /** DELETE /webhook-runs/{uuid}, `osm webhook delete`: runs already triggered are left alone. */
-export function deleteWebhookRun(app: AppContext, uuid: string): { message: string; webhook_uuid: string } {
-  if (!app.store.webhookRuns.delete(uuid)) throw errors.webhookNotFound();
+export async function deleteWebhookRun(app: AppContext, uuid: string): Promise<{ message: string; webhook_uuid: string }> {
+  if (!(await app.repos.webhookRuns.delete(uuid))) throw errors.webhookNotFound();
   return { message: 'Webhook deleted', webhook_uuid: uuid };
 }
 
@@ -161,14 +165,14 @@ export interface TriggerAnswer {
  * except for its trigger count.
  */
 export async function triggerWebhookRun(app: AppContext, uuid: string, key: unknown, overrides: TriggerOverrides, kick?: () => void): Promise<{ answer: TriggerAnswer; run: RunRecord }> {
-  const found = uuid ? app.store.webhookRuns.getByUuid(uuid) : undefined;
+  const found = uuid ? await app.repos.webhookRuns.getByUuid(uuid) : undefined;
   if (!found) throw errors.webhookNotFound();
   if (found.webhook_auth_key_hash !== '') {
     const given = typeof key === 'string' ? key : '';
     if (unusableKey(given) || !(await verifySecret(given, found.webhook_auth_key_hash))) throw errors.webhookKey();
   }
   // Deleted while the key was being checked: as if it had never existed.
-  const tpl = app.store.webhookRuns.getByUuid(found.webhook_uuid);
+  const tpl = await app.repos.webhookRuns.getByUuid(found.webhook_uuid);
   if (!tpl) throw errors.webhookNotFound();
 
   let name = tpl.workflow_name;
@@ -177,7 +181,7 @@ export async function triggerWebhookRun(app: AppContext, uuid: string, key: unkn
   if (overrides.module) [name, wantKind] = [overrides.module, 'module'];
   let file: string;
   try {
-    file = resolveWorkflowFile(app, name);
+    file = await resolveWorkflowFile(app, name);
   } catch (err) {
     if (isOsmError(err) && err.code === 'OSM_ERR_API_WORKFLOW_NOT_FOUND') throw errors.webhookWorkflowNotFound(name);
     throw err; // 'Invalid workflow name' (a path in an override) stays a 400
@@ -191,8 +195,8 @@ export async function triggerWebhookRun(app: AppContext, uuid: string, key: unkn
   // createRuns skips the target check for empty-target templates: an override is always checked.
   if (overrides.target !== undefined) validateTarget(target, 'target');
 
-  const run = app.store.tx(() => {
-    const created = createRuns(app, {
+  const run = await app.repos.tx(async () => {
+    const created = await createRuns(app, {
       workflow: wf,
       targets: [target],
       params: tpl.params,
@@ -203,8 +207,8 @@ export async function triggerWebhookRun(app: AppContext, uuid: string, key: unkn
       options,
     });
     const r = created.runs[0]!;
-    app.store.webhookRuns.recordTrigger(tpl.webhook_uuid, r.run_uuid);
-    app.store.events.insert({
+    await app.repos.webhookRuns.recordTrigger(tpl.webhook_uuid, r.run_uuid);
+    await app.repos.events.insert({
       topic: 'webhook.received', name: 'webhook.received', source: 'webhook', source_type: 'webhook', data_type: 'scan',
       data: { webhook_id: tpl.id, scan_id: r.run_uuid, target: r.target, workflow: r.workflow_name },
       workspace: r.workspace, run_id: r.run_uuid, workflow_name: r.workflow_name, processed: true,

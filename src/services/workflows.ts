@@ -49,7 +49,7 @@ function rowToItem(row: WorkflowRow): WorkflowApiItem {
 
 /** Indexes the workflows folder when the index holds no row at all (first use of a fresh database). */
 export async function ensureIndexed(app: AppContext): Promise<void> {
-  const any = app.store.workflows.list({ includeHidden: true }, { offset: 0, limit: 1 });
+  const any = await app.repos.workflows.list({ includeHidden: true }, { offset: 0, limit: 1 });
   if (any.total === 0) await indexWorkflows(app.repos, app.settings().paths.workflows, { loader: app.loader });
 }
 
@@ -58,7 +58,7 @@ export async function listWorkflows(app: AppContext, q: WorkflowListQuery): Prom
   const tags = (q.tags ?? []).map((t) => t.trim()).filter(Boolean);
   if (q.source === 'db') {
     await ensureIndexed(app);
-    const page = app.store.workflows.list({ kind: q.kind, search: q.search || undefined, tags }, { offset: q.offset, limit: q.limit });
+    const page = await app.repos.workflows.list({ kind: q.kind, search: q.search || undefined, tags }, { offset: q.offset, limit: q.limit });
     return { data: page.data.map(rowToItem), total: page.total };
   }
   const needle = (q.search ?? '').toLowerCase();
@@ -74,7 +74,7 @@ export async function listWorkflows(app: AppContext, q: WorkflowListQuery): Prom
     if (q.kind && wf.kind !== q.kind) continue;
     if (tags.length && !wf.tags.some((t) => tags.includes(t))) continue;
     if (needle && !wf.name.toLowerCase().includes(needle) && !wf.description.toLowerCase().includes(needle)) continue;
-    const row = app.store.workflows.get(wf.name);
+    const row = await app.repos.workflows.get(wf.name);
     const indexed = row && row.checksum === wf.checksum && row.file_path === wf.file_path ? row.indexed_at : null;
     items.push({ ...workflowListItem(wf, app.loader.stepCount(wf)), indexed_at: indexed });
   }
@@ -85,7 +85,7 @@ export async function listWorkflows(app: AppContext, q: WorkflowListQuery): Prom
 /** GET /workflows/tags. */
 export async function workflowTags(app: AppContext): Promise<{ tags: string[]; count: number }> {
   await ensureIndexed(app);
-  const tags = app.store.workflows.tags();
+  const tags = await app.repos.workflows.tags();
   return { tags, count: tags.length };
 }
 
@@ -113,6 +113,8 @@ export function resolveWorkflowFile(app: AppContext, name: string): string {
   } catch (err) {
     if (!isOsmError(err) || err.code !== 'OSM_ERR_WORKFLOW_NOT_FOUND') throw err;
   }
+  // Still on the synchronous store: run creation (createRuns, distributed routing) resolves
+  // workflows synchronously.
   const row = app.store.workflows.get(stem);
   if (row && isInside(dir, resolve(row.file_path)) && existsSync(row.file_path)) return row.file_path;
   throw errors.apiWorkflowNotFound();
@@ -124,11 +126,11 @@ export function workflowSource(app: AppContext, name: string): string {
 }
 
 /** GET /workflows/{name}?json=true: the detail object. */
-export function workflowDetailOf(app: AppContext, name: string): WorkflowDetail {
+export async function workflowDetailOf(app: AppContext, name: string): Promise<WorkflowDetail> {
   const wf = app.loader.loadFile(resolveWorkflowFile(app, name));
   const detail = workflowDetail(wf, app.loader.stepCount(wf));
   // The listing fields include indexed_at (from the index); a file not indexed yet has ''.
-  const row = app.store.workflows.get(wf.name);
+  const row = await app.repos.workflows.get(wf.name);
   return { ...detail, indexed_at: row?.indexed_at ?? '' };
 }
 
@@ -158,7 +160,7 @@ function issuesText(issues: { severity: string }[], tmpFile: string, shownName: 
  * (sanitised basename) into `flows/` or `modules/` by kind and indexes it. The file is checked as
  * a hidden temp file in its final folder, so `extends` resolves exactly as it will later.
  */
-export function uploadWorkflow(app: AppContext, input: WorkflowUploadInput): WorkflowUploadResult {
+export async function uploadWorkflow(app: AppContext, input: WorkflowUploadInput): Promise<WorkflowUploadResult> {
   const original = basename(String(input.filename ?? '').replace(/\\/g, '/'));
   if (!/\.ya?ml$/i.test(original)) throw errors.workflowUploadExtension();
   const fileName = sanitizeName(original);
@@ -183,7 +185,7 @@ export function uploadWorkflow(app: AppContext, input: WorkflowUploadInput): Wor
     const check = app.loader.check(tmp);
     const problems = check.issues.filter((i) => i.severity === 'error');
     if (problems.length || !check.workflow) throw errors.workflowUploadInvalid(issuesText(problems, tmp, fileName) || 'invalid workflow');
-    const taken = app.store.workflows.get(check.workflow.name);
+    const taken = await app.repos.workflows.get(check.workflow.name);
     if (taken && resolve(taken.file_path) !== dest && existsSync(taken.file_path)) {
       throw errors.workflowNameTaken(check.workflow.name, taken.file_path);
     }
@@ -192,6 +194,6 @@ export function uploadWorkflow(app: AppContext, input: WorkflowUploadInput): Wor
   } finally {
     rmSync(tmp, { force: true });
   }
-  app.store.workflows.upsert(workflowRow(wf, app.loader.stepCount(wf), new Date().toISOString()));
+  await app.repos.workflows.upsert(workflowRow(wf, app.loader.stepCount(wf), new Date().toISOString()));
   return { name: wf.name, kind: wf.kind, description: wf.description, path: dest };
 }

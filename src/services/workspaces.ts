@@ -100,22 +100,25 @@ export interface WorkspaceListQuery {
 }
 
 /** GET /workspaces: database rows by name; with `filesystem` merged with the folders on disk. */
-export function listWorkspaces(app: AppContext, q: WorkspaceListQuery): { data: (WorkspaceRecord | FilesystemWorkspace)[]; total: number; workspaces_dir?: string } {
+export async function listWorkspaces(app: AppContext, q: WorkspaceListQuery): Promise<{ data: (WorkspaceRecord | FilesystemWorkspace)[]; total: number; workspaces_dir?: string }> {
   const page = { offset: q.offset, limit: q.limit };
   if (!q.filesystem) {
-    const res = app.store.workspaces.list({ search: q.search || undefined, data_source: q.data_source || undefined, org_uuid: q.org_uuid || undefined }, page);
+    const res = await app.repos.workspaces.list({ search: q.search || undefined, data_source: q.data_source || undefined, org_uuid: q.org_uuid || undefined }, page);
     return { data: res.data, total: res.total };
   }
   const root = workspacesRoot(app);
   const folders = new Set(folderNames(root));
-  const names = new Set([...app.store.workspaces.names(), ...folders]);
+  const dbNames = await app.repos.workspaces.names();
+  // Every row in one read, not one read per name.
+  const rows = new Map((await app.repos.workspaces.list({}, { offset: 0, limit: Math.max(1, dbNames.length) })).data.map((r) => [r.name, r]));
+  const names = new Set([...dbNames, ...folders]);
   const needle = (q.search ?? '').toLowerCase();
   const all = [...names]
     .filter((n) => !needle || n.toLowerCase().includes(needle))
-    .filter((n) => q.org_uuid === undefined || orgMatches(q.org_uuid, app.store.workspaces.get(n)?.org_uuid))
+    .filter((n) => q.org_uuid === undefined || orgMatches(q.org_uuid, rows.get(n)?.org_uuid))
     .sort()
     .map((name): FilesystemWorkspace => {
-      const row = app.store.workspaces.get(name);
+      const row = rows.get(name);
       const onDisk = folders.has(name);
       return {
         name,
@@ -131,19 +134,19 @@ export function listWorkspaces(app: AppContext, q: WorkspaceListQuery): { data: 
   return { data: all.slice(page.offset, page.offset + page.limit), total: all.length, workspaces_dir: root };
 }
 
-function countRuns(app: AppContext, name: string, status?: 'running' | 'queued' | 'pending'): number {
-  return app.store.runs.list({ workspace: name, ...(status ? { status } : {}) }, { offset: 0, limit: 1 }).total;
+async function countRuns(app: AppContext, name: string, status?: 'running' | 'queued' | 'pending'): Promise<number> {
+  return (await app.repos.runs.list({ workspace: name, ...(status ? { status } : {}) }, { offset: 0, limit: 1 })).total;
 }
 
 /** GET /workspaces/{name}: the row with its run count (a folder without a row is shown as such). */
 export async function getWorkspace(app: AppContext, name: string, scope: Scope = UNRESTRICTED): Promise<(WorkspaceRecord | Record<string, unknown>) & { runs_count: number }> {
   checkWorkspaceName(name);
   if (!(await workspaceInScope(app.repos, scope, name))) throw errors.workspaceNotFound(name);
-  const row = app.store.workspaces.get(name);
-  if (row) return { ...row, runs_count: countRuns(app, name) };
+  const row = await app.repos.workspaces.get(name);
+  if (row) return { ...row, runs_count: await countRuns(app, name) };
   const dir = workspaceFolder(app, name);
   if (!dir) throw errors.workspaceNotFound(name);
-  return { name, data_source: 'filesystem', local_path: dir, total_assets: 0, total_vulns: 0, last_run: null, run_workflow: '', runs_count: countRuns(app, name) };
+  return { name, data_source: 'filesystem', local_path: dir, total_assets: 0, total_vulns: 0, last_run: null, run_workflow: '', runs_count: await countRuns(app, name) };
 }
 
 /** True when something (even a dangling link) exists at `path`. */
@@ -179,15 +182,15 @@ function removeFolder(app: AppContext, name: string): boolean {
 }
 
 /** DELETE /workspaces/{name}: the row and its data; the folder only with `purgeFiles`. */
-export function deleteWorkspace(app: AppContext, name: string, opts: { purgeFiles?: boolean } = {}): { message: string; name: string; deleted: WorkspaceDeleteCounts; files_removed: boolean } {
+export async function deleteWorkspace(app: AppContext, name: string, opts: { purgeFiles?: boolean } = {}): Promise<{ message: string; name: string; deleted: WorkspaceDeleteCounts; files_removed: boolean }> {
   checkWorkspaceName(name);
-  const row = app.store.workspaces.get(name);
+  const row = await app.repos.workspaces.get(name);
   if (!row && !entryExists(safeJoin(workspacesRoot(app), name))) throw errors.workspaceNotFound(name);
-  const active = countRuns(app, name, 'running') + countRuns(app, name, 'queued') + countRuns(app, name, 'pending');
+  const active = (await countRuns(app, name, 'running')) + (await countRuns(app, name, 'queued')) + (await countRuns(app, name, 'pending'));
   if (active > 0) throw errors.workspaceBusy(name, active);
-  const deleted = app.store.tx(() => {
-    const counts = app.store.workspaces.deleteData(name);
-    app.store.workspaces.delete(name);
+  const deleted = await app.repos.tx(async () => {
+    const counts = await app.repos.workspaces.deleteData(name);
+    await app.repos.workspaces.delete(name);
     return counts;
   });
   let filesRemoved = false;
@@ -210,7 +213,7 @@ export async function readStateFile(app: AppContext, name: string, kind: string 
   if (!kind || !allowed.includes(kind)) throw errors.invalidStateFile(allowed.join(', '));
   const dir = workspaceFolder(app, name);
   if (!dir) {
-    if (app.store.workspaces.get(name)) throw errors.stateFileNotFound(STATE_FILE_KINDS[kind as StateFileKind]);
+    if (await app.repos.workspaces.get(name)) throw errors.stateFileNotFound(STATE_FILE_KINDS[kind as StateFileKind]);
     throw errors.workspaceNotFound(name);
   }
   const fileName = STATE_FILE_KINDS[kind as StateFileKind];

@@ -188,7 +188,7 @@ describe.skipIf(!hasRedis)('distributed routes with a master (no worker)', () =>
   });
 
   it('the sweep gives a task to a queued distributed run that has none (created while Redis was away, or started later)', async () => {
-    const created = createRuns(t.app, { workflow: 'quick', targets: ['late.example.com'], status: 'queued', runMode: 'distributed' });
+    const created = await createRuns(t.app, { workflow: 'quick', targets: ['late.example.com'], status: 'queued', runMode: 'distributed' });
     const uuid = created.runs[0]!.run_uuid;
     expect(await queue.getJobState(uuid)).toBe('unknown');
     await master.sweep();

@@ -33,7 +33,7 @@ afterAll(async () => {
 async function master(name: string, p = prefix) {
   const { dir, cleanup } = tempDir();
   const app: AppContext = createAppContext({ baseFolder: dir });
-  createSchedule(app, { name: `nightly-${name}`, workflow_name: 'sample-recon', trigger_type: 'cron', schedule: '0 5 * * *', target: 'example.com' });
+  await createSchedule(app, { name: `nightly-${name}`, workflow_name: 'sample-recon', trigger_type: 'cron', schedule: '0 5 * * *', target: 'example.com' });
   const logs: string[] = [];
   const config = resolveDistributedConfig(app.settings(), { redisUrl: REDIS_URL, prefix: p });
   const handle = await startLeaderScheduler(app, config, { ttlMs: TTL, log: (msg) => logs.push(msg) });

@@ -53,7 +53,7 @@ describe('POST /events/emit', () => {
 
   it('hands the event to the live scheduler, which launches matching triggers and marks it processed', async () => {
     scheduler = await startScheduler(t.app, {});
-    const sched = createSchedule(t.app, { name: 'on-assets', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'assets.*', target: 'example.com' });
+    const sched = await createSchedule(t.app, { name: 'on-assets', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'assets.*', target: 'example.com' });
     const res = await emit({ topic: 'assets.new', data: { url: 'x' } });
     expect(res.json().receiver_running).toBe(true);
     await scheduler.processPending();
@@ -73,7 +73,7 @@ describe('POST /events/emit', () => {
   });
 
   it('an event emitted while no scheduler ran is handled when one starts', async () => {
-    createSchedule(t.app, { name: 'on-x', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'x', target: 'example.com' });
+    await createSchedule(t.app, { name: 'on-x', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'x', target: 'example.com' });
     const res = await emit({ topic: 'x' });
     scheduler = await startScheduler(t.app, {});
     expect(eventRow(res.json().event_id).processed).toBe(true);
@@ -84,7 +84,7 @@ describe('POST /events/emit', () => {
 describe('serve --no-event-receiver', () => {
   it('records emitted events but fires no event trigger', async () => {
     scheduler = await startScheduler(t.app, { eventReceiver: false });
-    createSchedule(t.app, { name: 'on-y', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'y', target: 'example.com' });
+    await createSchedule(t.app, { name: 'on-y', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'y', target: 'example.com' });
     const before = t.app.store.runs.list({}, { offset: 0, limit: 1 }).total;
     const res = await emit({ topic: 'y' });
     expect(res.json()).toMatchObject({ success: true, receiver_running: false });
@@ -102,8 +102,8 @@ describe('GET /event-receiver/status and /workflows', () => {
 
   it('reports the registered triggers', async () => {
     scheduler = await startScheduler(t.app, {});
-    const sched = createSchedule(t.app, { name: 'on-assets', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'assets.*' });
-    createSchedule(t.app, { name: 'nightly', workflow_name: 'sample-recon', schedule: '0 2 * * *' });
+    const sched = await createSchedule(t.app, { name: 'on-assets', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'assets.*' });
+    await createSchedule(t.app, { name: 'nightly', workflow_name: 'sample-recon', schedule: '0 2 * * *' });
     expect((await get('/osm/api/event-receiver/status')).json()).toEqual({ enabled: true, running: true, workflow_count: 1, trigger_count: 2 });
     const body = (await get('/osm/api/event-receiver/workflows')).json();
     expect(body.workflows).toEqual([{ name: 'sample-recon', kind: 'module', description: expect.any(String), triggers: ['on-assets', 'nightly'] }]);

@@ -212,7 +212,7 @@ describe('params cannot set built-in variables', () => {
   });
 
   it('webhook templates and distributed tasks refuse them too', async () => {
-    expect(() => registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['w.example'], params: { Output: '/' } })).toThrow('params.Output is a reserved variable name and cannot be set');
+    await expect(registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['w.example'], params: { Output: '/' } })).rejects.toThrow('params.Output is a reserved variable name and cannot be set');
     const task: TaskData = {
       v: PROTOCOL_VERSION, run_uuid: randomUUID(), workflow_name: 'quick', workflow_kind: 'module', target: 'd.example', params: { Workspaces: '/' },
       priority: 'normal', workspace: '', options: {}, submitted_at: new Date().toISOString(), requires: { tools: [], labels: [] },

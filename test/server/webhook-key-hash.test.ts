@@ -13,7 +13,7 @@ import { setSettingValue } from '../../src/settings/set.js';
 import { registerWebhookRuns, triggerWebhookRun } from '../../src/services/webhook-runs.js';
 import { applyMigrations } from '../../src/store/migrate.js';
 import { migrations } from '../../src/store/migrations/index.js';
-import { openStore } from '../../src/store/index.js';
+import { asyncSqlite, openStore } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const KEY = 'Plain-K3y-Never-Stored_0123';
@@ -36,7 +36,7 @@ function storedText(db: Database.Database): string {
 
 describe('webhook auth keys at rest', () => {
   it('the table never holds the key, and the trigger still checks it', async () => {
-    const [tpl] = registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['keyed.example.com'], authKey: KEY });
+    const [tpl] = await registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['keyed.example.com'], authKey: KEY });
     expect(storedText(t.app.store.db)).not.toContain(KEY);
     expect(JSON.stringify(tpl)).not.toContain(KEY);
     const url = `/osm/api/webhook-runs/${tpl!.webhook_uuid}/trigger`;
@@ -48,13 +48,13 @@ describe('webhook auth keys at rest', () => {
       expect(res.json()).toEqual({ error: true, message: 'Invalid or missing authentication key' });
     }
     // Two templates with the same key get different hashes (salted).
-    const [again] = registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['again.example.com'], authKey: KEY });
+    const [again] = await registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['again.example.com'], authKey: KEY });
     const hashes = t.app.store.db.prepare('SELECT webhook_auth_key_hash AS h FROM webhook_runs WHERE webhook_uuid IN (?, ?)').all(tpl!.webhook_uuid, again!.webhook_uuid) as { h: string }[];
     expect(new Set(hashes.map((r) => r.h)).size).toBe(2);
   });
 
   it('listings show [REDACTED] for a keyed template and an empty key for an open one', async () => {
-    const [open] = registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['open.example.com'] });
+    const [open] = await registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['open.example.com'] });
     const res = await t.server.inject({ method: 'GET', url: '/osm/api/webhook-runs/list', headers: t.auth });
     expect(res.body).not.toContain(KEY);
     expect(res.body).not.toContain('scrypt$');
@@ -93,7 +93,7 @@ describe('migration 010 (plain keys written by an older osm)', () => {
     for (const f of [file, `${file}-wal`]) if (fs.existsSync(f)) expect(fs.readFileSync(f).includes(KEY), f).toBe(false);
 
     // The migrated store behind an app: the key still opens the keyed template, the open one needs none.
-    const app = { ...t.app, store } as typeof t.app;
+    const app = { ...t.app, store, repos: asyncSqlite(store) } as typeof t.app;
     const keyed = store.webhookRuns.getByUuid('11111111-1111-4111-8111-111111111111')!;
     expect(keyed.webhook_auth_key_hash).toMatch(/^scrypt\$/);
     await expect(triggerWebhookRun(app, keyed.webhook_uuid, 'wrong', {})).rejects.toMatchObject({ status: 401 });

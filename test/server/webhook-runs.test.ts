@@ -54,8 +54,8 @@ beforeAll(async () => {
   wfDir = fs.mkdtempSync(path.join(os.tmpdir(), 'osm-test-'));
   writeWorkflows(wfDir);
   t = await makeTestServer({ workflowFolder: wfDir, withQueue: true, limit: 2 });
-  [plain] = registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['example.com'], params: { api_token: 'tok-secret-999' } });
-  [keyed] = registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['keyed.example.com'], authKey: KEY });
+  [plain] = await registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['example.com'], params: { api_token: 'tok-secret-999' } });
+  [keyed] = await registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['keyed.example.com'], authKey: KEY });
 });
 
 afterAll(async () => {
@@ -162,7 +162,7 @@ describe('enabled', () => {
 
   it('a hostile target override is rejected with 400 and creates nothing', async () => {
     const before = runCount();
-    const [emptyTpl] = registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['placeholder'], options: { emptyTarget: true } });
+    const [emptyTpl] = await registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['placeholder'], options: { emptyTarget: true } });
     for (const [target, ch] of [['a.com;id', ';'], ['$(id)', '$'], ['-oProxyCommand=x', '-'], ['a.com\nb', '\\n'], ['x`id`', '`']] as const) {
       for (const uuid of [plain.webhook_uuid, emptyTpl!.webhook_uuid]) {
         const res = await trigger(uuid, { payload: { target } });
@@ -186,7 +186,7 @@ describe('enabled', () => {
     await bad({ module: '../../etc/passwd' }, 400, 'Invalid workflow name');
     await bad({ module: 'combo' }, 400, "'combo' is a flow, not a module");
     await bad({ flow: 'quick' }, 400, "'quick' is a module, not a flow");
-    const [doomed] = registerWebhookRuns(t.app, { workflows: ['doomed'], targets: ['example.com'] });
+    const [doomed] = await registerWebhookRuns(t.app, { workflows: ['doomed'], targets: ['example.com'] });
     fs.rmSync(path.join(wfDir, 'modules', 'doomed.yaml'));
     t.app.loader.clear();
     const res = await trigger(doomed!.webhook_uuid);
@@ -241,7 +241,7 @@ describe('GET /osm/api/webhook-runs/list and DELETE', () => {
   });
 
   it('DELETE removes a template (its runs stay); unknown is 404', async () => {
-    const [tmp] = registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['gone.example.com'] });
+    const [tmp] = await registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['gone.example.com'] });
     const del = await t.server.inject({ method: 'DELETE', url: `/osm/api/webhook-runs/${tmp!.webhook_uuid}`, headers: t.auth });
     expect(del.statusCode).toBe(200);
     expect(del.json()).toEqual({ message: 'Webhook deleted', webhook_uuid: tmp!.webhook_uuid });
@@ -258,17 +258,17 @@ describe('GET /osm/api/webhook-runs/list and DELETE', () => {
 });
 
 describe('registration checks (shared with osm run --as-webhook)', () => {
-  it('validates targets, params, the key and the workflow like a run', () => {
-    expect(() => registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['a.com|id'] })).toThrow(/forbidden character "\|"/);
-    expect(() => registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['a.com'], params: { x: '$(id)' } })).toThrow(/forbidden character/);
-    expect(() => registerWebhookRuns(t.app, { workflows: ['quick'], targets: [] })).toThrow(/At least one target/);
-    expect(() => registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['a.com'], authKey: ' ' })).toThrow(/--webhook-auth-key/);
-    expect(() => registerWebhookRuns(t.app, { workflows: ['nope'], targets: ['a.com'] })).toThrow(/not found/i);
+  it('validates targets, params, the key and the workflow like a run', async () => {
+    await expect(registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['a.com|id'] })).rejects.toThrow(/forbidden character "\|"/);
+    await expect(registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['a.com'], params: { x: '$(id)' } })).rejects.toThrow(/forbidden character/);
+    await expect(registerWebhookRuns(t.app, { workflows: ['quick'], targets: [] })).rejects.toThrow(/At least one target/);
+    await expect(registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['a.com'], authKey: ' ' })).rejects.toThrow(/--webhook-auth-key/);
+    await expect(registerWebhookRuns(t.app, { workflows: ['nope'], targets: ['a.com'] })).rejects.toThrow(/not found/i);
     // A workflow file outside the workflows folder cannot be found by name by the daemon.
     const outside = path.join(os.tmpdir(), `osm-wh-outside-${process.pid}.yaml`);
     fs.writeFileSync(outside, 'kind: module\nname: outside-only\nsteps:\n  - name: a\n    type: bash\n    command: echo a\n');
     try {
-      expect(() => registerWebhookRuns(t.app, { workflows: [outside], targets: ['a.com'] })).toThrow(/Install it in the workflows folder/);
+      await expect(registerWebhookRuns(t.app, { workflows: [outside], targets: ['a.com'] })).rejects.toThrow(/Install it in the workflows folder/);
     } finally {
       fs.rmSync(outside, { force: true });
     }

@@ -50,7 +50,7 @@ export async function logsAction(command: Command, run: string): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const session = openRunLogs(app, undefined, run, { step: o.step, tail, follow: Boolean(o.follow) });
+    const session = await openRunLogs(app, undefined, run, { step: o.step, tail, follow: Boolean(o.follow) });
     for await (const item of session.items(stop.signal)) print(item);
   } finally {
     process.off('SIGINT', onSignal);

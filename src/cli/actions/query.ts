@@ -41,7 +41,7 @@ export async function queryRuns(command: Command): Promise<void> {
     const filter: RunListQuery = { status: o.status as RunStatus | undefined, workflow_name: o.workflow, target: o.target, workspace: o.workspace, org_uuid: await commandOrg(app, o) };
     if (o.offset !== undefined && !/^\d+$/.test(o.offset.trim())) throw errors.validation(`--offset must be a whole number, got ${JSON.stringify(o.offset)}`);
     const page = { offset: Math.min(Number(o.offset ?? 0), 1_000_000_000), limit: intFlag(o.limit, '--limit', 20) };
-    const r = listRuns(app, filter, page);
+    const r = await listRuns(app, filter, page);
     const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
     if (o.json) {
       ui.json({ data: r.data, total: r.total, offset: page.offset, limit: page.limit });
@@ -63,7 +63,7 @@ export async function queryRuns(command: Command): Promise<void> {
 export async function querySteps(command: Command, run: string): Promise<void> {
   const { o, app } = appOf(command);
   try {
-    const steps = runSteps(app, run);
+    const steps = await runSteps(app, run);
     const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
     if (o.json) {
       ui.json({ data: steps });

@@ -129,7 +129,7 @@ async function runCommand(command: Command): Promise<void> {
         const loaded = app.loader.load(wf);
         for (const t of targets) checkStaticDependencies(loaded, t, pathEnv, { skipValidation: o.skipValidation, emptyTarget: o.emptyTarget });
         // The target scope is checked as a real run would (exit 2 when a target is out of scope).
-        if (!o.emptyTarget) assertTargetsInScope(app, loaded, targets, options.scope, (t) => analyzeTarget(t, { level: options.heuristics ?? 'basic', space: options.space }).targetSpace);
+        if (!o.emptyTarget) await assertTargetsInScope(app, loaded, targets, options.scope, (t) => analyzeTarget(t, { level: options.heuristics ?? 'basic', space: options.space }).targetSpace);
         if (loaded.kind === 'flow') for (const line of missingToolLines(app.loader, loaded, pathEnv)) process.stdout.write(`${line}\n`);
         const tpl = templateIssueLines(app.loader, loaded);
         for (const line of tpl.lines) process.stdout.write(`${line}\n`);
@@ -153,7 +153,7 @@ async function runCommand(command: Command): Promise<void> {
         const wf = app.loader.load(given);
         assertInstalledWorkflow(app, wf, '--as-cron');
         for (const t of targets) {
-          made.push(createSchedule(app, { name: `${given}-${t}`.slice(0, 200), workflow_name: wf.name, trigger_type: 'cron', schedule: o.asCron, target: t, params }));
+          made.push(await createSchedule(app, { name: `${given}-${t}`.slice(0, 200), workflow_name: wf.name, trigger_type: 'cron', schedule: o.asCron, target: t, params }));
         }
       }
       if (o.json) process.stdout.write(`${JSON.stringify(made, null, 2)}\n`);
@@ -161,7 +161,7 @@ async function runCommand(command: Command): Promise<void> {
       return;
     }
     if (o.asWebhook) {
-      registerAsWebhook(app, workflows, targets, params, options, o);
+      await registerAsWebhook(app, workflows, targets, params, options, o);
       return;
     }
     if (o.queue) {
@@ -174,7 +174,8 @@ async function runCommand(command: Command): Promise<void> {
         assertInstalledWorkflow(app, wf, '--queue');
         return wf;
       });
-      const created = loaded.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'queued', priority: o.runPriority }));
+      const created: Awaited<ReturnType<typeof createRuns>>[] = [];
+      for (const wf of loaded) created.push(await createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'queued', priority: o.runPriority }));
       const runs = await joinOrg(app, created.flatMap((c) => c.runs), orgUuid);
       if (o.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
       else for (const r of runs) process.stdout.write(`◆ queued ${r.run_uuid}  ${r.workflow_name}  ${r.target}\n`);
@@ -216,8 +217,8 @@ function checkWebhookFlags(o: GlobalOptions & RunFlags): void {
  * `osm run … --as-webhook [--webhook-auth-key K]`: one webhook run template per workflow and
  * target (validated like a run); prints each trigger path, or a JSON array with --json.
  */
-function registerAsWebhook(app: AppContext, workflows: string[], targets: string[], params: Record<string, string>, options: RunOptions, o: GlobalOptions & RunFlags): void {
-  const made = registerWebhookRuns(app, { workflows, targets, params, options, authKey: o.webhookAuthKey });
+async function registerAsWebhook(app: AppContext, workflows: string[], targets: string[], params: Record<string, string>, options: RunOptions, o: GlobalOptions & RunFlags): Promise<void> {
+  const made = await registerWebhookRuns(app, { workflows, targets, params, options, authKey: o.webhookAuthKey });
   const rows = made.map((t) => ({ webhook_uuid: t.webhook_uuid, target: t.target, workflow: t.workflow_name, kind: t.workflow_kind, trigger_url: webhookTriggerPath(t.webhook_uuid, o.webhookAuthKey) }));
   if (o.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else {
@@ -318,9 +319,9 @@ async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; di
   try {
     // The workflow is the installed one of the run's name, or the file the operator names with -f.
     const workflow = o.flow ? app.loader.load(o.flow) : undefined;
-    let r: ReturnType<typeof resumeRun>;
+    let r: Awaited<ReturnType<typeof resumeRun>>;
     try {
-      r = resumeRun(app, o.resume!, { status: 'pending', ownerPid: process.pid, triggerType: 'cli', ...(workflow ? { workflow } : {}) });
+      r = await resumeRun(app, o.resume!, { status: 'pending', ownerPid: process.pid, triggerType: 'cli', ...(workflow ? { workflow } : {}) });
     } catch (err) {
       if (isOsmError(err) && err.code === 'OSM_ERR_RUN_WORKFLOW_MISSING') throw errors.validation(`${err.message}: name its file with -f to resume the run with it`);
       throw err;
@@ -361,7 +362,8 @@ async function runLocally(app: AppContext, workflows: string[], targets: string[
   // The operator's own command: a workflow given as a path runs from that path, handed to the engine
   // in-process below (never through the row, which a daemon would not trust).
   const loaded: Workflow[] = workflows.map((given) => app.loader.load(given));
-  const created = loaded.map((wf) => createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'pending', ownerPid: process.pid }));
+  const created: Awaited<ReturnType<typeof createRuns>>[] = [];
+  for (const wf of loaded) created.push(await createRuns(app, { workflow: wf, targets, params, options, triggerType: 'cli', status: 'pending', ownerPid: process.pid }));
   for (const c of created) c.runs = await joinOrg(app, c.runs, orgUuid);
   const json = Boolean(o.json);
   const color = colorEnabled(o.disableColor);

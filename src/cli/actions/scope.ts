@@ -19,7 +19,7 @@ export async function scopeCheckAction(value: string, command: Command): Promise
   let r;
   try {
     const workflow = o.workflow ? app.loader.load(o.workflow) : undefined;
-    r = checkScope(app, value, { workspace: o.workspace, workflow, scopeFile: o.scopeFile });
+    r = await checkScope(app, value, { workspace: o.workspace, workflow, scopeFile: o.scopeFile });
   } catch (err) {
     if (isOsmError(err) && err.code === 'OSM_ERR_VALIDATION') process.exitCode = 2;
     throw err;

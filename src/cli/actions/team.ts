@@ -98,7 +98,7 @@ export async function userAdd(command: Command, name: string): Promise<void> {
     async (app, { o, ui }) => {
       const password = await newPassword(o, name);
       const u = await addUser(app, { username: name, password, role: o.role ?? '', orgs: orgsOf(o) });
-      recordCli(app, 'user add', u.username, true, `role ${u.role}`);
+      await recordCli(app, 'user add', u.username, true, `role ${u.role}`);
       if (o.json) ui.json({ message: 'User created', data: u });
       else ui.success(`Created user ${u.username} (${u.role}, orgs: ${orgText(u.orgs)})`);
     },
@@ -127,7 +127,7 @@ export async function userPasswd(command: Command, name: string): Promise<void> 
     async (app, { o, ui }) => {
       if (!(await app.repos.access.getUser(name))) throw errors.userNotFound(name);
       const u = await setPassword(app, name, await newPassword(o, name));
-      recordCli(app, 'user passwd', u.username);
+      await recordCli(app, 'user passwd', u.username);
       if (o.json) ui.json({ message: 'Password changed', data: u });
       else ui.success(`Changed the password of ${u.username}; its sessions have ended`);
     },
@@ -145,7 +145,7 @@ export async function userRemove(command: Command, name: string): Promise<void> 
     command,
     async (app, { o, ui }) => {
       const res = await removeUser(app, name);
-      recordCli(app, 'user rm', res.username);
+      await recordCli(app, 'user rm', res.username);
       if (o.json) ui.json(res);
       else ui.success(`Removed user ${res.username}`);
     },
@@ -164,7 +164,7 @@ export async function userUpdate(command: Command, name: string, patch: { role?:
     command,
     async (app, { o, ui }) => {
       const u = await updateUser(app, name, patch);
-      recordCli(app, patch.role !== undefined ? 'user role' : 'user orgs', u.username, true, patch.role !== undefined ? `role ${u.role}` : `orgs ${orgText(u.orgs)}`);
+      await recordCli(app, patch.role !== undefined ? 'user role' : 'user orgs', u.username, true, patch.role !== undefined ? `role ${u.role}` : `orgs ${orgText(u.orgs)}`);
       say(ui, o, u);
     },
     async (r, { o, ui }) => say(ui, o, (await callApi<{ data: UserView }>(r.server, `/osm/api/users/${encodeURIComponent(name)}`, r.apiKey, { method: 'PUT', body: patch })).data),
@@ -197,7 +197,7 @@ export async function tokenCreate(command: Command): Promise<void> {
     command,
     async (app, { o, ui }) => {
       const t = await createToken(app, { name: o.name ?? '', role: o.role ?? '', orgs: orgsOf(o), expires: o.expires, createdBy: 'cli' });
-      recordCli(app, 'token create', t.name, true, `role ${t.role}`);
+      await recordCli(app, 'token create', t.name, true, `role ${t.role}`);
       showCreated(ui, o, t);
     },
     async (r, { o, ui }) => {
@@ -223,7 +223,7 @@ export async function tokenRevoke(command: Command, ref: string): Promise<void> 
     command,
     async (app, { o, ui }) => {
       const res = await revokeToken(app, ref);
-      recordCli(app, 'token revoke', res.name);
+      await recordCli(app, 'token revoke', res.name);
       say(ui, o, res);
     },
     async (r, { o, ui }) => say(ui, o, await callApi(r.server, `/osm/api/tokens/${encodeURIComponent(ref)}`, r.apiKey, { method: 'DELETE' })),
@@ -251,10 +251,10 @@ export async function auditList(command: Command): Promise<void> {
     command,
     async (app, { o, ui }) => {
       if (o.jsonl) {
-        for (const line of auditJsonLines(app, filterOf(o))) process.stdout.write(line);
+        for await (const line of auditJsonLines(app, filterOf(o))) process.stdout.write(line);
         return;
       }
-      const r = listAudit(app, filterOf(o), { offset: 0, limit: limitOf(o) });
+      const r = await listAudit(app, filterOf(o), { offset: 0, limit: limitOf(o) });
       await print(ui, o, r.data, r.total);
     },
     async (r, { o, ui }) => {

@@ -79,7 +79,7 @@ export async function authenticate(app: AppContext, req: FastifyRequest): Promis
   const key = Array.isArray(keyHeader) ? keyHeader[0] : keyHeader;
   if (isSettingsApiKey(app, key)) return { kind: 'api-key', name: 'api-key', role: 'admin', orgs: [] };
   if (looksLikeApiToken(key)) {
-    const p = principalOfToken(app, key);
+    const p = await principalOfToken(app, key);
     if (p) return p;
   }
   const authHeader = req.headers.authorization;
@@ -97,7 +97,7 @@ export async function authenticate(app: AppContext, req: FastifyRequest): Promis
     throw errors.missingAuthHeader();
   }
   if (looksLikeApiToken(token)) {
-    const p = principalOfToken(app, token);
+    const p = await principalOfToken(app, token);
     if (p) return p;
     throw errors.invalidApiKey();
   }

@@ -26,9 +26,9 @@ export function registerMetrics(server: FastifyInstance, app: AppContext): Regis
     help: 'Runs by status',
     labelNames: ['status'],
     registers: [registry],
-    collect() {
+    async collect() {
       this.reset();
-      const counts = app.store.runs.countByStatus();
+      const counts = await app.repos.runs.countByStatus();
       for (const s of ['pending', 'queued', 'running', 'completed', 'failed', 'cancelled']) this.set({ status: s }, counts[s] ?? 0);
     },
   });
@@ -36,8 +36,8 @@ export function registerMetrics(server: FastifyInstance, app: AppContext): Regis
     name: 'osm_queue_depth',
     help: 'Runs waiting in the queue',
     registers: [registry],
-    collect() {
-      this.set(app.store.runs.countByStatus().queued ?? 0);
+    async collect() {
+      this.set((await app.repos.runs.countByStatus()).queued ?? 0);
     },
   });
   // Distributed mode (a master): queue depth by BullMQ state, workers busy/idle/offline, attempts by cause and outcome.
@@ -78,9 +78,9 @@ export function registerMetrics(server: FastifyInstance, app: AppContext): Regis
     help: 'Attempts of distributed runs recorded by the master, by cause (first, stalled, worker lost, retry, handed back)',
     labelNames: ['cause'],
     registers: [registry],
-    collect() {
+    async collect() {
       this.reset();
-      for (const [cause, n] of Object.entries(app.store.attempts.countByCause())) this.set({ cause }, n);
+      for (const [cause, n] of Object.entries(await app.repos.attempts.countByCause())) this.set({ cause }, n);
     },
   });
   new Gauge({
@@ -88,9 +88,9 @@ export function registerMetrics(server: FastifyInstance, app: AppContext): Regis
     help: 'Attempts per worker and outcome, from the master database (survive restarts)',
     labelNames: ['worker', 'outcome'],
     registers: [registry],
-    collect() {
+    async collect() {
       this.reset();
-      for (const [worker, byOutcome] of Object.entries(app.store.attempts.totalsByWorker())) {
+      for (const [worker, byOutcome] of Object.entries(await app.repos.attempts.totalsByWorker())) {
         for (const [outcome, n] of Object.entries(byOutcome)) this.set({ worker, outcome }, n);
       }
     },

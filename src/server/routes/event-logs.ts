@@ -21,9 +21,9 @@ export const registerEventLogRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, deps.app, {
     method: 'GET', url: '/osm/api/event-logs', summary: 'List event log records', tags: ['events'], sideEffects: 'none',
     query,
-    handler: ({ query: q, scope }) => {
+    handler: async ({ query: q, scope }) => {
       const blank = (v: string | undefined) => (v === '' ? undefined : v);
-      const r = listEventLogs(
+      const r = await listEventLogs(
         deps.app,
         {
           topic: blank(q.topic), name: blank(q.name), source: blank(q.source), workspace: blank(q.workspace),
@@ -47,14 +47,14 @@ export const registerEventLogRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, deps.app, {
     method: 'GET', url: '/osm/api/events', summary: 'List events by topic, run and time window', tags: ['events'], sideEffects: 'none',
     query: eventsQuery,
-    handler: ({ query: q, scope }) => {
+    handler: async ({ query: q, scope }) => {
       const when = (v: string | undefined, which: 'from' | 'to') => {
         if (v === undefined || v.trim() === '') return undefined;
         const t = parseDiffTime(v);
         if (!t) throw errors.invalidTimeFormat(which);
         return t;
       };
-      const r = listEventLogs(
+      const r = await listEventLogs(
         deps.app,
         { topic: q.topic || undefined, run_id: q.run_id || undefined, from: when(q.from, 'from'), to: when(q.to, 'to') },
         { offset: q.offset, limit: q.limit },

@@ -13,9 +13,9 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
   });
   defineRoute(server, app, {
     method: 'GET', url: '/health/ready', summary: 'Readiness: the database answers', tags: ['health'], sideEffects: 'none',
-    handler: ({ reply }) => {
+    handler: async ({ reply }) => {
       try {
-        app.store.maintenance.ping();
+        await app.repos.maintenance.ping();
         // The daemon's runtime store is SQLite (osm serve refuses to start with db_engine postgresql).
         return { status: 'ready', database: 'ok', engine: 'sqlite' };
       } catch (err) {
@@ -47,7 +47,7 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
       let database = 'connected';
       let workflows = 0;
       try {
-        const c = app.store.workflows.countByKind();
+        const c = await app.repos.workflows.countByKind();
         workflows = c.flows + c.modules;
       } catch {
         database = 'error';

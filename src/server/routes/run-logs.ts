@@ -55,10 +55,10 @@ export const registerRunLogRoutes: RegisterRoutes = (server, deps) => {
       },
       404: { description: 'Run not found' },
     },
-    handler: ({ req, reply, params, query: q }) => {
+    handler: async ({ req, reply, params, query: q }) => {
       const sse = wantsEventStream(req);
       const format = sse ? 'sse' : (q.format ?? 'text');
-      const session = openRunLogs(app, req.principal, params.id, { step: q.step, tail: q.tail, after: sse ? lastEventId(req) : undefined, follow: sse });
+      const session = await openRunLogs(app, req.principal, params.id, { step: q.step, tail: q.tail, after: sse ? lastEventId(req) : undefined, follow: sse });
       const contentType = sse ? 'text/event-stream; charset=utf-8' : format === 'jsonl' ? 'application/x-ndjson; charset=utf-8' : 'text/plain; charset=utf-8';
       // HEAD: the headers only (a stream that nobody reads must not be followed).
       if (req.method === 'HEAD') {

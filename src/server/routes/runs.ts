@@ -68,7 +68,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     responses: { 202: { description: 'Runs queued (poll_url tracks the job)' }, 400: { description: 'Invalid request' }, 404: { description: 'Workflow not found' } },
     handler: async ({ body, reply, scope }) => {
       // Distributed runs go to the master's BullMQ queue (400 without --master); local ones to the run queue.
-      const res = body.run_mode === 'distributed' ? await submitDistributedRuns(app, body, scope) : submitApiRuns(app, body, () => deps.queue?.kick(), scope);
+      const res = body.run_mode === 'distributed' ? await submitDistributedRuns(app, body, scope) : await submitApiRuns(app, body, () => deps.queue?.kick(), scope);
       reply.status(202);
       return res;
     },
@@ -78,7 +78,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/runs', summary: 'List runs, newest first', tags: ['runs'], sideEffects: 'none',
     query: listQuery,
     handler: async ({ query, scope }) => {
-      const r = listRuns(
+      const r = await listRuns(
         app,
         {
           status: query.status,
@@ -102,7 +102,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     params: idParams,
     query: z.object({ include_steps: boolParam('include_steps'), include_artifacts: boolParam('include_artifacts') }),
     handler: async ({ params, query, scope }) => {
-      const data = getRun(app, params.id, { steps: query.include_steps, artifacts: query.include_artifacts }, scope);
+      const data = await getRun(app, params.id, { steps: query.include_steps, artifacts: query.include_artifacts }, scope);
       // A queued distributed run (its task id is the run_uuid) no online worker can take says why (additive field).
       const master = masterOf(app);
       const reason = master && data.status === 'queued' ? await master.waitingReason(data.run_uuid).catch(() => undefined) : undefined;
@@ -123,8 +123,8 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     method: 'POST', url: '/osm/api/runs/:id/duplicate', summary: 'Copy a run as a new pending run', tags: ['runs'], sideEffects: 'writes',
     params: idParams,
     responses: { 201: { description: 'Pending copy created' }, 404: { description: 'Run not found' } },
-    handler: ({ params, reply, scope }) => {
-      const res = duplicateRun(app, params.id, scope);
+    handler: async ({ params, reply, scope }) => {
+      const res = await duplicateRun(app, params.id, scope);
       reply.status(201);
       return res;
     },
@@ -134,8 +134,8 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     method: 'POST', url: '/osm/api/runs/:id/start', summary: 'Start a pending run (it joins the queue)', tags: ['runs'], sideEffects: 'executes',
     params: idParams,
     responses: { 202: { description: 'Run queued to start' }, 400: { description: 'Run is not pending' }, 404: { description: 'Run not found' } },
-    handler: ({ params, reply, scope }) => {
-      const res = startRun(app, params.id, deps.queue, scope);
+    handler: async ({ params, reply, scope }) => {
+      const res = await startRun(app, params.id, deps.queue, scope);
       reply.status(202);
       return res;
     },
@@ -145,8 +145,8 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
     method: 'POST', url: '/osm/api/runs/:id/resume', summary: 'Resume a failed or cancelled run from its first unfinished step (as a new queued run)', tags: ['runs'], sideEffects: 'executes',
     params: idParams,
     responses: { 202: { description: 'Resumed run queued' }, 400: { description: 'Run is not failed or cancelled' }, 404: { description: 'Run not found' } },
-    handler: ({ params, reply, scope }) => {
-      const r = resumeRun(app, params.id, { status: 'queued' }, scope);
+    handler: async ({ params, reply, scope }) => {
+      const r = await resumeRun(app, params.id, { status: 'queued' }, scope);
       deps.queue?.kick();
       reply.status(202);
       return {
@@ -154,7 +154,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
         original_run_uuid: r.original.run_uuid,
         run_uuid: r.run.run_uuid,
         id: r.run.id,
-        status: app.store.runs.get(r.run.id)?.status ?? r.run.status,
+        status: (await app.repos.runs.get(r.run.id))?.status ?? r.run.status,
         reused_steps: r.reused,
         poll_url: `/osm/api/runs/${r.run.run_uuid}`,
       };
@@ -164,12 +164,12 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/runs/:id/steps', summary: 'Step results of a run, in execution order', tags: ['runs'], sideEffects: 'none',
     params: idParams,
-    handler: ({ params, scope }) => ({ data: runSteps(app, params.id, scope) }),
+    handler: async ({ params, scope }) => ({ data: await runSteps(app, params.id, scope) }),
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/runs/:id/artifacts', summary: 'Artifacts of a run', tags: ['runs'], sideEffects: 'none',
     params: idParams,
-    handler: ({ params, scope }) => ({ data: runArtifacts(app, params.id, scope) }),
+    handler: async ({ params, scope }) => ({ data: await runArtifacts(app, params.id, scope) }),
   });
 };

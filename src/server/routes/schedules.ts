@@ -20,8 +20,8 @@ export const registerScheduleRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/schedules', summary: 'List schedules, newest first', tags: ['schedules'], sideEffects: 'none',
     query: z.object(paginationShape(20)),
-    handler: ({ query, scope }) => {
-      const res = listSchedules(app, query, scope);
+    handler: async ({ query, scope }) => {
+      const res = await listSchedules(app, query, scope);
       return listEnvelope(res.data, res.total, query.offset, query.limit);
     },
   });
@@ -33,8 +33,8 @@ export const registerScheduleRoutes: RegisterRoutes = (server, deps) => {
       400: { description: 'Invalid body, cron expression, target, params or watch path' },
       404: { description: 'Workflow not found' },
     },
-    handler: ({ body, reply, scope }) => {
-      const row = createSchedule(app, body, scope);
+    handler: async ({ body, reply, scope }) => {
+      const row = await createSchedule(app, body, scope);
       reply.status(201);
       return { message: 'Schedule created', data: { id: row.id, name: row.name, workflow_name: row.workflow_name, schedule: row.schedule, is_enabled: row.is_enabled } };
     },
@@ -49,16 +49,16 @@ export const registerScheduleRoutes: RegisterRoutes = (server, deps) => {
     method: 'PUT', url: '/osm/api/schedules/:id', summary: 'Change a schedule (partial body)', tags: ['schedules'], sideEffects: 'writes',
     params: idParams,
     body: scheduleFieldsShape,
-    handler: ({ params, body, scope }) => {
-      const row = updateSchedule(app, params.id, body, scope);
+    handler: async ({ params, body, scope }) => {
+      const row = await updateSchedule(app, params.id, body, scope);
       return { message: 'Schedule updated', data: { id: row.id, name: row.name, schedule: row.schedule } };
     },
   });
   defineRoute(server, app, {
     method: 'DELETE', url: '/osm/api/schedules/:id', summary: 'Delete a schedule', tags: ['schedules'], sideEffects: 'writes',
     params: idParams,
-    handler: ({ params, scope }) => {
-      deleteSchedule(app, params.id, scope);
+    handler: async ({ params, scope }) => {
+      await deleteSchedule(app, params.id, scope);
       return { message: 'Schedule deleted' };
     },
   });
@@ -66,8 +66,8 @@ export const registerScheduleRoutes: RegisterRoutes = (server, deps) => {
     defineRoute(server, app, {
       method: 'POST', url: `/osm/api/schedules/:id/${action}`, summary: `${enabled ? 'Enable' : 'Disable'} a schedule`, tags: ['schedules'], sideEffects: 'writes',
       params: idParams,
-      handler: ({ params, scope }) => {
-        setScheduleEnabled(app, params.id, enabled, scope);
+      handler: async ({ params, scope }) => {
+        await setScheduleEnabled(app, params.id, enabled, scope);
         return { message: enabled ? 'Schedule enabled' : 'Schedule disabled' };
       },
     });

@@ -19,8 +19,8 @@ export const registerStepResultRoutes: RegisterRoutes = (server, deps) => {
   defineRoute(server, deps.app, {
     method: 'GET', url: '/osm/api/step-results', summary: 'List step results (filters: workspace, status, step_type, run_id or run_uuid)', tags: ['runs'], sideEffects: 'none',
     query,
-    handler: ({ query: q, scope }) => {
-      const r = listStepResults(
+    handler: async ({ query: q, scope }) => {
+      const r = await listStepResults(
         deps.app,
         { workspace: q.workspace || undefined, status: q.status, step_type: q.step_type || undefined, run_id: q.run_id || q.run_uuid || undefined },
         { offset: q.offset, limit: q.limit },

@@ -93,13 +93,15 @@ export const registerTeamRoutes: RegisterRoutes = (server, deps) => {
       format: z.enum(['json', 'jsonl']).optional(),
       ...paginationShape(50),
     }),
-    handler: ({ query, reply }) => {
+    handler: async ({ query, reply }) => {
       const filter = { actor: query.actor, since: query.since, result: query.result, after_id: query.after_id };
       if (query.format === 'jsonl') {
         reply.type('application/x-ndjson; charset=utf-8');
-        return reply.send(Array.from(auditJsonLines(app, filter)).join(''));
+        let text = '';
+        for await (const line of auditJsonLines(app, filter)) text += line;
+        return reply.send(text);
       }
-      const r = listAudit(app, filter, { offset: query.offset, limit: query.limit });
+      const r = await listAudit(app, filter, { offset: query.offset, limit: query.limit });
       return listEnvelope(r.data, r.total, query.offset, query.limit);
     },
   });

@@ -82,7 +82,7 @@ export const registerWorkflowRoutes: RegisterRoutes = (server, deps) => {
         }
       }
       if (!file || (file.filename === '' && file.content.length === 0)) throw errors.noFileProvided();
-      const saved = uploadWorkflow(app, { filename: file.filename, content: file.content, force });
+      const saved = await uploadWorkflow(app, { filename: file.filename, content: file.content, force });
       liveScheduler(app)?.reloadWorkflowTriggers();
       reply.status(201);
       return { message: 'Workflow uploaded', ...saved };

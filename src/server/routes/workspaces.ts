@@ -20,7 +20,7 @@ export const registerWorkspaceRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/workspaces', summary: 'List workspaces (name order); filesystem=true merges the folders on disk', tags: ['workspaces'], sideEffects: 'none',
     query: listQuery,
     handler: async ({ query, scope }) => {
-      const res = listWorkspaces(app, { ...query, org_uuid: await orgFilterFor(app, scope, query.org) });
+      const res = await listWorkspaces(app, { ...query, org_uuid: await orgFilterFor(app, scope, query.org) });
       return { ...listEnvelope(res.data, res.total, query.offset, query.limit), ...(res.workspaces_dir ? { workspaces_dir: res.workspaces_dir } : {}) };
     },
   });

@@ -153,7 +153,7 @@ describe('Scheduler: event triggers', () => {
 
   it('matches engine events (already processed rows) and never feeds a trigger its own runs', async () => {
     const c = await start({ withTriggerWorkflow: false });
-    const sched = createSchedule(c.app, { name: 'after-run', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'run.*', target: 'example.com' });
+    const sched = await createSchedule(c.app, { name: 'after-run', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'run.*', target: 'example.com' });
     c.app.store.events.insert({ topic: 'run.completed', source: 'executor', source_type: 'run', processed: true, data: { scan_id: 'x' } });
     await c.scheduler.processPending();
     const runs = runsOf(c.app);
@@ -168,7 +168,7 @@ describe('Scheduler: event triggers', () => {
 
   it('an every-topic trigger is not fed by the scheduler’s own records', async () => {
     const c = await start({ withTriggerWorkflow: false });
-    createSchedule(c.app, { name: 'all', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: '*', target: 'example.com' });
+    await createSchedule(c.app, { name: 'all', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: '*', target: 'example.com' });
     await emitEvent(c.app, { topic: 'anything' });
     await c.scheduler.processPending();
     await c.scheduler.processPending();
@@ -187,23 +187,23 @@ describe('Scheduler: event triggers', () => {
 describe('Scheduler: schedule changes', () => {
   it('re-registers on update, enable/disable and delete', async () => {
     const c = await start({ withTriggerWorkflow: false });
-    const s = createSchedule(c.app, { name: 'ev', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'a', target: 'example.com' });
+    const s = await createSchedule(c.app, { name: 'ev', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'a', target: 'example.com' });
     expect(c.scheduler.status().trigger_count).toBe(1);
     c.app.store.events.insert({ topic: 'b' });
     await c.scheduler.processPending();
     expect(runsOf(c.app)).toHaveLength(0);
-    updateSchedule(c.app, s.id, { event_topic: 'b' });
+    await updateSchedule(c.app, s.id, { event_topic: 'b' });
     c.app.store.events.insert({ topic: 'b' });
     await c.scheduler.processPending();
     expect(runsOf(c.app)).toHaveLength(1);
-    setScheduleEnabled(c.app, s.id, false);
+    await setScheduleEnabled(c.app, s.id, false);
     expect(c.scheduler.status().trigger_count).toBe(0);
     c.app.store.events.insert({ topic: 'b' });
     await c.scheduler.processPending();
     expect(runsOf(c.app)).toHaveLength(1);
-    setScheduleEnabled(c.app, s.id, true);
+    await setScheduleEnabled(c.app, s.id, true);
     expect(c.scheduler.status().trigger_count).toBe(1);
-    deleteSchedule(c.app, s.id);
+    await deleteSchedule(c.app, s.id);
     expect(c.scheduler.status().trigger_count).toBe(0);
   });
 
@@ -221,7 +221,7 @@ describe('Scheduler: schedule changes', () => {
 
   it('records a fire that fails (workflow gone) without throwing', async () => {
     const c = await start({ withTriggerWorkflow: false });
-    const s = createSchedule(c.app, { name: 'doomed', workflow_name: 'sample-recon', trigger_type: 'cron', schedule: '0 1 * * *', target: 'example.com' });
+    const s = await createSchedule(c.app, { name: 'doomed', workflow_name: 'sample-recon', trigger_type: 'cron', schedule: '0 1 * * *', target: 'example.com' });
     c.app.store.schedules.update(s.id, { workflow_name: 'no-such-workflow' });
     await expect(c.scheduler.fireCron(`schedule:${s.id}`)).resolves.toBeUndefined();
     const fired = c.app.store.events.list({ topic: 'schedule.triggered' }, { offset: 0, limit: 10 }).data;
@@ -266,7 +266,7 @@ describe('Scheduler: cron under fake timers', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date'] });
     vi.setSystemTime(new Date(2030, 0, 1, 10, 0, 30));
     const c = await start({ withTriggerWorkflow: false });
-    const s = createSchedule(c.app, { name: 'every-minute', workflow_name: 'sample-recon', schedule: '* * * * *', target: 'example.com' });
+    const s = await createSchedule(c.app, { name: 'every-minute', workflow_name: 'sample-recon', schedule: '* * * * *', target: 'example.com' });
     expect(new Date(c.app.store.schedules.get(s.id)!.next_run!).getTime()).toBe(new Date(2030, 0, 1, 10, 1, 0).getTime());
     expect(runsOf(c.app)).toHaveLength(0);
     await vi.advanceTimersByTimeAsync(31_000);
@@ -297,7 +297,7 @@ describe('Scheduler: watch triggers', () => {
         }
       }, 10);
     });
-    const s = createSchedule(c.app, { name: 'watch', workflow_name: 'sample-recon', trigger_type: 'watch', watch_path: file, target: 'example.com' });
+    const s = await createSchedule(c.app, { name: 'watch', workflow_name: 'sample-recon', trigger_type: 'watch', watch_path: file, target: 'example.com' });
     await c.scheduler.settled();
     fs.writeFileSync(file, 'a.example.com\n');
     const fields = await fired;
