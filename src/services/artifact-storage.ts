@@ -20,9 +20,9 @@ export type StoredArtifact = { stream: Readable; size: number; fileName: string 
 const REDIRECT_SECONDS = 300;
 
 /** `raw` as a path relative to the workspace folder (absolute paths inside it are made relative), or undefined. */
-function relativeName(app: AppContext, workspace: string, raw: string): string {
+async function relativeName(app: AppContext, workspace: string, raw: string): Promise<string> {
   if (!isAbsolute(raw)) return raw;
-  const local = app.store.workspaces.get(workspace)?.local_path ?? '';
+  const local = (await app.repos.workspaces.get(workspace))?.local_path ?? '';
   for (const root of [local && isAbsolute(local) ? resolve(local) : '', resolve(app.settings().paths.workspaces, workspace)].filter(Boolean)) {
     const full = resolve(raw);
     if (full !== root && isInside(root, full)) return relative(root, full);
@@ -38,7 +38,7 @@ function relativeName(app: AppContext, workspace: string, raw: string): string {
 export async function openStoredArtifact(app: AppContext, workspace: string, artifactPath: string, check: (rel: string) => string): Promise<StoredArtifact | undefined> {
   const settings = app.settings().settings;
   if (!storageEnabled(settings)) return undefined;
-  const rel = check(relativeName(app, workspace, artifactPath));
+  const rel = check(await relativeName(app, workspace, artifactPath));
   const h = storageClient(settings);
   const key = workspaceKeyPrefix(h.cfg.prefix, workspace) + rel;
   const fileName = basename(rel);

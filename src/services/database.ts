@@ -34,7 +34,7 @@ export function listTables(app: AppContext): { data: { name: string; row_count: 
 }
 
 /** POST /database/tables/{table}/clear: checks in the reference's order (force, then the table name). */
-export function clearTable(app: AppContext, table: string, force: boolean | undefined): { message: string; table: string } {
+export async function clearTable(app: AppContext, table: string, force: boolean | undefined): Promise<{ message: string; table: string }> {
   if (force !== true) throw databaseErrors.notForced();
   if (!isAdminTable(table)) throw databaseErrors.unknownTable(table);
   let result;
@@ -52,7 +52,7 @@ export function clearTable(app: AppContext, table: string, force: boolean | unde
   const scheduler = liveScheduler(app);
   for (const id of result.scheduleIds) scheduler?.syncSchedule(id);
   try {
-    app.store.events.insert({
+    await app.repos.events.insert({
       topic: 'database.table_cleared', name: 'database.table_cleared', source: 'api', source_type: 'api', data_type: 'admin',
       data: { table, rows_deleted: result.rows }, processed: true,
     });

@@ -63,6 +63,8 @@ class EventLogWatch {
   private timer?: NodeJS.Timeout;
   private unhook?: () => void;
   private seen = 0;
+  /** Settles once `seen` holds the newest record id of the time the first listener came. */
+  private seeded: Promise<void> = Promise.resolve();
   private queued = false;
 
   constructor(private readonly app: AppContext) {}
@@ -74,8 +76,11 @@ class EventLogWatch {
   listen(cb: () => void): () => void {
     this.listeners.add(cb);
     if (!this.timer) {
-      this.seen = this.app.store.events.maxId();
-      this.timer = setInterval(() => this.look(), POLL_MS);
+      this.seeded = this.app.repos.events.maxId().then( // awaited below (look)
+        (max) => void (this.seen = max),
+        () => undefined, // the database is closing
+      );
+      this.timer = setInterval(() => void this.look(), POLL_MS);
       this.timer.unref();
       this.unhook = onRunChange(() => this.soon());
     }
@@ -96,14 +101,15 @@ class EventLogWatch {
     this.queued = true;
     setImmediate(() => {
       this.queued = false;
-      this.look();
+      void this.look();
     });
   }
 
-  private look(): void {
+  private async look(): Promise<void> {
+    await this.seeded;
     let max: number;
     try {
-      max = this.app.store.events.maxId();
+      max = await this.app.repos.events.maxId();
     } catch {
       return; // the database is closing
     }
@@ -139,8 +145,8 @@ function parseData(text: string): Record<string, unknown> {
 }
 
 /** A run as the stream shows it, with the status of the record that announced it. */
-function runSummary(app: AppContext, run: RunRecord, status: string): RunSummary {
-  const running = status === 'running' ? app.store.steps.listByRun(run.id).filter((s) => s.status === 'running') : [];
+async function runSummary(app: AppContext, run: RunRecord, status: string): Promise<RunSummary> {
+  const running = status === 'running' ? (await app.repos.steps.listByRun(run.id)).filter((s) => s.status === 'running') : [];
   return {
     id: run.id,
     run_uuid: run.run_uuid,
@@ -169,8 +175,8 @@ export class EventStreamSession {
 
   /** Records after the cursor (or from now on), as they are recorded. */
   async *items(signal: AbortSignal): AsyncGenerator<StreamEvent> {
-    const store = this.app.store;
-    let cursor = this.after ?? store.events.maxId();
+    const repos = this.app.repos;
+    let cursor = this.after ?? (await repos.events.maxId());
     let wake: (() => void) | undefined;
     let pinged = false;
     const ping = () => {
@@ -184,10 +190,10 @@ export class EventStreamSession {
     try {
       for (;;) {
         if (signal.aborted) return;
-        const batch = store.events.listAfter(cursor, BATCH);
+        const batch = await repos.events.listAfter(cursor, BATCH);
         for (const rec of batch) {
           cursor = rec.id;
-          const item = this.item(rec);
+          const item = await this.item(rec);
           if (item) yield item;
           if (signal.aborted) return;
         }
@@ -210,16 +216,16 @@ export class EventStreamSession {
     }
   }
 
-  private item(rec: EventRecord): StreamEvent | undefined {
+  private async item(rec: EventRecord): Promise<StreamEvent | undefined> {
     const isRun = rec.topic.startsWith('run.');
     if (!isRun && !rec.topic.startsWith('step.')) return undefined;
     const data = parseData(rec.data);
     const uuid = rec.run_id || (typeof data.scan_id === 'string' ? data.scan_id : '');
     if (!uuid) return undefined;
-    const run = this.app.store.runs.getByUuid(uuid);
+    const run = await this.app.repos.runs.getByUuid(uuid);
     if (!run || !inScope(this.scope, run.org_uuid)) return undefined;
     if (isRun) {
-      return { id: rec.id, topic: rec.topic, data: runSummary(this.app, run, STATUS_OF_TOPIC[rec.topic] ?? run.status) };
+      return { id: rec.id, topic: rec.topic, data: await runSummary(this.app, run, STATUS_OF_TOPIC[rec.topic] ?? run.status) };
     }
     const name = typeof data.step_name === 'string' ? data.step_name : rec.name;
     return {

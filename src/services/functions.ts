@@ -41,9 +41,9 @@ export interface EvalInput {
   params?: Record<string, string>;
 }
 
-function record(app: AppContext, kind: 'eval' | 'execute', script: string, data: Record<string, unknown>): void {
+async function record(app: AppContext, kind: 'eval' | 'execute', script: string, data: Record<string, unknown>): Promise<void> {
   try {
-    app.store.events.insert({
+    await app.repos.events.insert({
       topic: 'function.eval',
       name: `functions.${kind}`,
       source: 'api',
@@ -123,23 +123,23 @@ export async function evalScript(app: AppContext, input: EvalInput): Promise<{ r
     rendered = render(script, vars);
   } catch (err) {
     const e = errors.templateFailed(err instanceof TemplateError ? templateDetail(err) : messageOf(err));
-    record(app, 'eval', script, { ...meta, error: e.message });
+    await record(app, 'eval', script, { ...meta, error: e.message });
     throw e;
   }
   let release: () => void;
   try {
     release = takeSlot(app);
   } catch (err) {
-    record(app, 'eval', script, { ...meta, error: messageOf(err) });
+    await record(app, 'eval', script, { ...meta, error: messageOf(err) });
     throw err;
   }
   try {
     const value = await evaluateIsolated(app, rendered, vars);
-    record(app, 'eval', script, meta);
+    await record(app, 'eval', script, meta);
     return { result: value, rendered_script: rendered };
   } catch (err) {
     const e = isOsmError(err) && err.status >= 500 ? err : errors.executionFailed(messageOf(err));
-    record(app, 'eval', script, { ...meta, error: e.message });
+    await record(app, 'eval', script, { ...meta, error: e.message });
     throw e;
   } finally {
     release();
@@ -166,7 +166,7 @@ export async function executeExpression(app: AppContext, input: { expression?: s
       code = render(expression, context);
     } catch (err) {
       const e = errors.templateFailed(templateDetail(err));
-      record(app, 'execute', expression, { ...meta, error: e.message });
+      await record(app, 'execute', expression, { ...meta, error: e.message });
       throw e;
     }
   }
@@ -174,16 +174,16 @@ export async function executeExpression(app: AppContext, input: { expression?: s
   try {
     release = takeSlot(app);
   } catch (err) {
-    record(app, 'execute', expression, { ...meta, error: messageOf(err) });
+    await record(app, 'execute', expression, { ...meta, error: messageOf(err) });
     throw err;
   }
   try {
     const value = await evaluateIsolated(app, code, context);
-    record(app, 'execute', expression, meta);
+    await record(app, 'execute', expression, meta);
     return { data: { result: value } };
   } catch (err) {
     const e = isOsmError(err) && err.status >= 500 ? err : errors.executionFailed(messageOf(err));
-    record(app, 'execute', expression, { ...meta, error: e.message });
+    await record(app, 'execute', expression, { ...meta, error: e.message });
     throw e;
   } finally {
     release();

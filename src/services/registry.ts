@@ -55,9 +55,9 @@ function load(app: AppContext, input: SourceInput): Promise<LoadedRegistry> {
   return loadRegistry({ url: input.registryUrl ?? '', allowPrivate: allowPrivate(app, input.caller), trustCustom: input.caller === 'cli' && Boolean(input.trustRegistry) });
 }
 
-function record(app: AppContext, topic: 'install.binary' | 'install.workflow', caller: Caller, data: Record<string, unknown>, error = ''): void {
+async function record(app: AppContext, topic: 'install.binary' | 'install.workflow', caller: Caller, data: Record<string, unknown>, error = ''): Promise<void> {
   try {
-    app.store.events.insert({ topic, name: topic, source: caller, source_type: caller, data_type: 'install', data, processed: true, error });
+    await app.repos.events.insert({ topic, name: topic, source: caller, source_type: caller, data_type: 'install', data, processed: true, error });
   } catch {
     // Recording must not change the answer; a failing store shows elsewhere.
   }
@@ -70,7 +70,7 @@ export interface RegistryInfoInput extends SourceInput {
 /** `GET /registry-info`: the registry with installed status, in the requested view. Executes nothing. */
 export async function registryInfo(app: AppContext, input: RegistryInfoInput) {
   const mode = parseRegistryMode(input.mode);
-  return mode === 'nix-build' ? nixInfo(await load(app, input), app.settings().paths.binaries) : directRegistryInfo(app, input);
+  return mode === 'nix-build' ? nixInfo(await load(app, input), app.settings().paths.binaries) : await directRegistryInfo(app, input);
 }
 
 /** The direct-fetch view (also `osm install list` and `--check`). Executes nothing. */
@@ -144,7 +144,7 @@ export async function installBinaries(app: AppContext, input: BinaryInstallInput
     failed_count: failed.length,
     details: ok.map((o) => ({ name: o.name, action: o.action ?? 'present', path: o.path ?? '' })),
   };
-  record(app, 'install.binary', input.caller, {
+  await record(app, 'install.binary', input.caller, {
     registry_mode: mode, registry: redactSource(loaded.url), registry_source: loaded.source, trusted: loaded.trusted,
     requested: names, installed: result.installed, failed,
   }, failed.map((f) => `${f.name}: ${f.error}`).join('; '));
@@ -184,11 +184,11 @@ export async function installWorkflow(app: AppContext, input: WorkflowInstallInp
         backup: r.backup,
         indexed: { added: idx.added, updated: idx.updated, removed: idx.removed },
       };
-      record(app, 'install.workflow', input.caller, { source: shown, kind: r.kind, workflow_folder: r.workflow_folder, backup: r.backup, files: r.files, yaml_files: r.yaml_files, indexed: response.indexed, index_errors: idx.errors.length });
+      await record(app, 'install.workflow', input.caller, { source: shown, kind: r.kind, workflow_folder: r.workflow_folder, backup: r.backup, files: r.files, yaml_files: r.yaml_files, indexed: response.indexed, index_errors: idx.errors.length });
       return response;
     } catch (err) {
       const detail = redactSource(messageOf(err));
-      record(app, 'install.workflow', input.caller, { source: shown, workflow_folder: workflowsDir }, detail);
+      await record(app, 'install.workflow', input.caller, { source: shown, workflow_folder: workflowsDir }, detail);
       if (isOsmError(err)) throw err;
       throw errors.workflowInstall(detail);
     }

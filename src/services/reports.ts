@@ -12,11 +12,11 @@ export interface ReportRequest {
 }
 
 /** The report text; unknown workspaces and formats are errors. */
-export function workspaceReport(app: AppContext, req: ReportRequest): string {
+export async function workspaceReport(app: AppContext, req: ReportRequest): Promise<string> {
   const workspace = (req.workspace ?? '').trim();
   if (!workspace) throw errors.workspaceRequired();
   const format = reportFormat(req.format ?? 'html');
-  if (!app.store.workspaces.get(workspace)) throw errors.workspaceNotFound(workspace);
+  if (!(await app.repos.workspaces.get(workspace))) throw errors.workspaceNotFound(workspace);
   let since: string | undefined;
   if (req.since !== undefined) {
     since = parseDiffTime(req.since);

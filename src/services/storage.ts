@@ -135,7 +135,7 @@ export async function pullWorkspace(app: AppContext, name: string, opts: Transfe
     if ((await listObjects(h, prefix, 1)).length === 0) throw errors.storageNotFound(prefix);
     await mkdir(dest, { recursive: true });
     const r = await syncDownload(h, prefix, dest, opts.onEvent, opts.onProgress);
-    app.store.workspaces.upsertRunInfo({ name, local_path: dest, data_source: 'cloud' });
+    await app.repos.workspaces.upsertRunInfo({ name, local_path: dest, data_source: 'cloud' });
     return { workspace: name, prefix, local_path: dest, data_source: 'cloud', ...r };
   });
 }
@@ -143,7 +143,7 @@ export async function pullWorkspace(app: AppContext, name: string, opts: Transfe
 /** `osm storage push-workspace <name>`: uploads the workspace folder below `<prefix>workspaces/<name>/`. */
 export async function pushWorkspace(app: AppContext, name: string, opts: TransferOptions = {}): Promise<WorkspaceSync> {
   checkWorkspaceName(name);
-  const row = app.store.workspaces.get(name);
+  const row = await app.repos.workspaces.get(name);
   const local = row?.local_path ? resolve(row.local_path) : workspaceFolder(app, name);
   if ((await kindOf(local)) !== 'dir') throw errors.notFound(`Workspace folder not found: ${local}`);
   return withStorage(app, async (h) => {

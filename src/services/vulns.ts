@@ -1,8 +1,8 @@
 /** Vulnerability use cases shared by /vulnerabilities* and `osm vulns`. */
 import { z } from 'zod';
 import { errors } from '../errors.js';
-import { SEVERITIES, type AsyncStore, type ListResult, type Page, type Severity, type Store, type VulnInput, type VulnListFilter, type VulnRecord } from '../store/index.js';
-import { RecordImporter, vulnUpsert, type ImportKind } from '../ingest/importer.js';
+import { SEVERITIES, type AsyncStore, type ListResult, type Page, type Severity, type VulnInput, type VulnListFilter, type VulnRecord } from '../store/index.js';
+import { AsyncRecordImporter, vulnUpsert, type ImportKind } from '../ingest/importer.js';
 import { isNucleiRecord, nucleiToVuln, vulnRecordToInput } from '../ingest/nuclei.js';
 import { asObject } from '../ingest/records.js';
 import { parseNumericId } from './assets.js';
@@ -117,22 +117,24 @@ const anyVulnKind: ImportKind<VulnInput> = {
 };
 
 /** POST /vulnerabilities/import: upsert by fingerprint; bad records are listed by index, never fatal. */
-export async function importVulns(app: { store: Store; repos: AsyncStore }, body: unknown, scope: Scope = UNRESTRICTED): Promise<VulnImportResult> {
+export async function importVulns(app: { repos: AsyncStore }, body: unknown, scope: Scope = UNRESTRICTED): Promise<VulnImportResult> {
   const obj = requireWorkspace(body);
-  // The importer (src/ingest) still writes through the synchronous store.
   await writableWorkspace(app, scope, (obj.workspace as string).trim());
   if (!Array.isArray(obj.data)) throw errors.validation('data: expected an array of records');
   if (obj.data.length > MAX_IMPORT_RECORDS) throw errors.importTooManyRecords(MAX_IMPORT_RECORDS);
-  const importer = new RecordImporter(app.store, obj.workspace as string, anyVulnKind, { eventSource: 'api', maxErrorLines: MAX_IMPORT_RECORDS });
-  obj.data.forEach((rec: unknown, index: number) => {
+  const importer = new AsyncRecordImporter(app.repos, obj.workspace as string, anyVulnKind, { eventSource: 'api', maxErrorLines: MAX_IMPORT_RECORDS });
+  const records: unknown[] = obj.data;
+  for (const [index, rec] of records.entries()) {
     const record = asObject(rec);
     if (record) importer.record(index, record);
     else {
       importer.stats.total++;
       importer.fail(index, 'not a JSON object');
     }
-  });
-  const s = importer.finish();
+    // A filled batch is stored before more records are read.
+    await importer.settle();
+  }
+  const s = await importer.finish();
   return {
     message: `Imported ${s.new} new and ${s.updated} updated vulnerabilities`,
     imported: s.new,
