@@ -68,6 +68,14 @@ export class RunQueue {
     return [...this.running.values()].map((r) => r.run);
   }
 
+  /**
+   * Whether the queue has work in hand: a claim pass in progress (a run it claimed is `running` in
+   * the database before it appears in runningRuns()) or runs executing.
+   */
+  busy(): boolean {
+    return this.kicking || this.running.size > 0;
+  }
+
   /** The current global limit. */
   limit(): number {
     return Math.max(1, this.opts.limit());

@@ -256,7 +256,9 @@ async function queueRunAction(o: GlobalOptions & RunFlags): Promise<void> {
     if (!o.json) process.stdout.write(`◆ ${waiting} queued run(s); executing ${concurrency} at a time\n`);
     await queue.start();
     for (;;) {
-      if (queue.runningRuns().length === 0 && ((await app.repos.runs.countByStatus()).queued ?? 0) === 0) break;
+      // Busy is read after the count: a run claimed meanwhile is in a pass or running, never in neither.
+      const queued = (await app.repos.runs.countByStatus()).queued ?? 0;
+      if (queued === 0 && !queue.busy()) break;
       queue.kick();
       await new Promise((r) => setTimeout(r, 200));
     }
