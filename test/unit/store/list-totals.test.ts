@@ -38,7 +38,8 @@ function apply(store: Store, o: Op): void {
     case 'moveAsset': {
       const all = ids();
       if (all.length > 0) {
-        store.db.prepare('UPDATE assets SET workspace = ?, status_code = ?, asset_type = ? WHERE id = ?').run(o.ws, o.code, o.type, all[o.pick % all.length]);
+        // OR IGNORE: a move onto a row the target workspace already has (same value and url) is skipped, as the unique key demands.
+        store.db.prepare('UPDATE OR IGNORE assets SET workspace = ?, status_code = ?, asset_type = ? WHERE id = ?').run(o.ws, o.code, o.type, all[o.pick % all.length]);
       }
       break;
     }
