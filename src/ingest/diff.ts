@@ -10,6 +10,7 @@
  *           than the history tables, an updated_at in the window).
  */
 import type { AssetRecord, Store, VulnRecord } from '../store/index.js';
+import { read, runReadsSync, type Reads } from '../store/reads.js';
 import type { FieldChange, HistoryRecord } from '../store/field-history.js';
 
 export interface AssetDiff {
@@ -76,17 +77,17 @@ function withSummary<T extends { added: unknown[]; removed: unknown[]; changed: 
 }
 
 /** Rows changed in the window: those with history (created before `from`) and legacy rows without history. */
-function changedRows<R extends { id: number; created_at: string }>(
+function* changedRows<R extends { id: number; created_at: string }>(
   byUpdate: R[],
   history: HistoryRecord[],
   from: string,
-  get: (id: number) => R | undefined,
-): { row: R; changes: FieldChange[] }[] {
+  get: (id: number) => Reads<R | undefined>,
+): Reads<{ row: R; changes: FieldChange[] }[]> {
   const net = netChanges(history);
   const rows = new Map<number, R>(byUpdate.map((r) => [r.id, r]));
   for (const id of net.keys()) {
     if (rows.has(id)) continue;
-    const r = get(id);
+    const r = yield* get(id);
     if (r && r.created_at < from) rows.set(id, r);
   }
   const out: { row: R; changes: FieldChange[] }[] = [];
@@ -98,32 +99,46 @@ function changedRows<R extends { id: number; created_at: string }>(
   return out;
 }
 
-/** The asset diff of `workspace` over [from, to] (ISO timestamps). */
-export function computeAssetDiff(store: Store, workspace: string, from: string, to: string, limit = DIFF_ITEM_LIMIT): AssetDiff {
-  const counts = store.assets.diffCounts(workspace, from, to);
-  const added = store.assets.addedBetween(workspace, from, to, limit).map((a) => ({
+/** The asset diff of `workspace` over [from, to] (ISO timestamps), as a read program (src/store/reads.ts). */
+export function* assetDiffReads(workspace: string, from: string, to: string, limit = DIFF_ITEM_LIMIT): Reads<AssetDiff> {
+  const counts = yield* read((s) => s.assets.diffCounts(workspace, from, to));
+  const added = (yield* read((s) => s.assets.addedBetween(workspace, from, to, limit))).map((a) => ({
     id: a.id, asset_value: a.asset_value, asset_type: a.asset_type, url: a.url, status_code: a.status_code, created_at: a.created_at,
   }));
-  const removed = store.assets.removedBefore(workspace, from, limit).map((a) => ({
+  const removed = (yield* read((s) => s.assets.removedBefore(workspace, from, limit))).map((a) => ({
     id: a.id, asset_value: a.asset_value, asset_type: a.asset_type, url: a.url, last_seen_at: a.last_seen_at,
   }));
-  const changed = changedRows(store.assets.changedBetween(workspace, from, to, limit), store.assets.history(workspace, from, to, limit * 10), from, (id) =>
-    store.assets.get(id),
-  ).map(({ row, changes }) => ({ asset_id: row.id, asset_value: row.asset_value, url: row.url, changes }));
+  const byUpdate = yield* read((s) => s.assets.changedBetween(workspace, from, to, limit));
+  const history = yield* read((s) => s.assets.history(workspace, from, to, limit * 10));
+  const changed = (yield* changedRows(byUpdate, history, from, (id) => read((s) => s.assets.get(id)))).map(({ row, changes }) => ({
+    asset_id: row.id, asset_value: row.asset_value, url: row.url, changes,
+  }));
   return withSummary({ workspace_name: workspace, from_time: from, to_time: to, added, removed, changed }, counts, limit);
 }
 
-/** The vulnerability diff of `workspace` over [from, to] (ISO timestamps). */
-export function computeVulnDiff(store: Store, workspace: string, from: string, to: string, limit = DIFF_ITEM_LIMIT): VulnDiff {
-  const counts = store.vulns.diffCounts(workspace, from, to);
-  const added = store.vulns.addedBetween(workspace, from, to, limit).map((v) => ({
+/** The vulnerability diff of `workspace` over [from, to] (ISO timestamps), as a read program. */
+export function* vulnDiffReads(workspace: string, from: string, to: string, limit = DIFF_ITEM_LIMIT): Reads<VulnDiff> {
+  const counts = yield* read((s) => s.vulns.diffCounts(workspace, from, to));
+  const added = (yield* read((s) => s.vulns.addedBetween(workspace, from, to, limit))).map((v) => ({
     id: v.id, vuln_info: v.vuln_info, asset_value: v.asset_value, severity: v.severity, template_id: v.template_id, created_at: v.created_at,
   }));
-  const removed = store.vulns.removedBefore(workspace, from, limit).map((v) => ({
+  const removed = (yield* read((s) => s.vulns.removedBefore(workspace, from, limit))).map((v) => ({
     id: v.id, vuln_info: v.vuln_info, asset_value: v.asset_value, severity: v.severity, template_id: v.template_id, last_seen_at: v.last_seen_at,
   }));
-  const changed = changedRows(store.vulns.changedBetween(workspace, from, to, limit), store.vulns.history(workspace, from, to, limit * 10), from, (id) =>
-    store.vulns.get(id),
-  ).map(({ row, changes }) => ({ vuln_id: row.id, vuln_info: row.vuln_info, asset_value: row.asset_value, changes }));
+  const byUpdate = yield* read((s) => s.vulns.changedBetween(workspace, from, to, limit));
+  const history = yield* read((s) => s.vulns.history(workspace, from, to, limit * 10));
+  const changed = (yield* changedRows(byUpdate, history, from, (id) => read((s) => s.vulns.get(id)))).map(({ row, changes }) => ({
+    vuln_id: row.id, vuln_info: row.vuln_info, asset_value: row.asset_value, changes,
+  }));
   return withSummary({ workspace_name: workspace, from_time: from, to_time: to, added, removed, changed }, counts, limit);
+}
+
+/** The asset diff on the synchronous store (workflow functions, tests). */
+export function computeAssetDiff(store: Store, workspace: string, from: string, to: string, limit = DIFF_ITEM_LIMIT): AssetDiff {
+  return runReadsSync(assetDiffReads(workspace, from, to, limit), store);
+}
+
+/** The vulnerability diff on the synchronous store (workflow functions, tests). */
+export function computeVulnDiff(store: Store, workspace: string, from: string, to: string, limit = DIFF_ITEM_LIMIT): VulnDiff {
+  return runReadsSync(vulnDiffReads(workspace, from, to, limit), store);
 }

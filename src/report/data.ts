@@ -6,7 +6,8 @@
  */
 import type { AssetRecord, RunRecord, Store, VulnRecord } from '../store/index.js';
 import { SEVERITIES } from '../store/index.js';
-import { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff } from '../ingest/diff.js';
+import { assetDiffReads, vulnDiffReads, type AssetDiff, type VulnDiff } from '../ingest/diff.js';
+import { read, runReadsSync, type Reads } from '../store/reads.js';
 
 /** Rows listed per asset type, findings per severity and items per change list. */
 export const REPORT_LIMITS = { assetsPerType: 1000, findingsPerSeverity: 1000, changes: 500 } as const;
@@ -40,14 +41,20 @@ export interface ReportOptions {
 }
 
 /** Start of the newest run of the workspace (other than `exclude`), else the workspace's beginning. */
-export function defaultSince(store: Store, workspace: string, exclude?: number): string {
-  const runs = store.runs.list({ workspace }, { offset: 0, limit: 20 }).data;
+export function* defaultSinceReads(workspace: string, exclude?: number): Reads<string> {
+  const runs = (yield* read((s) => s.runs.list({ workspace }, { offset: 0, limit: 20 }))).data;
   const run = runs.find((r) => r.id !== exclude && r.started_at);
   if (run?.started_at) return run.started_at;
-  const starts = [store.workspaces.get(workspace)?.created_at, store.assets.oldestCreatedAt(workspace), store.vulns.oldestCreatedAt(workspace)].filter(
-    (t): t is string => Boolean(t),
-  );
+  const ws = yield* read((s) => s.workspaces.get(workspace));
+  const firstAsset = yield* read((s) => s.assets.oldestCreatedAt(workspace));
+  const firstVuln = yield* read((s) => s.vulns.oldestCreatedAt(workspace));
+  const starts = [ws?.created_at, firstAsset, firstVuln].filter((t): t is string => Boolean(t));
   return starts.sort()[0] ?? new Date().toISOString();
+}
+
+/** defaultSinceReads on the synchronous store. */
+export function defaultSince(store: Store, workspace: string, exclude?: number): string {
+  return runReadsSync(defaultSinceReads(workspace, exclude), store);
 }
 
 function asset(a: AssetRecord): ReportAsset {
@@ -64,21 +71,25 @@ function finding(v: VulnRecord): ReportFinding {
   };
 }
 
-/** Reads the report data of `workspace`. */
-export function reportData(store: Store, workspace: string, opts: ReportOptions = {}): ReportData {
+/** Reads the report data of `workspace` (a read program: src/store/reads.ts). */
+export function* reportDataReads(workspace: string, opts: ReportOptions = {}): Reads<ReportData> {
   const now = new Date().toISOString();
-  const types = store.assetStats.facets(workspace).asset_types;
-  const assetsByType = types.map((type) => {
-    const page = store.assets.list({ workspace, asset_type: type }, { offset: 0, limit: REPORT_LIMITS.assetsPerType });
-    return { type, total: page.total, items: page.data.map(asset).sort((a, b) => `${a.asset_value} ${a.url}`.localeCompare(`${b.asset_value} ${b.url}`)) };
-  });
-  const findings = SEVERITIES.map((severity) => {
-    const page = store.vulns.list({ workspace, severity: [severity] }, { offset: 0, limit: REPORT_LIMITS.findingsPerSeverity });
-    return { severity, total: page.total, items: page.data.map(finding).sort((a, b) => `${a.vuln_info} ${a.asset_value}`.localeCompare(`${b.vuln_info} ${b.asset_value}`)) };
-  });
-  const summary = store.vulns.summary(workspace);
-  const since = opts.since ?? defaultSince(store, workspace, opts.excludeRunId);
-  const lastRun = store.runs.list({ workspace }, { offset: 0, limit: 1 }).data[0];
+  const types = (yield* read((s) => s.assetStats.facets(workspace))).asset_types;
+  const assetsByType: ReportData['assets_by_type'] = [];
+  for (const type of types) {
+    const page = yield* read((s) => s.assets.list({ workspace, asset_type: type }, { offset: 0, limit: REPORT_LIMITS.assetsPerType }));
+    assetsByType.push({ type, total: page.total, items: page.data.map(asset).sort((a, b) => `${a.asset_value} ${a.url}`.localeCompare(`${b.asset_value} ${b.url}`)) });
+  }
+  const findings: ReportData['findings_by_severity'] = [];
+  for (const severity of SEVERITIES) {
+    const page = yield* read((s) => s.vulns.list({ workspace, severity: [severity] }, { offset: 0, limit: REPORT_LIMITS.findingsPerSeverity }));
+    findings.push({ severity, total: page.total, items: page.data.map(finding).sort((a, b) => `${a.vuln_info} ${a.asset_value}`.localeCompare(`${b.vuln_info} ${b.asset_value}`)) });
+  }
+  const summary = yield* read((s) => s.vulns.summary(workspace));
+  const since = opts.since ?? (yield* defaultSinceReads(workspace, opts.excludeRunId));
+  const lastRun = (yield* read((s) => s.runs.list({ workspace }, { offset: 0, limit: 1 }))).data[0];
+  const assetChanges = yield* assetDiffReads(workspace, since, now, REPORT_LIMITS.changes);
+  const findingChanges = yield* vulnDiffReads(workspace, since, now, REPORT_LIMITS.changes);
   return {
     workspace,
     generated_at: now,
@@ -93,10 +104,11 @@ export function reportData(store: Store, workspace: string, opts: ReportOptions 
     },
     assets_by_type: assetsByType,
     findings_by_severity: findings,
-    changes: {
-      since,
-      assets: computeAssetDiff(store, workspace, since, now, REPORT_LIMITS.changes),
-      findings: computeVulnDiff(store, workspace, since, now, REPORT_LIMITS.changes),
-    },
+    changes: { since, assets: assetChanges, findings: findingChanges },
   };
+}
+
+/** The report data on the synchronous store (workflow functions, tests). */
+export function reportData(store: Store, workspace: string, opts: ReportOptions = {}): ReportData {
+  return runReadsSync(reportDataReads(workspace, opts), store);
 }

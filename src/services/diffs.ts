@@ -4,8 +4,9 @@
  * completes to store both diffs of the run's workspace over the run's own window.
  */
 import { errors } from '../errors.js';
-import { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff } from '../ingest/diff.js';
-import type { AsyncStore, DiffSnapshotInput, DiffSnapshotRecord, Store } from '../store/index.js';
+import { assetDiffReads, computeAssetDiff, computeVulnDiff, vulnDiffReads, type AssetDiff, type VulnDiff } from '../ingest/diff.js';
+import { runReads } from '../store/reads.js';
+import type { AsyncStore, DiffSnapshotInput, DiffSnapshotRecord } from '../store/index.js';
 import { requireWorkspaceInScope, UNRESTRICTED, type Scope } from '../auth/scope.js';
 
 export { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff };
@@ -63,17 +64,17 @@ export function diffWindow(q: DiffQuery, now = new Date()): { workspace: string;
 }
 
 /** GET /assets/diff. */
-export async function assetDiff(app: { store: Store; repos: AsyncStore }, q: DiffQuery, scope: Scope = UNRESTRICTED): Promise<AssetDiff> {
+export async function assetDiff(app: { repos: AsyncStore }, q: DiffQuery, scope: Scope = UNRESTRICTED): Promise<AssetDiff> {
   const w = diffWindow(q);
   await requireWorkspaceInScope(app.repos, scope, w.workspace);
-  return computeAssetDiff(app.store, w.workspace, w.from, w.to);
+  return runReads(assetDiffReads(w.workspace, w.from, w.to), app.repos);
 }
 
 /** GET /vulnerabilities/diff. */
-export async function vulnDiff(app: { store: Store; repos: AsyncStore }, q: DiffQuery, scope: Scope = UNRESTRICTED): Promise<VulnDiff> {
+export async function vulnDiff(app: { repos: AsyncStore }, q: DiffQuery, scope: Scope = UNRESTRICTED): Promise<VulnDiff> {
   const w = diffWindow(q);
   await requireWorkspaceInScope(app.repos, scope, w.workspace);
-  return computeVulnDiff(app.store, w.workspace, w.from, w.to);
+  return runReads(vulnDiffReads(w.workspace, w.from, w.to), app.repos);
 }
 
 /** GET /assets/diffs: stored diff snapshots, newest first. */
@@ -106,16 +107,16 @@ export interface RunDiffSnapshots {
  * Stores the asset and the vulnerability diff of a run's workspace over [started_at, completed_at]
  * (now while it still runs) as an asset_diffs and a vuln_diffs row linked to the run. Both diffs are
  * bounded (DIFF_ITEM_LIMIT items per list, exact totals) and computed before the write
- * transaction, which only inserts the two rows. (The diffs are computed by src/ingest/diff.ts,
- * still on the synchronous store.) Returns undefined for runs without a workspace or
+ * transaction, which only inserts the two rows. (The diffs are read programs of src/ingest/diff.ts,
+ * run on the async store.) Returns undefined for runs without a workspace or
  * that never started. Meant to be called by the engine right after a run completes.
  */
-export async function recordRunDiff(app: { store: Store; repos: AsyncStore }, runId: number): Promise<RunDiffSnapshots | undefined> {
+export async function recordRunDiff(app: { repos: AsyncStore }, runId: number): Promise<RunDiffSnapshots | undefined> {
   const run = await app.repos.runs.get(runId);
   if (!run) throw errors.runNotFound();
   if (!run.workspace || !run.started_at) return undefined;
   const to = run.completed_at ?? new Date().toISOString();
-  const assets = snapshotOf(computeAssetDiff(app.store, run.workspace, run.started_at, to), run.id);
-  const vulns = snapshotOf(computeVulnDiff(app.store, run.workspace, run.started_at, to), run.id);
+  const assets = snapshotOf(await runReads(assetDiffReads(run.workspace, run.started_at, to), app.repos), run.id);
+  const vulns = snapshotOf(await runReads(vulnDiffReads(run.workspace, run.started_at, to), app.repos), run.id);
   return app.repos.tx(async () => ({ assets: await app.repos.assetDiffs.insert(assets), vulns: await app.repos.vulnDiffs.insert(vulns) }));
 }

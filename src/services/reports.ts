@@ -1,7 +1,7 @@
 /** `osm report`: a workspace's assets, findings and recent changes as an HTML, Markdown or JSON report. */
 import { errors } from '../errors.js';
 import { parseDiffTime } from './diffs.js';
-import { renderReport, reportFormat } from '../report/index.js';
+import { renderReportAsync, reportFormat } from '../report/index.js';
 import type { AppContext } from './context.js';
 
 export interface ReportRequest {
@@ -22,5 +22,5 @@ export async function workspaceReport(app: AppContext, req: ReportRequest): Prom
     since = parseDiffTime(req.since);
     if (since === undefined) throw errors.invalidTimeFormat('--since');
   }
-  return renderReport(app.store, workspace, format, { since });
+  return renderReportAsync(app.repos, workspace, format, { since });
 }

@@ -102,7 +102,7 @@ describe('computeVulnDiff', () => {
     const rows = Array.from({ length: DIFF_ITEM_LIMIT + 1 }, (_, i) => ({ template_id: `t${i}`, asset_value: 'big.io', severity: 'low' }));
     s.vulns.upsertMany('big.io', rows, RUN2);
     s.db.prepare('UPDATE runs SET completed_at = ? WHERE id = ?').run(AFTER, run.id);
-    const { assets, vulns } = (await recordRunDiff({ store: s, repos: asyncSqlite(s) }, run.id))!;
+    const { assets, vulns } = (await recordRunDiff({ repos: asyncSqlite(s) }, run.id))!;
     expect(vulns).toMatchObject({ from_time: RUN1, to_time: AFTER, total_added: DIFF_ITEM_LIMIT + 1, total_removed: 0, total_changed: 0, run_id: run.id });
     const data = JSON.parse(vulns.diff_data);
     expect(data.added).toHaveLength(DIFF_ITEM_LIMIT);

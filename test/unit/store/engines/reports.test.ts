@@ -1,6 +1,9 @@
 /** Diff snapshots, /stats and asset facets on both engines. */
 import { describe, expect, it } from 'vitest';
 import { ENGINES, useStore } from './engines.js';
+import { runReads } from '../../../../src/store/reads.js';
+import { assetDiffReads, vulnDiffReads } from '../../../../src/ingest/diff.js';
+import { renderReportAsync } from '../../../../src/report/index.js';
 
 const T1 = '2024-01-01T00:00:00.000Z';
 
@@ -60,5 +63,36 @@ describe.each(ENGINES)('reports on $name', (engine) => {
     expect((await s().assetStats.facets(undefined, [])).technologies).toEqual([]);
     expect(await s().assetStats.totals({ workspace: 'ws' })).toEqual({ byType: [{ k: 'url', n: 2 }, { k: 'subdomain', n: 1 }], byStatus: [{ k: 200, n: 2 }, { k: 404, n: 1 }], total: 3 });
     expect((await s().assetStats.totals({})).total).toBe(4);
+  });
+});
+
+describe.each(ENGINES)('diff and report read programs on $name', (engine) => {
+  const s = useStore(engine);
+  const T0 = '2024-01-01T00:00:00.000Z';
+  const T2 = '2024-03-01T00:00:00.000Z';
+  const T3 = '2024-04-01T00:00:00.000Z';
+
+  it('computes the asset and vulnerability diff of a window', async () => {
+    await s().assets.upsertMany('ws', [{ asset_value: 'old.io', status_code: 200 }, { asset_value: 'gone.io' }], T0);
+    await s().vulns.upsertMany('ws', [{ vuln_info: 'v-old', severity: 'low', asset_value: 'old.io' }], T0);
+    await s().assets.upsertMany('ws', [{ asset_value: 'new.io' }, { asset_value: 'old.io', status_code: 500 }], T2);
+    await s().vulns.upsertMany('ws', [{ vuln_info: 'v-new', severity: 'high', asset_value: 'new.io' }], T2);
+    const a = await runReads(assetDiffReads('ws', T1.replace('01-01', '02-01'), T3), s());
+    expect(a.added.map((x) => x.asset_value)).toEqual(['new.io']);
+    expect(a.removed.map((x) => x.asset_value)).toEqual(['gone.io']);
+    expect(a.changed).toEqual([{ asset_id: expect.any(Number), asset_value: 'old.io', url: '', changes: [{ field: 'status_code', old_value: 200, new_value: 500 }] }]);
+    expect(a.summary).toEqual({ total_added: 1, total_removed: 1, total_changed: 1 });
+    const v = await runReads(vulnDiffReads('ws', '2024-02-01T00:00:00.000Z', T3), s());
+    expect(v.added.map((x) => x.vuln_info)).toEqual(['v-new']);
+    expect(v.summary.total_removed).toBe(1);
+  });
+
+  it('renders a workspace report with the changes since a date', async () => {
+    await s().assets.upsertMany('ws', [{ asset_value: 'a.io', asset_type: 'subdomain' }], T0);
+    await s().vulns.upsertMany('ws', [{ vuln_info: 'xss', severity: 'high', asset_value: 'a.io' }], T2);
+    const json = JSON.parse(await renderReportAsync(s(), 'ws', 'json', { since: '2024-02-01T00:00:00.000Z' }));
+    expect(json.summary).toMatchObject({ assets: 1, assets_by_type: { subdomain: 1 }, findings: 1 });
+    expect(json.changes.findings.summary.total_added).toBe(1);
+    expect(json.changes.assets.summary.total_added).toBe(0);
   });
 });
