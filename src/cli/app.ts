@@ -1,8 +1,7 @@
 /** The application context of one CLI command, built from the global flags. */
-import { dbEngineOf } from '../store/pg/config.js';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createAppContext, type AppContext } from '../services/context.js';
+import { openAppContext, type AppContext } from '../services/context.js';
 import { errors } from '../errors.js';
 import { findOrg, orgFilter } from '../services/orgs.js';
 import type { GlobalOptions } from './context.js';
@@ -31,22 +30,20 @@ export function setActiveOrg(app: AppContext, uuid: string | undefined): void {
   else writeFileSync(file, `${uuid}\n`, { mode: 0o600 });
 }
 
-/** Opens settings, database and workflow loader for the folders the global flags name. */
-export function openApp(o: GlobalOptions): AppContext {
-  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
-  // The runtime store is SQLite-only for now: say so rather than read the SQLite base silently.
-  if (dbEngineOf(app.settings().settings.database) === 'postgresql' && !o.json) {
-    process.stderr.write(`⚠ database.db_engine is postgresql, but this command reads the SQLite base ${app.settings().paths.db}: the runtime store on PostgreSQL is not available yet (docs/database.md)\n`);
-  }
-  return app;
+/**
+ * Opens settings, database and workflow loader for the folders the global flags name, on the
+ * engine the settings select (SQLite, or PostgreSQL with `database.db_engine: postgresql`).
+ */
+export function openApp(o: GlobalOptions): Promise<AppContext> {
+  return openAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
 }
 
 /** Runs `fn` with an application context and closes it afterwards (once `fn`'s promise settled). */
 export async function withApp<T>(o: GlobalOptions, fn: (app: AppContext) => T | Promise<T>): Promise<T> {
-  const app = openApp(o);
+  const app = await openApp(o);
   try {
     return await fn(app);
   } finally {
-    app.close();
+    await app.close();
   }
 }

@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { RUN_WRITE_PATIENCE_MS, withPatience } from '../store/patience.js';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -111,7 +112,12 @@ export interface RunSetup {
  * flow), state files, artifacts and the summary. Never throws for workflow failures: the outcome
  * carries the status; the run row is always left in a terminal state.
  */
-export async function executeRun(deps: EngineDeps, runId: number, input: RunInput, display: DisplayOptions, source: RunSource, setup: RunSetup): Promise<RunOutcome> {
+export function executeRun(deps: EngineDeps, runId: number, input: RunInput, display: DisplayOptions, source: RunSource, setup: RunSetup): Promise<RunOutcome> {
+  // A run's writes wait for a database that blinked instead of failing the run (src/store/patience.ts).
+  return withPatience(RUN_WRITE_PATIENCE_MS, () => executeRunNow(deps, runId, input, display, source, setup));
+}
+
+async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, display: DisplayOptions, source: RunSource, setup: RunSetup): Promise<RunOutcome> {
   const started = Date.now();
   const settings = deps.settings();
   const run0 = await deps.repos.runs.get(runId);

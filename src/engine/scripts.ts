@@ -59,7 +59,7 @@ function workerContext(scope: Scope): WorkerFnContext {
     target: c.target,
     output: c.output,
     stateFile: c.stateFile,
-    dbPath: scope.exec.deps.store.path,
+    dbPath: scope.exec.deps.store?.path,
     settings: scope.exec.settings.settings,
     ...(c.scope ? { scope: c.scope } : {}),
   };

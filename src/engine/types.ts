@@ -1,5 +1,6 @@
 import type { LanePool } from './steps/lanes.js';
 import type { AsyncStore, Store } from '../store/index.js';
+import type { DbLocator } from '../store/locator.js';
 import type { LoadedSettings } from '../settings/index.js';
 import type { WorkflowLoader } from '../workflow/loader.js';
 import type { RunnerConfig, RunnerType, Step, Workflow } from '../workflow/types.js';
@@ -13,10 +14,12 @@ import type { LayerSpec, ScopeCounts, ScopeSet, ScopeSpec } from '../scope/index
 /** What the engine needs from its host (CLI process or daemon). */
 export interface EngineDeps {
   /**
-   * The synchronous SQLite store. Being replaced by `repos` (issue 14): new code and converted
-   * code use `repos`; what is left on `store` is listed in docs/database.md.
+   * The synchronous SQLite store, present only when the engine is SQLite (SQLite-file tooling and
+   * inline script evaluation use it); everything else uses `repos` (docs/database.md).
    */
-  store: Store;
+  store?: Store;
+  /** Where another process or thread (script evaluators) reopens the same database. */
+  db: DbLocator;
   /** The store behind the async repository interface: SQLite (adapted) or PostgreSQL. */
   repos: AsyncStore;
   /** Read at each run start so a settings reload applies to the next run. */

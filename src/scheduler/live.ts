@@ -8,7 +8,7 @@ import type { AppContext } from '../services/context.js';
 /** What services may ask of the live scheduler. */
 export interface LiveScheduler {
   /** Re-reads one schedule row and (re-)registers or drops its trigger. */
-  syncSchedule(id: string): void;
+  syncSchedule(id: string): Promise<void>;
   /** Re-reads the triggers declared in workflow files (after a workflows refresh or upload). */
   reloadWorkflowTriggers(): void;
   /** Looks at new events now instead of at the next poll. */

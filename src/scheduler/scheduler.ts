@@ -161,7 +161,10 @@ export class Scheduler implements LiveScheduler {
       reg.error = messageOf(err);
       this.log('scheduler: trigger not registered', { trigger: spec.key, error: reg.error });
     }
-    if (spec.scheduleId) this.app.store.schedules.setNextRun(spec.scheduleId, reg.nextRun);
+    if (spec.scheduleId) {
+      const written = this.app.repos.schedules.setNextRun(spec.scheduleId, reg.nextRun); // awaited below
+      this.track(written.catch((err: unknown) => this.log('scheduler: next_run not written', { trigger: spec.key, error: messageOf(err) })));
+    }
   }
 
   /** Drops a trigger: its cron task and watcher stop. */
@@ -175,11 +178,11 @@ export class Scheduler implements LiveScheduler {
   }
 
   /** Re-reads one schedule row: registers, re-registers or drops its trigger. */
-  syncSchedule(id: string): void {
-    const row = this.app.store.schedules.get(id);
+  async syncSchedule(id: string): Promise<void> {
+    const row = await this.app.repos.schedules.get(id);
     if (!row || !row.is_enabled) {
       this.unregister(scheduleKey(id));
-      if (row) this.app.store.schedules.setNextRun(id, null);
+      if (row) await this.app.repos.schedules.setNextRun(id, null);
       return;
     }
     this.register(specFromSchedule(row));

@@ -5,7 +5,7 @@
  * (topic `database.table_cleared`, processed) and dropped schedules leave the live scheduler.
  */
 import { OsmError } from '../errors.js';
-import { ADMIN_TABLES, adminTableCounts, clearAdminTable, isAdminTable, type AdminTable } from '../store/admin.js';
+import { ADMIN_TABLES, isAdminTable, type AdminTable } from '../store/admin.js';
 import { liveScheduler } from '../scheduler/live.js';
 import type { AppContext } from './context.js';
 
@@ -29,8 +29,8 @@ export const databaseErrors = {
 };
 
 /** GET /database/tables. */
-export function listTables(app: AppContext): { data: { name: string; row_count: number }[]; valid_tables: string[] } {
-  return { data: adminTableCounts(app.store), valid_tables: validTables() };
+export async function listTables(app: AppContext): Promise<{ data: { name: string; row_count: number }[]; valid_tables: string[] }> {
+  return { data: await app.repos.maintenance.adminCounts(), valid_tables: validTables() };
 }
 
 /** POST /database/tables/{table}/clear: checks in the reference's order (force, then the table name). */
@@ -39,10 +39,10 @@ export async function clearTable(app: AppContext, table: string, force: boolean 
   if (!isAdminTable(table)) throw databaseErrors.unknownTable(table);
   let result;
   try {
-    result = clearAdminTable(app.store, table);
+    result = await app.repos.maintenance.clearTable(table);
   } catch (err) {
     // A foreign key added by a later migration must give a clear answer, not a 500.
-    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw databaseErrors.referenced(table);
+    if (['SQLITE_CONSTRAINT_FOREIGNKEY', '23503'].includes(String((err as { code?: string }).code))) throw databaseErrors.referenced(table);
     throw err;
   }
   if (!result.cleared) {
@@ -50,7 +50,7 @@ export async function clearTable(app: AppContext, table: string, force: boolean 
     throw r.reason === 'active_runs' ? databaseErrors.activeRuns(table, r.count) : databaseErrors.workspaceData(r.assets, r.vulnerabilities);
   }
   const scheduler = liveScheduler(app);
-  for (const id of result.scheduleIds) scheduler?.syncSchedule(id);
+  for (const id of result.scheduleIds) await scheduler?.syncSchedule(id);
   try {
     await app.repos.events.insert({
       topic: 'database.table_cleared', name: 'database.table_cleared', source: 'api', source_type: 'api', data_type: 'admin',

@@ -85,7 +85,7 @@ async function evaluateIsolated(app: AppContext, script: string, vars: Record<st
   const pool = apiScriptPool();
   if (!pool) return evaluate(script, vars, { timeoutMs, ctx: { store: app.store, settings, outbound, log: () => undefined } }).value;
   try {
-    return await pool.run({ script, vars, ctx: { dbPath: app.store.path, settings, outbound }, timeoutMs });
+    return await pool.run({ script, vars, ctx: { dbPath: app.store?.path, settings, outbound }, timeoutMs });
   } catch (err) {
     if (err instanceof ScriptCallError && err.kind === 'unavailable') throw errors.evaluatorUnavailable(err.message);
     throw err;

@@ -142,7 +142,7 @@ export async function createSchedule(app: AppContext, fields: ScheduleFields, sc
     is_enabled: d.enabled,
     next_run: d.enabled && d.triggerType === 'cron' ? nextCronRun(d.schedule) : null,
   });
-  liveScheduler(app)?.syncSchedule(row.id);
+  await liveScheduler(app)?.syncSchedule(row.id);
   return (await app.repos.schedules.get(row.id)) ?? row;
 }
 
@@ -177,7 +177,7 @@ export async function updateSchedule(app: AppContext, id: string, fields: Schedu
   });
   if (!row) throw errors.scheduleNotFound();
   await app.repos.schedules.setNextRun(id, d.enabled && d.triggerType === 'cron' ? nextCronRun(d.schedule) : null);
-  liveScheduler(app)?.syncSchedule(id);
+  await liveScheduler(app)?.syncSchedule(id);
   return (await app.repos.schedules.get(id)) ?? row;
 }
 
@@ -185,7 +185,7 @@ export async function updateSchedule(app: AppContext, id: string, fields: Schedu
 export async function deleteSchedule(app: AppContext, id: string, scope: Scope = UNRESTRICTED): Promise<void> {
   await getSchedule(app, id, scope);
   if (!(await app.repos.schedules.delete(id))) throw errors.scheduleNotFound();
-  liveScheduler(app)?.syncSchedule(id);
+  await liveScheduler(app)?.syncSchedule(id);
 }
 
 /** Enables or disables a schedule (next_run recomputed or cleared) and re-registers it. */
@@ -197,7 +197,7 @@ export async function setScheduleEnabled(app: AppContext, id: string, enabled: b
   }
   await app.repos.schedules.setEnabled(id, enabled);
   await app.repos.schedules.setNextRun(id, enabled && row.trigger_type === 'cron' ? nextCronRun(row.schedule) : null);
-  liveScheduler(app)?.syncSchedule(id);
+  await liveScheduler(app)?.syncSchedule(id);
   return getSchedule(app, id);
 }
 

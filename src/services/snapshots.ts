@@ -18,7 +18,7 @@ import { isSnapshotName, snapshotFileName, workspaceFromFileName } from '../snap
 import { DEFAULT_ZIP_LIMITS, type ZipLimits } from '../snapshot/safe-unzip.js';
 import { UNRESTRICTED, workspaceInScope, type Scope } from '../auth/scope.js';
 
-type SnapshotApp = { store: Store; repos: AsyncStore; settings: () => LoadedSettings };
+type SnapshotApp = { repos: AsyncStore; settings: () => LoadedSettings };
 
 export const IMPORT_WARNING = 'Imported workspace database state may be unstable. Only import from trusted sources.';
 

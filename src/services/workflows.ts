@@ -99,6 +99,18 @@ export function assertWorkflowName(name: string): void {
   if (typeof name !== 'string' || name.trim() === '' || /[/\\\0]/.test(name) || name.includes('..')) throw errors.invalidWorkflowName();
 }
 
+/** The file under `dir` whose workflow declares `name` (files that fail to load are skipped). */
+function byDeclaredName(app: AppContext, dir: string, name: string): string | undefined {
+  for (const file of listWorkflowFiles(dir)) {
+    try {
+      if (app.loader.loadFile(file).name === name) return file;
+    } catch {
+      // not a loadable workflow: not this one
+    }
+  }
+  return undefined;
+}
+
 /**
  * The file of a workflow named by the API: looked up by name inside the workflows folder only
  * (never as a path relative to the daemon's working directory), then through the index.
@@ -113,10 +125,11 @@ export function resolveWorkflowFile(app: AppContext, name: string): string {
   } catch (err) {
     if (!isOsmError(err) || err.code !== 'OSM_ERR_WORKFLOW_NOT_FOUND') throw err;
   }
-  // Still on the synchronous store: run creation (createRuns, distributed routing) resolves
-  // workflows synchronously.
-  const row = app.store.workflows.get(stem);
-  if (row && isInside(dir, resolve(row.file_path)) && existsSync(row.file_path)) return row.file_path;
+  // A workflow whose declared name differs from its file name. Run creation and distributed
+  // routing resolve synchronously: the SQLite index answers at once; without it (PostgreSQL, whose
+  // index rows may come from another machine's folder) the folder's own files are read.
+  const file = app.store ? app.store.workflows.get(stem)?.file_path : byDeclaredName(app, dir, stem);
+  if (file && isInside(dir, resolve(file)) && existsSync(file)) return file;
   throw errors.apiWorkflowNotFound();
 }
 

@@ -15,7 +15,7 @@
  * Table names are never taken from the request: only the fixed list below reaches SQL.
  */
 import { DIFF_SNAPSHOT_TABLES } from './asset-diffs.js';
-import type { Store } from './db.js';
+import type { Db } from './sql.js';
 
 /** The clearable tables, in the reference's order (also the `valid_tables` of its answers). */
 export const ADMIN_TABLES = [
@@ -27,15 +27,8 @@ export function isAdminTable(name: string): name is AdminTable {
   return (ADMIN_TABLES as readonly string[]).includes(name);
 }
 
-/** Row count of each clearable table, in order. */
-export function adminTableCounts(store: Store): { name: AdminTable; row_count: number }[] {
-  return store.db.transaction(() =>
-    ADMIN_TABLES.map((name) => {
-      const row = store.db.prepare(`SELECT COUNT(*) AS n FROM "${name}"`).get() as { n: number };
-      return { name, row_count: Number(row.n) };
-    }),
-  )();
-}
+/** Counts every clearable table, in order. */
+export const ADMIN_COUNT_SQL = ADMIN_TABLES.map((name) => `SELECT COUNT(*) AS n FROM "${name}"`);
 
 /** Why a clear was refused (nothing was deleted). */
 export type ClearRefusal =
@@ -46,34 +39,65 @@ export type ClearResult =
   | { cleared: true; table: AdminTable; rows: number; scheduleIds: string[] }
   | { cleared: false; table: AdminTable; refusal: ClearRefusal };
 
-const count = (store: Store, sql: string): number => Number((store.db.prepare(sql).get() as { n: number }).n);
+/** One statement of a clear: a count, a change (its row count is the answer) or a list of ids. */
+export type ClearStatement = { kind: 'count' | 'change' | 'ids'; sql: string };
+
+function* stmt(kind: ClearStatement['kind'], sql: string): Generator<ClearStatement, number | string[], number | string[]> {
+  return yield { kind, sql };
+}
 
 /**
- * Deletes every row of `table` (and what depends on it, see above) in one IMMEDIATE transaction,
- * so the checks and the delete see the same database. Returns the refusal instead when the clear
- * would break state the engine or the counters rely on.
+ * The clear of `table` as a program of dialect-neutral statements (see above), run by each engine
+ * inside one transaction that keeps writers of the checked tables out (tables to lock:
+ * `clearLocks`), so the checks and the delete see the same database. Returns the refusal instead
+ * when the clear would break state the engine or the counters rely on.
  */
-export function clearAdminTable(store: Store, table: AdminTable): ClearResult {
-  return store.tx((): ClearResult => {
-    const db = store.db;
-    if (table === 'runs' || table === 'step_results') {
-      const active = count(store, `SELECT COUNT(*) AS n FROM runs WHERE status IN ('running', 'queued')`);
-      if (active > 0) return { cleared: false, table, refusal: { reason: 'active_runs', count: active } };
-    }
-    if (table === 'workspaces') {
-      const assets = count(store, 'SELECT COUNT(*) AS n FROM assets');
-      const vulnerabilities = count(store, 'SELECT COUNT(*) AS n FROM vulnerabilities');
-      if (assets + vulnerabilities > 0) return { cleared: false, table, refusal: { reason: 'workspace_data', assets, vulnerabilities } };
-    }
-    let scheduleIds: string[] = [];
-    if (table === 'runs') {
-      db.prepare('DELETE FROM artifacts WHERE run_id IN (SELECT id FROM runs)').run();
-      for (const diffs of DIFF_SNAPSHOT_TABLES) db.prepare(`UPDATE ${diffs} SET run_id = 0 WHERE run_id <> 0`).run();
-    }
-    if (table === 'schedules') {
-      scheduleIds = (db.prepare('SELECT id FROM schedules').all() as { id: string }[]).map((r) => r.id);
-    }
-    const rows = db.prepare(`DELETE FROM "${table}"`).run().changes;
-    return { cleared: true, table, rows, scheduleIds };
-  });
+export function* clearProgram(table: AdminTable): Generator<ClearStatement, ClearResult, number | string[]> {
+  if (table === 'runs' || table === 'step_results') {
+    const active = (yield* stmt('count', `SELECT COUNT(*) AS n FROM runs WHERE status IN ('running', 'queued')`)) as number;
+    if (active > 0) return { cleared: false, table, refusal: { reason: 'active_runs', count: active } };
+  }
+  if (table === 'workspaces') {
+    const assets = (yield* stmt('count', 'SELECT COUNT(*) AS n FROM assets')) as number;
+    const vulnerabilities = (yield* stmt('count', 'SELECT COUNT(*) AS n FROM vulnerabilities')) as number;
+    if (assets + vulnerabilities > 0) return { cleared: false, table, refusal: { reason: 'workspace_data', assets, vulnerabilities } };
+  }
+  let scheduleIds: string[] = [];
+  if (table === 'runs') {
+    yield* stmt('change', 'DELETE FROM artifacts WHERE run_id IN (SELECT id FROM runs)');
+    for (const diffs of DIFF_SNAPSHOT_TABLES) yield* stmt('change', `UPDATE ${diffs} SET run_id = 0 WHERE run_id <> 0`);
+  }
+  if (table === 'schedules') scheduleIds = (yield* stmt('ids', 'SELECT id FROM schedules')) as string[];
+  const rows = (yield* stmt('change', `DELETE FROM "${table}"`)) as number;
+  return { cleared: true, table, rows, scheduleIds };
+}
+
+/** Tables whose writers a clear of `table` keeps out while it checks and deletes. */
+export function clearLocks(table: AdminTable): string[] {
+  if (table === 'runs' || table === 'step_results') return ['runs', 'step_results'];
+  if (table === 'workspaces') return ['workspaces', 'assets', 'vulnerabilities'];
+  return [table];
+}
+
+/** Row count of each clearable table, in order (one read transaction). */
+export function adminTableCounts(db: Db): { name: AdminTable; row_count: number }[] {
+  return db.transaction(() => ADMIN_TABLES.map((name, i) => ({ name, row_count: Number((db.prepare(ADMIN_COUNT_SQL[i]!).get() as { n: number }).n) })))();
+}
+
+/** Runs the clear of `table` in one IMMEDIATE transaction (SQLite: the write lock keeps every writer out). */
+export function clearAdminTable(db: Db, table: AdminTable): ClearResult {
+  return db
+    .transaction((): ClearResult => {
+      const prog = clearProgram(table);
+      let step = prog.next();
+      while (!step.done) {
+        const { kind, sql } = step.value;
+        const st = db.prepare(sql);
+        step = prog.next(
+          kind === 'count' ? Number((st.get() as { n: number }).n) : kind === 'ids' ? (st.all() as { id: string }[]).map((r) => String(r.id)) : st.run().changes,
+        );
+      }
+      return step.value;
+    })
+    .immediate();
 }

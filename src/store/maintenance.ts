@@ -12,6 +12,7 @@ import { runReadOnlyQuery, type QueryResult } from './readonly-query.js';
 import { latestVersion, pendingMigrations, schemaVersion } from './migrate.js';
 import { migrations } from './migrations/index.js';
 import type { Db } from './sql.js';
+import { adminTableCounts, clearAdminTable, type AdminTable, type ClearResult } from './admin.js';
 
 export interface MaintenanceRepo {
   /** Throws when the database does not answer a trivial query. */
@@ -28,6 +29,10 @@ export interface MaintenanceRepo {
   /** Migrations not applied yet (none for an open store: opening migrates). */
   pending(): { version: number; name: string }[];
   latestVersion(): number;
+  /** Row count of each table the API may clear (GET /database/tables), in one read. */
+  adminCounts(): { name: AdminTable; row_count: number }[];
+  /** Clears one of those tables with what depends on it, or says why not (src/store/admin.ts). */
+  clearTable(table: AdminTable): ClearResult;
 }
 
 export function createMaintenanceRepo(db: Db): MaintenanceRepo {
@@ -48,6 +53,8 @@ export function createMaintenanceRepo(db: Db): MaintenanceRepo {
     schemaVersion: () => schemaVersion(db),
     pending: () => pendingMigrations(db).map((m) => ({ version: m.version, name: m.name })),
     latestVersion: () => latestVersion(),
+    adminCounts: () => adminTableCounts(db),
+    clearTable: (table) => clearAdminTable(db, table),
   };
 }
 

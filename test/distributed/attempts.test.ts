@@ -12,7 +12,7 @@ import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/cli.js';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
-import { createAppContext, type AppContext } from '../../src/services/context.js';
+import { createAppContext, type SqliteAppContext as AppContext } from '../../src/services/context.js';
 import { openStore } from '../../src/store/index.js';
 import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
 import { DistributedMaster } from '../../src/distributed/master.js';

@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runOsm } from '../helpers/cli.js';
 import { editSettingsFile, startS3 } from '../helpers/s3.js';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
-import { createAppContext, type AppContext } from '../../src/services/context.js';
+import { createAppContext, type SqliteAppContext as AppContext } from '../../src/services/context.js';
 import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
 import { DistributedMaster } from '../../src/distributed/master.js';
 import { DistributedWorker } from '../../src/distributed/worker.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Queue } from 'bullmq';
 import { expect } from 'vitest';
-import type { AppContext } from '../../src/services/context.js';
+import type { SqliteAppContext as AppContext } from '../../src/services/context.js';
 import { QUEUE_NAME } from '../../src/distributed/keys.js';
 import { connectionOptions, type DistributedConfig } from '../../src/distributed/redis-config.js';
 

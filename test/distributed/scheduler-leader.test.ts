@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createAppContext, type AppContext } from '../../src/services/context.js';
+import { createAppContext, type SqliteAppContext as AppContext } from '../../src/services/context.js';
 import { startLeaderScheduler } from '../../src/distributed/scheduler-leader.js';
 import { resolveDistributedConfig } from '../../src/distributed/redis-config.js';
 import { liveScheduler } from '../../src/scheduler/live.js';

@@ -1,7 +1,7 @@
 /**
- * `database.db_engine: postgresql` while the runtime store is SQLite-only: osm serve and osm run
- * refuse to start (naming host:port, reachability and the cause) instead of silently using
- * SQLite; osm db status and osm health report the engine and whether it answers.
+ * `database.db_engine: postgresql`: osm serve and osm run run on PostgreSQL; an unreachable server
+ * stops them at start with an error naming host:port and the cause (never a silent fall back to
+ * SQLite); osm db status and osm health report the engine and whether it answers.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,14 +21,11 @@ describe('db_engine postgresql', () => {
   afterAll(() => base.cleanup());
   const osm = (args: string[], env: Record<string, string>) => runOsm(['-b', base.dir, ...args], { env });
 
-  it('osm serve and osm run refuse to start, name host:port and the cause, and never create the SQLite base', async () => {
-    for (const args of [['serve', '--port', '0'], ['run', '-m', 'anything', '-t', 'example.com']]) {
+  it('osm serve and osm run on an unreachable server stop at start, name host:port and the cause, and never create the SQLite base', async () => {
+    for (const args of [['serve', '--port', '0'], ['run', '-m', 'sample-recon', '-t', 'example.com']]) {
       const r = await osm(args, { OSM_DATABASE_URL: DEAD });
       expect(r.code, args.join(' ')).not.toBe(0);
-      expect(r.stderr).toContain('127.0.0.1:1');
-      expect(r.stderr).toMatch(/not reachable: connection refused/);
-      expect(r.stderr).toContain('runtime store on PostgreSQL is not available yet');
-      expect(r.stderr).toContain('osm db copy');
+      expect(r.stderr).toMatch(/PostgreSQL at 127\.0\.0\.1:1 is unavailable: connection refused/);
       expect(r.stderr + r.stdout).not.toContain('hunter22pw');
     }
     expect(existsSync(join(base.dir, 'database-osm.sqlite'))).toBe(false);
@@ -50,7 +47,7 @@ describe('db_engine postgresql', () => {
   it('osm health reports the engine and PostgreSQL reachability', async () => {
     const r = await osm(['health', '--json'], { OSM_DATABASE_URL: DEAD });
     const checks = JSON.parse(r.stdout).checks as { section: string; name: string; ok: boolean; detail: string }[];
-    expect(checks.find((c) => c.name === 'engine')).toMatchObject({ section: 'Database', ok: false });
+    expect(checks.find((c) => c.name === 'engine')).toMatchObject({ section: 'Database', ok: true, detail: 'postgresql' });
     expect(checks.find((c) => c.name === 'postgresql')?.detail).toMatch(/127\.0\.0\.1:1.*not reachable/);
     expect(r.code).toBe(1);
   }, 300_000);
@@ -69,16 +66,32 @@ describe.skipIf(!available)('db_engine postgresql, server reachable', () => {
     await pg?.drop();
   });
 
-  it('db migrate applies every migration, db status shows the version; serve still refuses (reachable)', async () => {
+  it('db migrate applies every migration, db status shows the version', async () => {
     const env = { OSM_DATABASE_URL: pg.url };
     const m = await runOsm(['-b', base.dir, 'db', 'migrate', '--json'], { env });
     expect(m.code, m.stderr).toBe(0);
     expect(JSON.parse(m.stdout)).toMatchObject({ engine: 'postgresql', schema_version: latestVersion() });
     const s = JSON.parse((await runOsm(['-b', base.dir, 'db', 'status', '--json'], { env })).stdout);
     expect(s).toMatchObject({ engine: 'postgresql', reachable: true, postgresql: { reachable: true, schema_version: latestVersion(), pending: [] } });
-    const serve = await runOsm(['-b', base.dir, 'serve', '--port', '0'], { env });
-    expect(serve.code).not.toBe(0);
-    expect(serve.stderr).toMatch(/reachable \(server /);
-    expect(serve.stderr).toContain('not available yet');
+  }, 300_000);
+
+  it('osm run executes on PostgreSQL: run, steps and events are rows there, no SQLite base is created', async () => {
+    const env = { OSM_DATABASE_URL: pg.url };
+    const r = await runOsm(['-b', base.dir, 'run', '-m', 'sample-recon', '-t', 'pg.example.com', '--json'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(join(base.dir, 'database-osm.sqlite'))).toBe(false);
+    const { openPgStore } = await import('../../src/store/pg/store.js');
+    const store = await openPgStore(pg.url, { migrate: false });
+    try {
+      const runs = await store.runs.list({ target: 'pg.example.com' }, { offset: 0, limit: 10 });
+      expect(runs.data).toHaveLength(1);
+      expect(runs.data[0]).toMatchObject({ status: 'completed', workflow_name: 'sample-recon' });
+      const steps = await store.steps.list({ run_id: runs.data[0]!.id }, { offset: 0, limit: 50 });
+      expect(steps.data.length).toBeGreaterThan(0);
+      expect(steps.data.every((st) => st.status === 'completed' || st.status === 'skipped')).toBe(true);
+      expect((await store.events.list({ topic: 'run.completed' }, { offset: 0, limit: 10 })).data.length).toBe(1);
+    } finally {
+      await store.close();
+    }
   }, 300_000);
 });

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { createAppContext, type AppContext } from '../../src/services/context.js';
+import { createAppContext, openAppContext, type SqliteAppContext as AppContext } from '../../src/services/context.js';
+import { createMigratedPgDatabase, TEST_ENGINE } from './pg.js';
 import { buildServer } from '../../src/server/app.js';
 import { RunQueue } from '../../src/engine/queue.js';
 import { tempDir } from './tmp.js';
@@ -21,7 +22,11 @@ export interface TestServer {
  */
 export async function makeTestServer(opts: { noAuth?: boolean; withQueue?: boolean; workflowFolder?: string; limit?: number } = {}): Promise<TestServer> {
   const { dir, cleanup } = tempDir('osm-srv-');
-  const app = createAppContext({ baseFolder: dir, workflowFolder: opts.workflowFolder });
+  // OSM_TEST_ENGINE=postgresql: the same server on a fresh PostgreSQL database (dropped at close).
+  const pgDb = TEST_ENGINE === 'postgresql' ? await createMigratedPgDatabase('osm_api') : undefined;
+  const app = (pgDb
+    ? await openAppContext({ baseFolder: dir, workflowFolder: opts.workflowFolder, databaseUrl: pgDb.url })
+    : createAppContext({ baseFolder: dir, workflowFolder: opts.workflowFolder })) as AppContext;
   const queue = opts.withQueue ? new RunQueue(app, { limit: () => opts.limit ?? 2, pollMs: 200 }) : undefined;
   const server = await buildServer(app, { noAuth: opts.noAuth, queue });
   await server.ready();
@@ -37,7 +42,8 @@ export async function makeTestServer(opts: { noAuth?: boolean; withQueue?: boole
     close: async () => {
       await queue?.stop(5000);
       await server.close();
-      app.close();
+      await app.close();
+      await pgDb?.drop();
       cleanup();
     },
   };

@@ -32,7 +32,7 @@ export async function assetsList(command: Command): Promise<void> {
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
   const limit = intFlag(o.limit, '--limit', 50);
   const status = o.status === undefined ? undefined : intFlag(o.status, '--status', 0, 999);
-  const app = openApp(o);
+  const app = await openApp(o);
   try {
     // The global --org: only assets of that org's workspaces.
     const org = await commandOrg(app, o);
@@ -62,6 +62,6 @@ export async function assetsList(command: Command): Promise<void> {
     ui.out(await renderTable(['ID', 'Workspace', 'Asset', 'Status', 'Title', 'Type', 'Tech'], rows, { color: colorEnabled(o.disableColor) }));
     ui.out(`Showing ${r.data.length} of ${r.total} assets`);
   } finally {
-    app.close();
+    await app.close();
   }
 }

@@ -10,6 +10,9 @@ import { dbEngineOf, pgTargetFromSettings } from '../../store/pg/config.js';
 import { probePg } from '../../store/pg/pool.js';
 import { distributedWarnings } from '../../distributed/routing.js';
 import { messageOf } from '../../errors.js';
+import type { AppContext } from '../../services/context.js';
+import { loadSettings } from '../../settings/index.js';
+import { WorkflowLoader } from '../../workflow/loader.js';
 
 interface Check {
   section: string;
@@ -42,12 +45,21 @@ function reachable(host: string, port: number, ms = 2000): Promise<boolean> {
  */
 export async function healthAction(command: Command): Promise<void> {
   const o = optionsOf<{ strict?: boolean }>(command);
-  const app = openApp(o);
   const checks: Check[] = [];
+  // A database that cannot be opened is a failed check, not the end of the report.
+  let app: AppContext | undefined;
+  let openError = '';
+  try {
+    app = await openApp(o);
+  } catch (err) {
+    openError = messageOf(err);
+  }
+  const loaded = app?.settings() ?? loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const loader = app?.loader ?? new WorkflowLoader(loaded.paths.workflows);
   /** What a master's GET /osm/api/health would warn about (tasks waiting, no worker online or able). */
   let warnings: string[] = [];
   try {
-    const p = app.settings().paths;
+    const p = loaded.paths;
     for (const [name, dir] of [['base', p.base], ['workspaces', p.workspaces], ['workflows', p.workflows], ['data', p.data], ['binaries', p.binaries]] as const) {
       let ok = false;
       let detail = dir;
@@ -61,25 +73,27 @@ export async function healthAction(command: Command): Promise<void> {
       }
       checks.push({ section: 'Folders', name, ok, detail });
     }
-    const db = app.settings().settings.database;
+    const db = loaded.settings.database;
     const engine = dbEngineOf(db);
-    checks.push({ section: 'Database', name: 'engine', ok: engine === 'sqlite', detail: engine === 'sqlite' ? 'sqlite' : 'postgresql configured, but the runtime store on PostgreSQL is not available yet: osm serve and osm run refuse to start (see osm db status, docs/database.md)' });
+    checks.push({ section: 'Database', name: 'engine', ok: true, detail: engine });
     if (engine === 'postgresql') {
       const target = pgTargetFromSettings(db);
       const probe = await probePg(target);
       checks.push({ section: 'Database', name: 'postgresql', ok: probe.reachable, detail: `${target.display} (${probe.address}) ${probe.reachable ? `reachable, server ${probe.version}` : `not reachable: ${probe.cause}`}` });
     }
     try {
-      const r = app.store.maintenance.quickCheck();
-      checks.push({ section: 'Database', name: 'sqlite', ok: r === 'ok', detail: `${p.db} (quick_check: ${r})` });
+      if (!app) throw new Error(openError);
+      const r = await app.repos.maintenance.quickCheck();
+      const where = engine === 'postgresql' ? 'integrity' : `${p.db} (quick_check`;
+      checks.push({ section: 'Database', name: engine, ok: r === 'ok', detail: engine === 'postgresql' ? `${where}: ${r}` : `${where}: ${r})` });
     } catch (err) {
-      checks.push({ section: 'Database', name: 'sqlite', ok: false, detail: (err as Error).message });
+      checks.push({ section: 'Database', name: engine, ok: false, detail: (err as Error).message });
     }
     const files = existsSync(p.workflows) ? listWorkflowFiles(p.workflows) : [];
     const broken: string[] = [];
     const commands = new Map<string, string[]>();
     for (const f of files) {
-      const c = app.loader.check(f);
+      const c = loader.check(f);
       if (!c.workflow) broken.push(f);
       else for (const cmd of c.workflow.dependencies.commands) if (cmd) commands.set(cmd, [...(commands.get(cmd) ?? []), c.workflow.name]);
     }
@@ -90,14 +104,14 @@ export async function healthAction(command: Command): Promise<void> {
       const needed = `needed by ${[...new Set(users)].sort().join(', ')}`;
       checks.push({ section: 'Binaries', name: cmd, ok, optional: !o.strict, detail: ok ? 'found' : `not found, ${needed} (install it, or 'osm install binary')` });
     }
-    const redis = app.settings().settings.redis;
+    const redis = loaded.settings.redis;
     if (redis.host) {
       const ok = await reachable(redis.host, Number(redis.port));
       checks.push({ section: 'Services', name: 'redis', ok, detail: `${redis.host}:${redis.port}${ok ? '' : ' (unreachable)'}` });
-      if (ok) warnings = await distributedWarnings(app.settings()).catch((err: unknown) => [`cannot read the distributed queue: ${messageOf(err)}`]);
+      if (ok) warnings = await distributedWarnings(loaded).catch((err: unknown) => [`cannot read the distributed queue: ${messageOf(err)}`]);
     }
   } finally {
-    app.close();
+    await app?.close();
   }
   const failed = checks.filter((c) => !c.ok && !c.optional);
   const warned = checks.filter((c) => !c.ok && c.optional);

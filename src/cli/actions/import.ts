@@ -51,13 +51,13 @@ export async function importAction(tool: string, file: string, command: Command)
   const o = optionsOf<ImportOptions>(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
   const progress = progressPrinter(Boolean(o.silent));
-  const app = openApp(o);
+  const app = await openApp(o);
   let stats;
   try {
     stats = await importTool(app, { tool, file, workspace: o.workspace, source: o.source, baseUrl: o.baseUrl, onProgress: progress.onProgress, ...(o.scopeFile ? { scope: scopeFileSpec(o.scopeFile) } : {}) });
   } finally {
     progress.done();
-    app.close();
+    await app.close();
   }
   const imported = stats.new + stats.updated + stats.unchanged;
   if (stats.read > 0 && imported === 0 && stats.errors > 0) process.exitCode = 1;

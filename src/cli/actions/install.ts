@@ -1,4 +1,5 @@
 /** `osm install binary|workflow|list`: parse, call the registry service, print. */
+import type { AppContext } from '../../services/context.js';
 import type { Command } from 'commander';
 import { openApp } from '../app.js';
 import { directRegistryInfo, installBinaries, installWorkflow } from '../../services/registry.js';
@@ -23,7 +24,7 @@ interface BinaryOptions {
 export async function installBinaryAction(command: Command): Promise<void> {
   const o = optionsOf<BinaryOptions>(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent || o.json });
-  const app = appOf(o);
+  const app = await appOf(o);
   try {
     if (o.check) {
       await checkAction(app, o, ui);
@@ -47,11 +48,11 @@ export async function installBinaryAction(command: Command): Promise<void> {
     else ui.info(`${r.installed_count} installed, ${r.failed_count} failed (binaries folder: ${r.binaries_folder})`);
     if (r.failed_count > 0) process.exitCode = 1;
   } finally {
-    app.close();
+    await app.close();
   }
 }
 
-async function checkAction(app: ReturnType<typeof appOf>, o: GlobalOptions & BinaryOptions, ui: ReturnType<typeof createUi>): Promise<void> {
+async function checkAction(app: AppContext, o: GlobalOptions & BinaryOptions, ui: ReturnType<typeof createUi>): Promise<void> {
   const info = await directRegistryInfo(app, { registryUrl: o.registryUrl, caller: 'cli' });
   const wanted = o.name && o.name.length > 0 ? o.name : Object.keys(info.binaries);
   const rows = wanted.map((name) => {
@@ -71,7 +72,7 @@ async function checkAction(app: ReturnType<typeof appOf>, o: GlobalOptions & Bin
 export async function installWorkflowAction(command: Command, source: string): Promise<void> {
   const o = optionsOf(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
-  const app = appOf(o);
+  const app = await appOf(o);
   try {
     if (!o.json) ui.info(`Installing workflows from ${source}…`);
     const r = await installWorkflow(app, { source, caller: 'cli' });
@@ -83,7 +84,7 @@ export async function installWorkflowAction(command: Command, source: string): P
     if (r.backup) ui.info(`Previous workflows kept in ${r.backup}`);
     ui.info(`Index: ${r.indexed.added} added, ${r.indexed.updated} updated, ${r.indexed.removed} removed`);
   } finally {
-    app.close();
+    await app.close();
   }
 }
 
@@ -91,7 +92,7 @@ export async function installWorkflowAction(command: Command, source: string): P
 export async function installListAction(command: Command): Promise<void> {
   const o = optionsOf<{ registryUrl?: string }>(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
-  const app = appOf(o);
+  const app = await appOf(o);
   try {
     const info = await directRegistryInfo(app, { registryUrl: o.registryUrl, caller: 'cli' });
     if (o.json) {
@@ -103,6 +104,6 @@ export async function installListAction(command: Command): Promise<void> {
     const installed = Object.values(info.binaries).filter((b) => b.installed).length;
     ui.out(`${rows.length} binaries, ${installed} installed (registry: ${info.registry_url})`);
   } finally {
-    app.close();
+    await app.close();
   }
 }

@@ -44,7 +44,7 @@ export async function logsAction(command: Command, run: string): Promise<void> {
   const remote = remoteTarget(o);
   if (remote) return remoteLogs(remote.server, remote.apiKey, run, { step: o.step, tail, follow: Boolean(o.follow) }, print);
 
-  const app = openApp(o);
+  const app = await openApp(o);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.on('SIGINT', onSignal);
@@ -55,7 +55,7 @@ export async function logsAction(command: Command, run: string): Promise<void> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    app.close();
+    await app.close();
   }
 }
 

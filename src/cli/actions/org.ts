@@ -12,11 +12,11 @@ import { colorEnabled, createUi, renderTable } from '../output.js';
 async function withApp(command: Command, fn: (app: AppContext, o: GlobalOptions, ui: ReturnType<typeof createUi>) => Promise<void> | void): Promise<void> {
   const o = optionsOf(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
-  const app = openApp(o);
+  const app = await openApp(o);
   try {
     await fn(app, o, ui);
   } finally {
-    app.close();
+    await app.close();
   }
 }
 

@@ -18,9 +18,9 @@ interface RunsOptions {
   offset?: string;
 }
 
-function appOf(command: Command) {
+async function appOf(command: Command) {
   const o = optionsOf<RunsOptions>(command);
-  return { o, app: openApp(o) };
+  return { o, app: await openApp(o) };
 }
 
 /** How long a run took (or has been running), for the table. */
@@ -33,7 +33,7 @@ function elapsed(started: string | null, completed: string | null): string {
 
 /** `osm query runs [--status s] [--workflow w] [-t target] [-w ws] [--limit n] [--offset n]`. */
 export async function queryRuns(command: Command): Promise<void> {
-  const { o, app } = appOf(command);
+  const { o, app } = await appOf(command);
   try {
     if (o.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(o.status)) {
       throw errors.validation(`--status must be one of ${RUN_STATUSES.join(', ')}, got '${o.status}'`);
@@ -55,13 +55,13 @@ export async function queryRuns(command: Command): Promise<void> {
     ui.out(await renderTable(['ID', 'Run UUID', 'Workflow', 'Target', 'Status', 'Steps', 'Started', 'Took'], rows, { color: colorEnabled(o.disableColor) }));
     if (r.data.length < r.total) ui.out(`showing ${r.data.length} of ${r.total} runs (--offset/--limit for more)`);
   } finally {
-    app.close();
+    await app.close();
   }
 }
 
 /** `osm query steps <run>`: the step results of one run, in execution order. */
 export async function querySteps(command: Command, run: string): Promise<void> {
-  const { o, app } = appOf(command);
+  const { o, app } = await appOf(command);
   try {
     const steps = await runSteps(app, run);
     const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
@@ -76,6 +76,6 @@ export async function querySteps(command: Command, run: string): Promise<void> {
     const rows = steps.map((s) => [s.step_name, s.step_type, s.status, s.duration_ms !== null && s.duration_ms !== undefined ? formatDuration(s.duration_ms) : '', (s.error_message || s.output || '').split('\n')[0]!.slice(0, 60)]);
     ui.out(await renderTable(['Step', 'Type', 'Status', 'Took', 'Output / error'], rows, { color: colorEnabled(o.disableColor) }));
   } finally {
-    app.close();
+    await app.close();
   }
 }

@@ -11,7 +11,7 @@ import { parseParamPairs, parseParamsFileText } from '../../workflow/params.js';
 import type { AppContext } from '../../services/context.js';
 import { commandOrg, openApp } from '../app.js';
 import { loadSettings } from '../../settings/index.js';
-import { refuseUnsupportedEngine } from '../../store/pg/guard.js';
+import { WorkflowLoader } from '../../workflow/loader.js';
 import type { RunRecord } from '../../store/index.js';
 import { createRuns, normaliseTargets, executeStoredRun, type RunOptions } from '../../services/runs.js';
 import { chunkTargets, moduleSource, positiveInt, reshapeTargets, stdinTargets, type RunFlags } from './run-input.js';
@@ -47,7 +47,6 @@ async function runCommand(command: Command): Promise<void> {
   checkWebhookFlags(o);
   // A local run uses the runtime store, SQLite-only for now (a run sent to a server or master does not).
   const remote = (!o.asWebhook && Boolean(o.server ?? o.serverUrl ?? process.env.OSM_SERVER)) || Boolean(o.distributedRun);
-  if (!remote) await refuseUnsupportedEngine(loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }).settings.database, 'osm run');
   if (o.resume) return resumeAction(o);
   if (o.queueRun) return queueRunAction(o);
   if (o.flow && o.module?.length) throw errors.validation('use either -f/--flow or -m/--module, not both');
@@ -119,7 +118,7 @@ async function runCommand(command: Command): Promise<void> {
     return;
   }
 
-  const app = openApp(o);
+  const app = await openApp(o);
   try {
     if (o.dryRun) {
       // Dependency checks still run in a dry run: a target-type mismatch or a missing tool fails it.
@@ -191,7 +190,7 @@ async function runCommand(command: Command): Promise<void> {
       await new Promise((r) => setTimeout(r, waitMs));
     }
   } finally {
-    app.close();
+    await app.close();
   }
 }
 
@@ -238,7 +237,7 @@ async function registerAsWebhook(app: AppContext, workflows: string[], targets: 
 async function queueRunAction(o: GlobalOptions & RunFlags): Promise<void> {
   if (o.chunkThreads !== undefined && o.chunkPart === undefined) throw errors.validation('--chunk-threads goes with --chunk-part');
   const concurrency = positiveInt(o.chunkThreads, '--chunk-threads') ?? positiveInt(o.concurrency, '--concurrency') ?? 1;
-  const app = openApp(o);
+  const app = await openApp(o);
   const { RunQueue } = await import('../../engine/queue.js');
   const seen = new Set<string>();
   const queue = new RunQueue(app, {
@@ -270,7 +269,7 @@ async function queueRunAction(o: GlobalOptions & RunFlags): Promise<void> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    app.close();
+    await app.close();
   }
 }
 
@@ -317,7 +316,7 @@ function sudoOnce(): void {
 
 /** `osm run --resume <run>`: a new run reusing the completed steps of a failed/cancelled one. */
 async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; disableColor?: boolean; verbose?: boolean; debug?: boolean; baseFolder?: string; settingsFile?: string; workflowFolder?: string }): Promise<void> {
-  const app = openApp(o);
+  const app = await openApp(o);
   try {
     // The workflow is the installed one of the run's name, or the file the operator names with -f.
     const workflow = o.flow ? app.loader.load(o.flow) : undefined;
@@ -354,7 +353,7 @@ async function resumeAction(o: RunFlags & { json?: boolean; silent?: boolean; di
       }
     }
   } finally {
-    app.close();
+    await app.close();
   }
 }
 
@@ -489,13 +488,11 @@ function wantSpinner(o: { json?: boolean; silent?: boolean; progressBar?: boolea
  */
 function applyPreferences(command: Command, o: GlobalOptions & RunFlags & { disableNotification?: boolean }, workflows: string[]): void {
   let prefs: Preferences | undefined;
-  const app = openApp(o);
   try {
-    prefs = app.loader.load(workflows[0]!).preferences;
+    // Only the workflow is read here: no database is opened for it.
+    prefs = new WorkflowLoader(loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }).paths.workflows).load(workflows[0]!).preferences;
   } catch {
     return;
-  } finally {
-    app.close();
   }
   if (!prefs) return;
   const given = (key: string) => {

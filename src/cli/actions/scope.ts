@@ -15,7 +15,7 @@ interface ScopeCheckOptions {
 export async function scopeCheckAction(value: string, command: Command): Promise<void> {
   const o = optionsOf<ScopeCheckOptions>(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
-  const app = openApp(o);
+  const app = await openApp(o);
   let r;
   try {
     const workflow = o.workflow ? app.loader.load(o.workflow) : undefined;
@@ -24,7 +24,7 @@ export async function scopeCheckAction(value: string, command: Command): Promise
     if (isOsmError(err) && err.code === 'OSM_ERR_VALIDATION') process.exitCode = 2;
     throw err;
   } finally {
-    app.close();
+    await app.close();
   }
   if (!r.in_scope) process.exitCode = 1;
   if (o.json) {

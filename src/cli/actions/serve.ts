@@ -1,4 +1,3 @@
-import { refuseUnsupportedEngine } from '../../store/pg/guard.js';
 import { loadSettings } from '../../settings/index.js';
 import type { Command } from 'commander';
 import { optionsOf } from '../context.js';
@@ -54,8 +53,7 @@ export function exposureWarnings(host: string, noAuth: boolean): string[] {
  */
 export async function serveAction(command: Command): Promise<void> {
   const o = optionsOf<ServeFlags>(command);
-  await refuseUnsupportedEngine(loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }).settings.database, 'osm serve');
-  const app = openApp(o);
+  const app = await openApp(o);
   const settings = app.settings();
   const host = o.host ?? String(settings.settings.server.host || '127.0.0.1');
   const port = o.port !== undefined ? Number(o.port) : Number(settings.settings.server.port ?? 8002);
@@ -66,7 +64,7 @@ export async function serveAction(command: Command): Promise<void> {
   try {
     lock = acquireDaemonLock(settings.paths.base, { force: o.force });
   } catch (err) {
-    app.close();
+    await app.close();
     throw err;
   }
   process.once('exit', () => lock.release());
@@ -88,7 +86,7 @@ export async function serveAction(command: Command): Promise<void> {
       master = await startMaster(app, { redisUrl: o.redisUrl, log });
     } catch (err) {
       await server.close();
-      app.close();
+      await app.close();
       throw err;
     }
   }
@@ -154,7 +152,7 @@ export async function serveAction(command: Command): Promise<void> {
         await master?.stop();
         await closed;
       } finally {
-        app.close();
+        await app.close();
         clearTimeout(force);
         resolve();
       }

@@ -25,7 +25,7 @@ export function humanBytes(n: number): string {
 export async function snapshotExport(command: Command, workspace: string): Promise<void> {
   const o = optionsOf<{ output?: string; artifacts?: boolean }>(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
-  const app = appOf(o);
+  const app = await appOf(o);
   try {
     const r = await exportSnapshot(app, { workspace, includeArtifacts: o.artifacts !== false, dest: o.output });
     if (o.json) {
@@ -35,7 +35,7 @@ export async function snapshotExport(command: Command, workspace: string): Promi
     const rows = Object.values(r.rows).reduce((a, b) => a + b, 0);
     ui.success(`Exported ${workspace} → ${r.path} (${humanBytes(r.size)}, ${r.files} files, ${rows} database rows)`);
   } finally {
-    app.close();
+    await app.close();
   }
 }
 
@@ -43,7 +43,7 @@ export async function snapshotExport(command: Command, workspace: string): Promi
 export async function snapshotImport(command: Command, source: string): Promise<void> {
   const o = optionsOf<{ force?: boolean; skipDb?: boolean }>(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
-  const app = appOf(o);
+  const app = await appOf(o);
   try {
     const isUrl = /^[a-z][a-z0-9+.-]*:\/\//i.test(source);
     const r = await importSnapshot(app, { ...(isUrl ? { url: source } : { file: { path: source } }), force: o.force, skipDb: o.skipDb, caller: 'cli' });
@@ -54,7 +54,7 @@ export async function snapshotImport(command: Command, source: string): Promise<
     ui.success(`Imported workspace ${r.workspace} → ${r.local_path} (${r.files_count} files${r.rows ? `, ${Object.values(r.rows).reduce((a, b) => a + b, 0)} database rows` : ''})`);
     ui.warn(r.warning);
   } finally {
-    app.close();
+    await app.close();
   }
 }
 
@@ -62,7 +62,7 @@ export async function snapshotImport(command: Command, source: string): Promise<
 export async function snapshotList(command: Command): Promise<void> {
   const o = optionsOf(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
-  const app = appOf(o);
+  const app = await appOf(o);
   try {
     const r = await listSnapshots(app);
     if (o.json) {
@@ -76,6 +76,6 @@ export async function snapshotList(command: Command): Promise<void> {
     ui.out(await renderTable(['Name', 'Size', 'Created'], r.data.map((s) => [s.name, humanBytes(s.size), s.created_at]), { color: colorEnabled(o.disableColor) }));
     ui.out(`${r.count} snapshot(s) in ${r.path}`);
   } finally {
-    app.close();
+    await app.close();
   }
 }

@@ -69,7 +69,7 @@ function reportSync(ui: Ui, verb: string, r: SyncResult, where: string): void {
 export async function storageLs(command: Command, prefix: string | undefined): Promise<void> {
   const o = optionsOf<StorageOptions>(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
-  const app = openApp(o);
+  const app = await openApp(o);
   try {
     const r = await listStorage(app, prefix, Boolean(o.recursive));
     if (o.json) {
@@ -84,7 +84,7 @@ export async function storageLs(command: Command, prefix: string | undefined): P
     ui.out(await renderTable(['Key', 'Size', 'Modified'], rows, { color: colorEnabled(o.disableColor) }));
     ui.out(`${r.folders.length} folder(s), ${r.objects.length} file(s), ${humanSize(r.objects.reduce((a, x) => a + x.size, 0))}`);
   } finally {
-    app.close();
+    await app.close();
   }
 }
 
@@ -103,14 +103,14 @@ export async function storagePush(command: Command, local: string, key: string |
   const o = optionsOf<StorageOptions>(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
   const progress = progressOf(Boolean(o.silent || o.json));
-  const app = openApp(o);
+  const app = await openApp(o);
   try {
     const r = await pushPath(app, local, key, { recursive: o.recursive, onProgress: progress.onProgress });
     progress.done();
     printTransfer(ui, 'Pushed', r, o.json);
   } finally {
     progress.done();
-    app.close();
+    await app.close();
   }
 }
 
@@ -119,14 +119,14 @@ export async function storagePull(command: Command, key: string, local: string |
   const o = optionsOf<StorageOptions>(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
   const progress = progressOf(Boolean(o.silent || o.json));
-  const app = openApp(o);
+  const app = await openApp(o);
   try {
     const r = await pullPath(app, key, local, { recursive: o.recursive, onProgress: progress.onProgress });
     progress.done();
     printTransfer(ui, 'Pulled', r, o.json);
   } finally {
     progress.done();
-    app.close();
+    await app.close();
   }
 }
 
@@ -145,12 +145,12 @@ export async function storagePullWorkspace(command: Command, name: string): Prom
   const o = optionsOf(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
   const progress = progressOf(Boolean(o.silent || o.json));
-  const app = openApp(o);
+  const app = await openApp(o);
   try {
     printWorkspace(ui, 'Pulled', await pullWorkspace(app, name, { onProgress: progress.onProgress }), o.json);
   } finally {
     progress.done();
-    app.close();
+    await app.close();
   }
 }
 
@@ -159,11 +159,11 @@ export async function storagePushWorkspace(command: Command, name: string): Prom
   const o = optionsOf(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
   const progress = progressOf(Boolean(o.silent || o.json));
-  const app = openApp(o);
+  const app = await openApp(o);
   try {
     printWorkspace(ui, 'Pushed', await pushWorkspace(app, name, { onProgress: progress.onProgress }), o.json);
   } finally {
     progress.done();
-    app.close();
+    await app.close();
   }
 }

@@ -30,11 +30,11 @@ async function run<T>(command: Command, local: (app: AppContext, ctx: Ctx) => Pr
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
   const r = remoteTarget(o);
   if (r) return remote(r, { o, ui, remote: r });
-  const app = openApp(o);
+  const app = await openApp(o);
   try {
     return await local(app, { o, ui });
   } finally {
-    app.close();
+    await app.close();
   }
 }
 

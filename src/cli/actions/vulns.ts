@@ -18,7 +18,7 @@ export async function vulnsList(command: Command): Promise<void> {
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
   const severity = parseSeverityList(o.severity);
   const limit = intFlag(o.limit, '--limit', 50);
-  const app = openApp(o);
+  const app = await openApp(o);
   try {
     // The global --org: only findings of that org's workspaces.
     const org = await commandOrg(app, o);
@@ -44,6 +44,6 @@ export async function vulnsList(command: Command): Promise<void> {
         (r.total !== summary.total || r.data.length < r.total ? ` (showing ${r.data.length} of ${r.total} matching)` : ''),
     );
   } finally {
-    app.close();
+    await app.close();
   }
 }

@@ -8,7 +8,7 @@ import { intFlag } from './assets.js';
 export async function queueList(command: Command): Promise<void> {
   const o = optionsOf<{ limit?: string }>(command);
   const limit = intFlag(o.limit, '--limit', 50);
-  const app = openApp(o);
+  const app = await openApp(o);
   try {
     const { data, total } = await app.repos.runs.list({ status: 'queued' }, { offset: 0, limit: 10_000 });
     // The store lists newest first; a queue reads oldest first.
@@ -25,6 +25,6 @@ export async function queueList(command: Command): Promise<void> {
     ui.out(await renderTable(['ID', 'Run UUID', 'Workflow', 'Target', 'Priority', 'Queued at'], rows.map((r) => [r.id, r.run_uuid, r.workflow_name, r.target, r.priority, r.created_at]), { color: colorEnabled(o.disableColor) }));
     ui.out(`${total} queued run(s)`);
   } finally {
-    app.close();
+    await app.close();
   }
 }

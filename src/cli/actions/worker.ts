@@ -49,7 +49,7 @@ export async function workerJoin(command: Command): Promise<void> {
   const stalledIntervalMs = intFlag(o.stalledInterval, '--stalled-interval', 100);
   const maxStalledCount = intFlag(o.maxStalledCount, '--max-stalled-count', 0);
   const labels = parseWorkerLabels(o.label ?? []);
-  const app = openApp(o);
+  const app = await openApp(o);
   const log = (msg: string, fields: Record<string, unknown> = {}) => {
     if (!o.silent) process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n`);
   };
@@ -71,7 +71,7 @@ export async function workerJoin(command: Command): Promise<void> {
       ].join('\n') + '\n',
     );
   } catch (err) {
-    app.close();
+    await app.close();
     throw err;
   }
 
@@ -84,7 +84,7 @@ export async function workerJoin(command: Command): Promise<void> {
       try {
         await worker.stop();
       } finally {
-        app.close();
+        await app.close();
         resolve();
       }
     };
@@ -148,16 +148,16 @@ export async function workerStatus(command: Command): Promise<void> {
  * run where the master runs (the same base folder); empty elsewhere.
  */
 async function attemptTotals(o: StatusFlags): Promise<Record<string, Record<string, number>>> {
-  let app: ReturnType<typeof openApp> | undefined;
+  let app: Awaited<ReturnType<typeof openApp>> | undefined;
   try {
     // Never create a database just to read it (a worker-only machine has none of the master's).
     if (!existsSync(loadSettings({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder }).paths.db)) return {};
-    app = openApp(o);
+    app = await openApp(o);
     return await app.repos.attempts.totalsByWorker();
   } catch {
     return {};
   } finally {
-    app?.close();
+    await app?.close();
   }
 }
 

@@ -16,8 +16,7 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
     handler: async ({ reply }) => {
       try {
         await app.repos.maintenance.ping();
-        // The daemon's runtime store is SQLite (osm serve refuses to start with db_engine postgresql).
-        return { status: 'ready', database: 'ok', engine: 'sqlite' };
+        return { status: 'ready', database: 'ok', engine: app.repos.engine };
       } catch (err) {
         return reply.status(503).send({ error: true, message: `Database not ready: ${(err as Error).message}` });
       }
@@ -52,7 +51,7 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
       } catch {
         database = 'error';
       }
-      const out = { status: database === 'connected' ? 'healthy' : 'degraded', version: VERSION, database, database_engine: 'sqlite', database_reachable: database === 'connected', workflows_loaded: workflows };
+      const out = { status: database === 'connected' ? 'healthy' : 'degraded', version: VERSION, database, database_engine: app.repos.engine, database_reachable: database === 'connected', workflows_loaded: workflows };
       // A master warns when distributed tasks wait and no worker is online.
       const master = masterOf(app);
       const warnings = master ? await master.queueWarnings().catch(() => []) : [];

@@ -8,6 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { errors, OsmError } from '../../errors.js';
 import { describePgError, type PgClient, type PgPool } from './pool.js';
 import type { Row } from '../sql.js';
+import { currentPatience } from '../patience.js';
 
 /** `?` placeholders → `$1, $2 …` (osm's SQL carries no `?` inside string literals). */
 export function positional(sql: string): string {
@@ -63,7 +64,7 @@ export interface PgDb {
 }
 
 /** The query layer over `pool`; `where` (host:port) names the server in unavailability errors. */
-export function pgDb(pool: PgPool, where: string): PgDb {
+export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number } = {}): PgDb {
   const current = new AsyncLocalStorage<PgClient>();
 
   const fail = (err: unknown): never => {
@@ -72,12 +73,83 @@ export function pgDb(pool: PgPool, where: string): PgDb {
     throw err;
   };
 
+  /**
+   * Retries `attempt` while the database is unreachable and the work is known not to have been
+   * applied (`safe` says so for the failure at hand), waiting 100 ms doubling to 2 s, for at most
+   * `opts.retryMs` (0: no retry). A database that blinks (restart, failover) is waited for; one
+   * that stays away ends in `errors.unavailable` (503).
+   */
+  const retrying = async <T>(attempt: () => Promise<T>, safe: (err: unknown) => boolean): Promise<T> => {
+    const deadline = Date.now() + Math.max(currentPatience(), opts.retryMs ?? 0);
+    for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
+      try {
+        return await attempt();
+      } catch (err) {
+        const lost = isConnectionError(err) || (err instanceof OsmError && err.code === 'OSM_ERR_UNAVAILABLE');
+        if (!(lost && safe(err)) || Date.now() + wait > deadline) throw err;
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  };
+
   const run = async (text: string, params: readonly unknown[]): Promise<QueryResult> => {
+    const client = current.getStore();
     try {
-      const r = await (current.getStore() ?? pool).query<Row>(text, params as unknown[]);
-      return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+      if (client) {
+        const r = await client.query<Row>(text, params as unknown[]);
+        return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+      }
+      // Outside a transaction: a failed connect never ran the statement, and a read can always
+      // be repeated; a write cut off mid-way may have been applied, so it is not repeated.
+      const reading = /^\s*(SELECT|WITH\s[^;]*\bSELECT\b(?![^;]*\b(INSERT|UPDATE|DELETE)\b))/i.test(text);
+      return await retrying(async () => {
+        let conn: PgClient;
+        try {
+          conn = await pool.connect();
+        } catch (err) {
+          throw Object.assign(err as object, { osmNotSent: true });
+        }
+        let broken: unknown;
+        try {
+          const r = await conn.query<Row>(text, params as unknown[]);
+          return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+        } catch (err) {
+          if (isConnectionError(err)) broken = err;
+          throw err;
+        } finally {
+          conn.release(broken instanceof Error ? broken : undefined);
+        }
+      }, (err) => reading || (err as { osmNotSent?: boolean }).osmNotSent === true);
     } catch (err) {
       return fail(err);
+    }
+  };
+
+  /** One transaction on one pool client. */
+  const once = async <T>(fn: () => Promise<T>, txOpts: { readOnlySnapshot?: boolean }): Promise<T> => {
+    const client = await pool.connect();
+    let broken: unknown;
+    // A checked-out client whose connection dies also emits 'error': the failing query reports it.
+    const onError = (err: Error) => (broken = err);
+    client.on('error', onError);
+    let commitSent = false;
+    try {
+      await client.query(txOpts.readOnlySnapshot ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
+      const result = await current.run(client, fn);
+      commitSent = true;
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      if (!commitSent) await client.query('ROLLBACK').catch((e: unknown) => (broken = e));
+      else if (isConnectionError(err)) broken = err;
+      // A statement of `fn` that lost the connection was already mapped to 'unavailable'.
+      if (!commitSent && err instanceof OsmError && err.code === 'OSM_ERR_UNAVAILABLE') broken = err;
+      if (commitSent && err && typeof err === 'object') Object.assign(err, { osmCommitSent: true });
+      throw err;
+    } finally {
+      client.off('error', onError);
+      // A client whose connection failed is destroyed rather than handed to the next caller.
+      client.release(broken instanceof Error ? broken : undefined);
     }
   };
 
@@ -90,30 +162,14 @@ export function pgDb(pool: PgPool, where: string): PgDb {
     one: async (sql, params = []) => (await run(positional(sql), params)).rows[0],
     all: async (sql, params = []) => (await run(positional(sql), params)).rows,
     inTx: () => current.getStore() !== undefined,
-    async tx<T>(fn: () => Promise<T>, opts: { readOnlySnapshot?: boolean } = {}): Promise<T> {
+    async tx<T>(fn: () => Promise<T>, txOpts: { readOnlySnapshot?: boolean } = {}): Promise<T> {
       if (current.getStore()) return fn();
-      let client: PgClient;
       try {
-        client = await pool.connect();
+        // A transaction cut off before its COMMIT was sent was rolled back by the server: it is
+        // run again from the start. One cut off during COMMIT may have committed: not repeated.
+        return await retrying(() => once(fn, txOpts), (err) => (err as { osmCommitSent?: boolean }).osmCommitSent !== true);
       } catch (err) {
         return fail(err);
-      }
-      let broken: unknown;
-      // A checked-out client whose connection dies also emits 'error': the failing query reports it.
-      const onError = (err: Error) => (broken = err);
-      client.on('error', onError);
-      try {
-        await client.query(opts.readOnlySnapshot ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
-        const result = await current.run(client, fn);
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch((e: unknown) => (broken = e));
-        return fail(err);
-      } finally {
-        client.off('error', onError);
-        // A client whose connection failed is destroyed rather than handed to the next caller.
-        client.release(broken instanceof Error ? broken : undefined);
       }
     },
     close: () => pool.end(),

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { readFileSync } from 'node:fs';
-import { createAppContext, type AppContext } from '../../../src/services/context.js';
+import { createAppContext, type SqliteAppContext as AppContext } from '../../../src/services/context.js';
 import { notifyRunFinished, runPayload, urlHost } from '../../../src/events/webhooks.js';
 import type { RunRecord } from '../../../src/store/index.js';
 import { tempDir } from '../../helpers/tmp.js';

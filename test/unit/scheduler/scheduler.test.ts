@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAppContext, type AppContext } from '../../../src/services/context.js';
+import { createAppContext, type SqliteAppContext as AppContext } from '../../../src/services/context.js';
 import { Scheduler } from '../../../src/scheduler/scheduler.js';
 import { liveScheduler } from '../../../src/scheduler/live.js';
 import { createSchedule, deleteSchedule, setScheduleEnabled, updateSchedule } from '../../../src/services/schedules.js';

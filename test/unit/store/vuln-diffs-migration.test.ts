@@ -3,7 +3,6 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { applyMigrations, latestVersion, migrations, openStore } from '../../../src/store/index.js';
-import { adminTableCounts, clearAdminTable } from '../../../src/store/admin.js';
 import { onCleanup, page, tempDir } from './helpers.js';
 
 const VULN_DIFFS = migrations.findIndex((m) => m.name === 'vuln-diffs');
@@ -64,11 +63,11 @@ describe('migration 008 (vuln_diffs)', () => {
     expect(store.vulnDiffs.list({}, page())).toEqual({ data: [], total: 0 });
     const row = store.vulnDiffs.insert({ workspace_name: 'a.com', from_time: 'a', to_time: 'b', total_added: 1, total_removed: 2, total_changed: 3, diff_data: '{}', run_id: 1 });
     expect(store.vulnDiffs.list({ workspace: 'a.com' }, page()).data).toEqual([row]);
-    expect(adminTableCounts(store).find((t) => t.name === 'vuln_diffs')).toEqual({ name: 'vuln_diffs', row_count: 1 });
+    expect(store.maintenance.adminCounts().find((t) => t.name === 'vuln_diffs')).toEqual({ name: 'vuln_diffs', row_count: 1 });
     // Clearing runs keeps both snapshots but unlinks them.
-    expect(clearAdminTable(store, 'runs')).toMatchObject({ cleared: true, rows: 1 });
+    expect(store.maintenance.clearTable('runs')).toMatchObject({ cleared: true, rows: 1 });
     expect([store.assetDiffs.list({}, page()).data[0]!.run_id, store.vulnDiffs.list({}, page()).data[0]!.run_id]).toEqual([0, 0]);
-    expect(clearAdminTable(store, 'vuln_diffs')).toMatchObject({ cleared: true, rows: 1 });
+    expect(store.maintenance.clearTable('vuln_diffs')).toMatchObject({ cleared: true, rows: 1 });
     expect(store.vulnDiffs.list({}, page()).total).toBe(0);
   });
 

@@ -9,6 +9,7 @@ import { errors } from '../../../errors.js';
 import type { Async } from '../../async.js';
 import type { MaintenanceRepo } from '../../maintenance.js';
 import type { PgDb } from '../db.js';
+import { ADMIN_COUNT_SQL, ADMIN_TABLES, clearLocks, clearProgram, type AdminTable } from '../../admin.js';
 import { pgMigrations } from '../migrations/index.js';
 import { pgLatestVersion } from '../migrate.js';
 
@@ -59,6 +60,30 @@ export function createPgMaintenanceRepo(db: PgDb): Async<MaintenanceRepo> {
     },
     async latestVersion() {
       return pgLatestVersion();
+    },
+    adminCounts() {
+      return db.tx(
+        async () => {
+          const out: { name: AdminTable; row_count: number }[] = [];
+          for (const [i, name] of ADMIN_TABLES.entries()) out.push({ name, row_count: Number((await db.one(ADMIN_COUNT_SQL[i]!))?.n ?? 0) });
+          return out;
+        },
+        { readOnlySnapshot: true },
+      );
+    },
+    clearTable(table) {
+      return db.tx(async () => {
+        // Writers of the checked tables wait until the clear commits (readers go on).
+        await db.query(`LOCK TABLE ${clearLocks(table).map((t) => `"${t}"`).join(', ')} IN SHARE ROW EXCLUSIVE MODE`);
+        const prog = clearProgram(table);
+        let step = prog.next();
+        while (!step.done) {
+          const { kind, sql } = step.value;
+          const r = await db.query(sql);
+          step = prog.next(kind === 'count' ? Number(r.rows[0]?.n ?? 0) : kind === 'ids' ? r.rows.map((row) => String(row.id)) : r.rowCount);
+        }
+        return step.value;
+      });
     },
   };
 }
