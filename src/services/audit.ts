@@ -8,6 +8,7 @@ import type { AuditFilter, AuditRecord } from '../store/access.js';
 import type { Page } from '../store/types.js';
 import { settingsSecretValues } from '../settings/redact.js';
 import { maskSecrets } from '../workflow/tpl-redact.js';
+import { errors } from '../errors.js';
 import type { AppContext } from './context.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -63,13 +64,28 @@ export async function recordCli(app: AppContext, action: string, object: string,
 
 export interface AuditQuery extends AuditFilter {}
 
+const SINCE_RE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * `since` is compared with the stored ISO times, so it must be a date or date-time: it is
+ * normalized to ISO UTC, and anything else (`garbage`, `2026-13-45`) is a 400, not an empty list.
+ */
+export function auditSince(since: string | undefined): string | undefined {
+  if (since === undefined || since.trim() === '') return undefined;
+  const t = since.trim();
+  const ms = SINCE_RE.test(t) ? Date.parse(t) : NaN;
+  if (!Number.isFinite(ms)) throw errors.validation(`Invalid since: ${JSON.stringify(since)} (an ISO date or date-time such as 2026-01-31 or 2026-01-31T12:00:00Z)`);
+  return new Date(ms).toISOString();
+}
+
 /** GET /osm/api/audit and `osm audit`: newest first. */
 export async function listAudit(app: AppContext, q: AuditQuery, page: Page): Promise<{ data: AuditRecord[]; total: number }> {
-  return app.repos.access.listAudit(q, page);
+  return app.repos.access.listAudit({ ...q, since: auditSince(q.since) }, page);
 }
 
 /** Every matching row, oldest first, as JSON lines (the export format). */
-export async function* auditJsonLines(app: AppContext, q: AuditQuery, batch = 1000): AsyncGenerator<string> {
+export async function* auditJsonLines(app: AppContext, q0: AuditQuery, batch = 1000): AsyncGenerator<string> {
+  const q = { ...q0, since: auditSince(q0.since) };
   let after = q.after_id ?? 0;
   for (;;) {
     const rows = (await app.repos.access.listAudit({ ...q, after_id: after }, { offset: 0, limit: batch }, 'asc')).data;

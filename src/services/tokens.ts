@@ -46,7 +46,10 @@ export function expiryFrom(text: string | undefined, now = Date.now()): string |
     ms = undefined;
   }
   if (!ms || ms < 1000) throw errors.invalidExpiry(t);
-  return new Date(now + ms).toISOString();
+  const at = new Date(now + ms);
+  // A duration past the last representable date (e.g. 99999999999d) is an invalid expiry, not a 500.
+  if (!Number.isFinite(at.getTime())) throw errors.invalidExpiry(t);
+  return at.toISOString();
 }
 
 /** Creates a token; the answer holds the secret, which is never shown again. */

@@ -63,6 +63,7 @@ const HOSTILE = [
   'a\u0000b', '\u0000', '%00', '%', '%zz', '%E0%A4%A', ' ', '', '-1', '0', '1e309', 'NaN', 'Infinity', '9007199254740993', '0x10',
   '__proto__', 'constructor', 'prototype', 'null', 'undefined', 'true', '[]', '{}', "'; DROP TABLE runs; --", '$(id)', '`id`', '{{Target}}',
   '\u202e\u0301', '😀'.repeat(50), 'a'.repeat(5000), '名前', '\r\nX-Injected: 1',
+  '99999999999d', '9999999999999999999s', '+275760-09-13T00:00:00.001Z', '99999-12-31', '2026-13-45',
 ];
 
 const anyText = fc.oneof(

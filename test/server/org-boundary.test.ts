@@ -190,3 +190,23 @@ describe('server-wide routes are refused to bound credentials, whatever their ro
     expect((await call('GET', '/osm/api/runs', tok.adminA!)).json().data.every((r: any) => r.workspace !== WB)).toBe(true);
   });
 });
+
+describe('deleting the org a credential is bound to', () => {
+  it('fails closed: the credential stays bound (sees nothing, 404 on others\' objects, still no server-wide routes), it never becomes unbound', async () => {
+    const doomed = (await admin('POST', '/osm/api/orgs', { name: 'doomed' })).json().data.uuid as string;
+    const token = { 'x-osm-api-key': (await createToken(t.app, { name: 'op-doomed', role: 'admin', orgs: ['doomed'] })).token };
+    expect((await admin('POST', '/osm/api/users', { username: 'doomed-user', password: 'a-long-enough-password', role: 'viewer', orgs: ['doomed'] })).statusCode).toBe(201);
+    expect((await admin('DELETE', `/osm/api/orgs/${doomed}`)).statusCode).toBe(200);
+    const login = await t.server.inject({ method: 'POST', url: '/osm/api/login', payload: { username: 'doomed-user', password: 'a-long-enough-password' } });
+    const session = { authorization: `Bearer ${login.json().token as string}` };
+    for (const cred of [token, session]) {
+      const runs = await call('GET', '/osm/api/runs', cred);
+      expect(runs.statusCode).toBe(200);
+      expect(runs.json().data).toEqual([]);
+      expect((await call('GET', '/osm/api/workspaces', cred)).json().data).toEqual([]);
+      expect((await call('GET', `/osm/api/runs/${ids.a!.run}`, cred)).statusCode).toBe(404);
+      expect((await call('GET', `/osm/api/vulnerabilities/${ids.b!.vuln}`, cred)).statusCode).toBe(404);
+    }
+    expect((await call('GET', '/osm/api/users', token)).statusCode).toBe(403);
+  });
+});

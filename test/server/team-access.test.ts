@@ -143,7 +143,7 @@ describe('API tokens', () => {
   });
 
   it('refuses bad expiries and roles', async () => {
-    for (const expires of ['soon', '-1d', '0s', '1y']) {
+    for (const expires of ['soon', '-1d', '0s', '1y', '99999999999d']) {
       const res = await asAdmin('POST', '/osm/api/tokens', { name: 'x', role: 'viewer', expires });
       expect(res.statusCode, expires).toBe(400);
       expect(res.json().message).toMatch(/^Invalid expiry/);
@@ -180,5 +180,24 @@ describe('audit log', () => {
     expect(lines.map((l: { id: number }) => l.id)).toEqual([...lines.map((l: { id: number }) => l.id)].sort((a, b) => a - b));
     // Viewers and operators cannot read it.
     expect((await req('GET', '/osm/api/audit', bearer(token))).statusCode).toBe(403);
+  });
+
+  it('refuses a since that is not a date (400, not an empty list) and accepts dates and date-times', async () => {
+    await addUser('erin', 'viewer');
+    for (const since of ['garbage', '2026-13-45', '1d', "' OR 1=1--"]) {
+      for (const format of ['json', 'jsonl']) {
+        const res = await asAdmin('GET', `/osm/api/audit?format=${format}&since=${encodeURIComponent(since)}`);
+        expect(res.statusCode, `${since} ${format}`).toBe(400);
+        expect(res.json()).toMatchObject({ error: true, message: expect.stringMatching(/^Invalid since/) });
+      }
+    }
+    const day = new Date().toISOString().slice(0, 10);
+    for (const since of [day, `${day}T00:00:00Z`, '2000-01-01T00:00:00+02:00']) {
+      const res = await asAdmin('GET', `/osm/api/audit?since=${encodeURIComponent(since)}`);
+      expect(res.statusCode, since).toBe(200);
+      expect(res.json().data.some((r: { route: string }) => r.route === '/osm/api/users'), since).toBe(true);
+    }
+    const future = await asAdmin('GET', '/osm/api/audit?since=2999-01-01');
+    expect(future.json().data).toEqual([]);
   });
 });
