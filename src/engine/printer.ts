@@ -94,8 +94,10 @@ export class RunPrinter {
     if (!hidden) {
       const starts = this.active.get(e.step);
       if (this.opts.verbose && starts?.length) prefix += `${this.c.dim(`+${((e.ts - starts[0]!) / 1000).toFixed(1)}s`)} `;
-      // Several steps running: say whose line it is; one: its output under a header, as a block would be.
-      if (this.active.size > 1) prefix += `${this.c.cyan(`[${e.step}]`)} `;
+      // Several steps running (or parallel-steps children): say whose line it is; one: its output
+      // under a header, as a block would be.
+      if (e.part) prefix += `${this.c.cyan(`[${this.active.size > 1 ? `${e.step}/${e.part}` : e.part}]`)} `;
+      else if (this.active.size > 1) prefix += `${this.c.cyan(`[${e.step}]`)} `;
       else if (!this.headed.has(e.step)) {
         this.headed.add(e.step);
         this.pendingLive.push(this.c.dim('[output]'));

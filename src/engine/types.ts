@@ -175,4 +175,6 @@ export interface StepContext {
   timeoutMs?: number;
   /** Shell lanes of an enclosing foreach (see steps/lanes.ts). */
   lanes?: LanePool;
+  /** The parallel-steps child this runs as (its name): live output lines say whose they are. */
+  part?: string;
 }

@@ -124,6 +124,18 @@ describe('osm run: live output', () => {
     expect(run.out).toMatch(/\[output\]\n {2}c-line\n/);
   });
 
+  it('names the parallel-steps child of each line, in text and in --json', async () => {
+    const text = await osm(['run', '-m', 'live-parallel', '-t', 'par.example.com']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^ {2}\[left\] left-line$/m);
+    expect(text.stdout).toMatch(/^ {2}\[right\] right-line$/m);
+    const json = await osm(['run', '-m', 'live-parallel', '-t', 'par.example.com', '--json']);
+    expect(json.code).toBe(0);
+    const outputs = jsonEvents(json.stdout).filter((e) => e.event === 'output');
+    expect(outputs.find((e) => e.line === 'left-line')).toMatchObject({ step: 'group', substep: 'left', stream: 'stdout' });
+    expect(outputs.find((e) => e.line === 'right-line')).toMatchObject({ step: 'group', substep: 'right', stream: 'stderr' });
+  });
+
   it('shows tool output without its escape sequences (titles, screen clears) and keeps the last state of a \\r line', async () => {
     const r = await osm(['run', '-m', 'live-escapes', '-t', 'esc.example.com']);
     expect(r.code).toBe(0);

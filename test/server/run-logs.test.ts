@@ -137,6 +137,16 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
     expect(rows.find((r) => r.event === 'step' && r.step === 'after' && r.status === 'completed')).toMatchObject({ exit_code: 0 });
     expect(rows[rows.length - 1]).toEqual({ event: 'end', status: 'completed' });
 
+    // The Accept header chooses JSON lines too; text/plain first keeps text; ?format= wins.
+    const byAccept = (accept: string, q = '') => fetch(`${url}/osm/api/runs/${uuid}/logs${q}`, { headers: { ...t.auth, accept } });
+    const ndjson = await byAccept('application/x-ndjson');
+    expect(ndjson.headers.get('content-type')).toContain('application/x-ndjson');
+    expect((await ndjson.text()).trim().split('\n').map((l) => JSON.parse(l))).toEqual(rows);
+    expect((await byAccept('application/json')).headers.get('content-type')).toContain('application/x-ndjson');
+    expect((await byAccept('text/plain, application/json')).headers.get('content-type')).toContain('text/plain');
+    expect((await byAccept('*/*')).headers.get('content-type')).toContain('text/plain');
+    expect((await byAccept('application/x-ndjson', '?format=text')).headers.get('content-type')).toContain('text/plain');
+
     expect(await (await get('?step=after')).text()).toBe('after-line\n');
     expect(await (await get('?tail=2')).text()).toBe('second-line\nafter-line\n');
     expect(await (await get('?step=talk&tail=1')).text()).toBe('second-line\n');

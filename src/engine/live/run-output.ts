@@ -19,6 +19,8 @@ export interface LiveLine {
   kind: 'line';
   seq: number;
   step: string;
+  /** The parallel-steps child that wrote the line (live listeners only; the journal keeps the step). */
+  part?: string;
   stream: StreamName;
   line: string;
   ts: number;
@@ -179,18 +181,18 @@ export class RunOutput {
   }
 
   /** A sink for one command's output into a step log file (an empty path keeps nothing). */
-  sink(logFile: string): OutputSink {
+  sink(logFile: string, part?: string): OutputSink {
     const file = this.fileOf(logFile);
     const splitters = [new LineSplitter(), new LineSplitter()] as const;
     return {
       write: (stream, chunk) => {
         const done = splitters[stream - 1].push(chunk);
-        if (done && file) this.writeLines(file, stream, done);
+        if (done && file) this.writeLines(file, stream, done, part);
       },
       end: () => {
         for (const stream of [1, 2] as const) {
           const rest = splitters[stream - 1].flush();
-          if (rest && file) this.writeLines(file, stream, rest);
+          if (rest && file) this.writeLines(file, stream, rest, part);
         }
       },
     };
@@ -254,7 +256,7 @@ export class RunOutput {
     return this.files.get(logFile) ?? this.register(logFile, stepOfFile(logFile));
   }
 
-  private writeLines(file: StepFile, stream: 1 | 2, buf: Buffer): void {
+  private writeLines(file: StepFile, stream: 1 | 2, buf: Buffer, part?: string): void {
     if (this.closed) return;
     const count = countNewlines(buf);
     if (count === 0) return;
@@ -279,7 +281,7 @@ export class RunOutput {
     if (range && file.index >= 0) this.journal(formatLines({ seq, file: file.index, stream: name, start: range[0], end: range[1], count, ts }));
     if (this.listeners.size) {
       const lines = buf.toString('utf8').split('\n');
-      for (let i = 0; i < count; i++) this.tell({ kind: 'line', seq: seq + i, step: file.step, stream: name, line: lines[i]!, ts });
+      for (let i = 0; i < count; i++) this.tell({ kind: 'line', seq: seq + i, step: file.step, ...(part ? { part } : {}), stream: name, line: lines[i]!, ts });
     }
     this.ping();
   }

@@ -158,7 +158,7 @@ async function spawnLine(line: string, scope: Scope, ctx: StepContext, runner: S
     cwd: process.cwd(),
     timeoutMs: ctx.timeoutMs,
     signal: exec.signal,
-    output: exec.output.sink(ctx.logFile),
+    output: exec.output.sink(ctx.logFile, ctx.part),
     onPid: (p) => {
       if (p) pid = p;
       trackPid(scope, p, pid);

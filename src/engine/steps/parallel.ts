@@ -15,7 +15,7 @@ export async function executeParallelSteps(step: Step, scope: Scope, ctx: StepCo
   const results = await mapLimit(children, Math.max(2, cpus().length * 2), async (child) => {
     const childScope: Scope = { ...scope, vars: { ...scope.vars }, tainted: new Set(scope.tainted) };
     try {
-      const r = await dispatchNested(child, childScope, ctx);
+      const r = await dispatchNested(child, childScope, { ...ctx, part: ctx.part ? `${ctx.part}/${child.name}` : child.name });
       const vars = { ...childScope.vars, ...(r.autoExports ?? {}) };
       for (const k of Object.keys(r.autoExports ?? {})) childScope.tainted.add(k);
       const ex = await evaluateExports(child, { ...childScope, vars });

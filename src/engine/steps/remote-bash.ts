@@ -32,7 +32,7 @@ export async function executeRemoteBash(step: Step, scope: Scope, ctx: StepConte
     if (!argv) {
       scope.exec.printer.warn(`cannot copy ${remote} out of an ephemeral docker container; mount a volume instead`);
     } else {
-      const res = await spawnCommand({ argv, env: stepEnv(scope), signal: scope.exec.signal, timeoutMs: ctx.timeoutMs, output: scope.exec.output.sink(ctx.logFile) });
+      const res = await spawnCommand({ argv, env: stepEnv(scope), signal: scope.exec.signal, timeoutMs: ctx.timeoutMs, output: scope.exec.output.sink(ctx.logFile, ctx.part) });
       if (res.exitCode !== 0) scope.exec.printer.warn(`copying ${remote} to ${local} failed: ${res.stderr.trim() || `exit ${res.exitCode}`}`);
     }
   }

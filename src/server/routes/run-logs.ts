@@ -31,12 +31,26 @@ const DESCRIPTION = [
   'when a step changes state; `end` `{"status":"completed"|"failed"|"cancelled"}` once the run is terminal, then the stream closes.',
   'Every `line` and `step` event has an `id:` (the run\'s sequence number): reconnecting with `Last-Event-ID: <id>` resumes right after it,',
   'with nothing lost or repeated. A `: heartbeat` comment comes every 15 s; credentials are checked again at each one.',
-  'Otherwise the output written so far: plain text lines (default), or JSON lines with `format=jsonl`',
+  'Otherwise the output written so far: plain text lines (default), or JSON lines with `format=jsonl` (or `Accept: application/x-ndjson`)',
   '(`{"id","event":"line",…}`, `{"id","event":"step",…}`, and `{"event":"end","status"}` when the run is terminal).',
   '`step` keeps one step\'s lines; secrets of the run and of the settings are shown as [REDACTED].',
 ].join(' ');
 
 /** GET /runs/{id}/logs: a run's step output as SSE (live), plain text or JSON lines. */
+/**
+ * True when the Accept header asks for JSON lines (`application/x-ndjson`, `application/jsonl`,
+ * `application/json`) before plain text; `?format=` still decides when given.
+ */
+export function wantsJsonLines(accept: string | undefined): boolean {
+  if (!accept) return false;
+  for (const part of accept.toLowerCase().split(',')) {
+    const type = part.split(';')[0]!.trim();
+    if (type === 'text/plain') return false;
+    if (/^application\/(x-ndjson|ndjson|jsonl|x-jsonlines|json)$/.test(type)) return true;
+  }
+  return false;
+}
+
 export const registerRunLogRoutes: RegisterRoutes = (server, deps) => {
   const { app } = deps;
   defineRoute(server, app, {
@@ -57,7 +71,7 @@ export const registerRunLogRoutes: RegisterRoutes = (server, deps) => {
     },
     handler: async ({ req, reply, params, query: q }) => {
       const sse = wantsEventStream(req);
-      const format = sse ? 'sse' : (q.format ?? 'text');
+      const format = sse ? 'sse' : (q.format ?? (wantsJsonLines(req.headers.accept) ? 'jsonl' : 'text'));
       const session = await openRunLogs(app, req.principal, params.id, { step: q.step, tail: q.tail, after: sse ? lastEventId(req) : undefined, follow: sse });
       const contentType = sse ? 'text/event-stream; charset=utf-8' : format === 'jsonl' ? 'application/x-ndjson; charset=utf-8' : 'text/plain; charset=utf-8';
       // HEAD: the headers only (a stream that nobody reads must not be followed).
