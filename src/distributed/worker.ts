@@ -5,6 +5,7 @@
  * worker's stalled-job check moves the task back to wait (at-least-once; `maxStalledCount` caps
  * the re-runs). A graceful stop aborts the runs in hand and puts their tasks back in the queue.
  */
+import { ownedOnOtherHost } from '../store/owner.js';
 import { randomBytes } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import { DelayedError, Queue, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
@@ -58,6 +59,7 @@ export async function reconcileWorkerRuns(app: AppContext): Promise<{ failed: st
   const repos = app.repos;
   const report = { failed: [] as string[], killedPids: [] as number[] };
   for (const run of await repos.runs.listUnfinishedByMode('distributed')) {
+    if (ownedOnOtherHost(run)) continue;
     if (run.owner_pid && run.owner_pid !== process.pid && isAlive(run.owner_pid)) continue;
     if (run.current_pid > 1 && run.current_pid !== process.pid && sameProcess(run.current_pid, run.current_pid_start)) {
       killGroup(run.current_pid, 0);

@@ -1,3 +1,4 @@
+import { ownedOnOtherHost } from '../store/owner.js';
 import type { AppContext } from '../services/context.js';
 import type { RunRecord } from '../store/index.js';
 import { executeStoredRun } from '../services/runs.js';
@@ -100,6 +101,8 @@ export class RunQueue {
     const repos = this.app.repos;
     for (const run of await repos.runs.listActive()) {
       if (run.status !== 'running' && run.status !== 'pending' && run.current_pid === 0) continue;
+      // Another host's run (a database shared by daemons on several machines) is not ours to judge.
+      if (ownedOnOtherHost(run)) continue;
       if (run.owner_pid && run.owner_pid !== process.pid && isAlive(run.owner_pid)) continue;
       if (run.status === 'pending' && !run.owner_pid) continue;
       // Only the very process that was recorded (PID + start time): PIDs are reused.

@@ -4,6 +4,7 @@
  * archive before import cleaned it): its target and params are validated exactly like a new run's,
  * its workflow is the installed one of its name, and its options are read through the allowlist.
  */
+import { ownedOnOtherHost } from '../store/owner.js';
 import { errors } from '../errors.js';
 import type { RunRecord } from '../store/index.js';
 import type { Workflow } from '../workflow/types.js';
@@ -121,6 +122,7 @@ export async function resumeRun(app: AppContext, idOrUuid: string, opts: ResumeO
 export async function startRun(app: AppContext, idOrUuid: string, queue?: RunQueue, scope: Scope = UNRESTRICTED) {
   const run = await findRun(app, idOrUuid, scope);
   if (run.status !== 'pending') throw errors.cannotStartRun(run.status);
+  if (ownedOnOtherHost(run)) throw errors.runState(`Run is managed by an osm process on ${run.owner_host} (pid ${run.owner_pid}); start it there`);
   if (run.owner_pid && run.owner_pid !== process.pid && isAlive(run.owner_pid)) {
     throw errors.runState(`Run is managed by another osm process (pid ${run.owner_pid}); start it there`);
   }

@@ -3,6 +3,7 @@
  * src/store/pg/repos/runs.ts on PostgreSQL): the run state machine, input validation and
  * defaults, and the dialect-neutral SQL of create, transition, update and the scope rows.
  */
+import { ownerHostOf } from './owner.js';
 import { randomUUID } from 'node:crypto';
 import { errors } from '../errors.js';
 import { bit, likeContains, nowIso, parseJson, Where, type Row } from './sql.js';
@@ -48,10 +49,10 @@ export function runListWhere(filter: RunListFilter, like: 'LIKE' | 'ILIKE'): Whe
 /** The INSERT of `create` (named parameters from runInsertValues); dialect-neutral. */
 export const RUN_INSERT_SQL = `INSERT INTO runs (run_uuid, workflow_name, workflow_kind, target, params, status, workspace, started_at,
      schedule_id, trigger_type, trigger_name, run_group_id, priority, priority_rank, run_mode, total_steps,
-     hooks_enabled, timeout_seconds, runner_type, options, owner_pid, created_at, updated_at, org_uuid)
+     hooks_enabled, timeout_seconds, runner_type, options, owner_pid, owner_host, created_at, updated_at, org_uuid)
    VALUES (@run_uuid, @workflow_name, @workflow_kind, @target, @params, @status, @workspace, @started_at,
      @schedule_id, @trigger_type, @trigger_name, @run_group_id, @priority, @priority_rank, @run_mode, @total_steps,
-     @hooks_enabled, @timeout_seconds, @runner_type, @options, @owner_pid, @now, @now, COALESCE(@org_uuid, ${orgOfWorkspaceSql('@workspace')}))
+     @hooks_enabled, @timeout_seconds, @runner_type, @options, @owner_pid, @owner_host, @now, @now, COALESCE(@org_uuid, ${orgOfWorkspaceSql('@workspace')}))
    RETURNING *`;
 
 /** The validated, defaulted column values of a new run. */
@@ -84,6 +85,7 @@ export function runInsertValues(input: RunCreateInput): Record<string, unknown> 
     runner_type: input.runner_type ?? 'host',
     options: JSON.stringify(input.options ?? {}),
     owner_pid: input.owner_pid ?? 0,
+    owner_host: ownerHostOf(input.owner_pid),
     org_uuid: input.org_uuid ?? null,
     now,
   };
@@ -118,6 +120,11 @@ export function runUpdate(id: number, patch: RunPatch): { sql: string; params: u
       sets.push(`${key} = ?`);
       params.push(patch[key]);
     }
+  }
+  // The owner's host goes with its PID (src/store/owner.ts).
+  if (patch.owner_pid !== undefined) {
+    sets.push('owner_host = ?');
+    params.push(ownerHostOf(patch.owner_pid));
   }
   // A finished run has no live process: a PID write racing with the terminal transition (a
   // step finishing after Ctrl-C, a delayed PID timer) must not leave one behind.

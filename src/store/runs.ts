@@ -3,6 +3,7 @@
  * that only matches rows in an allowed source state, so concurrent writers cannot both win and
  * terminal states (completed, failed, cancelled) are never overwritten.
  */
+import { ownerHostOf } from './owner.js';
 import { listPage, nowIso, parseJson, type Db, type Row, type StatementCache } from './sql.js';
 import type { ListResult, Page, Priority, RunStatus } from './types.js';
 import type { OrgFilter } from './org-constants.js';
@@ -38,6 +39,8 @@ export interface RunRecord {
   runner_type: string;
   options: Record<string, unknown>;
   owner_pid: number;
+  /** Host of `owner_pid` (migration 017; '' for older rows and runs without an owner). */
+  owner_host: string;
   created_at: string;
   updated_at: string;
   /** The org the run belongs to (migration 007); not part of the API's run JSON. */
@@ -212,11 +215,11 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
         .transaction(() => {
           const now = nowIso();
           const row = q(
-            `UPDATE runs SET status = 'running', owner_pid = @owner, started_at = COALESCE(started_at, @now), updated_at = @now
+            `UPDATE runs SET status = 'running', owner_pid = @owner, owner_host = @host, started_at = COALESCE(started_at, @now), updated_at = @now
              WHERE id = (SELECT id FROM runs WHERE status = 'queued' AND run_mode <> 'distributed' ORDER BY priority_rank DESC, id ASC LIMIT 1)
                AND status = 'queued'
              RETURNING *`,
-          ).get({ owner: ownerPid, now }) as Row | undefined;
+          ).get({ owner: ownerPid, host: ownerHostOf(ownerPid), now }) as Row | undefined;
           return row ? mapRun(row) : undefined;
         })
         .immediate();

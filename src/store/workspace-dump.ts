@@ -228,7 +228,7 @@ function* restoreWorkspaceRow(
  * of it starts from the installed workflow of its name and the request's own checks.
  */
 function inertRun(r: Row): Row {
-  const patch: Row = { current_pid: 0, current_pid_start: '', owner_pid: 0, options: '{}' };
+  const patch: Row = { current_pid: 0, current_pid_start: '', owner_pid: 0, owner_host: '', options: '{}' };
   if (!['completed', 'failed', 'cancelled'].includes(String(r.status))) {
     patch.status = 'cancelled';
     patch.error_message = `imported from a snapshot while ${String(r.status)}`;

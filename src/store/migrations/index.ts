@@ -13,6 +13,7 @@ import { sql as scheduleOrgs } from './012-schedule-orgs.js';
 import { sql as assetPorts } from './013-asset-ports.js';
 import { sql as runScope } from './015-run-scope.js';
 import { sql as runAttempts } from './016-run-attempts.js';
+import { sql as ownerHostLeases } from './017-owner-host-leases.js';
 import type { Db } from '../sql.js';
 
 /** One schema step: applied once, in its own transaction, recorded in `schema_migrations`. */
@@ -44,4 +45,5 @@ export const migrations: readonly Migration[] = [
   // 14 was never used (a branch's number that did not need a migration).
   { version: 15, name: 'run-scope', sql: runScope },
   { version: 16, name: 'run-attempts', sql: runAttempts },
+  { version: 17, name: 'owner-host-leases', sql: ownerHostLeases },
 ];

@@ -4,6 +4,7 @@ import { createAppContext } from '../../../src/services/context.js';
 import { RunQueue } from '../../../src/engine/queue.js';
 import { isAlive, processStartTime, sameProcess } from '../../../src/engine/process-registry.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { OWNER_HOST } from '../../../src/store/owner.js';
 
 const { dir, cleanup } = tempDir('osm-reconcile-');
 const app = createAppContext({ baseFolder: dir });
@@ -60,5 +61,18 @@ describe('reconciliation at daemon start', () => {
     expect(report.killedPids).not.toContain(pid);
     expect(isAlive(pid)).toBe(true);
     process.kill(-pid, 'SIGKILL');
+  });
+
+  it("leaves a run owned on another host alone (a database shared by daemons on several machines), and records this host as owner", async () => {
+    const run = app.store.runs.create({ workflow_name: 'sample-recon', workflow_kind: 'module', target: 'remote.example.com', status: 'running', owner_pid: 999_998 });
+    expect(app.store.runs.get(run.id)!.owner_host).toBe(OWNER_HOST);
+    app.store.db.prepare("UPDATE runs SET owner_host = 'another-machine' WHERE id = ?").run(run.id);
+    const report = await new RunQueue(app, { limit: () => 1 }).reconcile();
+    expect(report.failed).not.toContain(run.run_uuid);
+    expect(app.store.runs.get(run.id)!.status).toBe('running');
+    // The same dead PID on this host: the run is failed.
+    app.store.runs.update(run.id, { owner_pid: 999_998 });
+    expect(app.store.runs.get(run.id)!.owner_host).toBe(OWNER_HOST);
+    expect((await new RunQueue(app, { limit: () => 1 }).reconcile()).failed).toContain(run.run_uuid);
   });
 });

@@ -78,7 +78,7 @@ function run(status: 'completed' | 'failed' | 'cancelled' | 'running' = 'complet
     params: {}, status, workspace: 'example.com', started_at: '2030-01-01T00:00:00.000Z', completed_at: '2030-01-01T00:01:03.200Z',
     error_message: status === 'failed' ? 'step x failed' : '', schedule_id: '', trigger_type: 'manual', trigger_name: '', run_group_id: 'j',
     priority: 'normal', priority_rank: 2, run_mode: 'local', total_steps: 1, completed_steps: 1, current_pid: 0, current_pid_start: '', hooks_enabled: false,
-    timeout_seconds: 0, runner_type: 'host', options: {}, owner_pid: 0, created_at: '2030-01-01T00:00:00.000Z', updated_at: '2030-01-01T00:01:03.200Z',
+    timeout_seconds: 0, runner_type: 'host', options: {}, owner_pid: 0, owner_host: '', created_at: '2030-01-01T00:00:00.000Z', updated_at: '2030-01-01T00:01:03.200Z',
   };
 }
 

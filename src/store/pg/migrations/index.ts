@@ -26,6 +26,7 @@ import { sql as scheduleOrgs } from './012-schedule-orgs.js';
 import { sql as assetPorts } from './013-asset-ports.js';
 import { sql as runScope } from './015-run-scope.js';
 import { sql as runAttempts } from './016-run-attempts.js';
+import { sql as ownerHostLeases } from './017-owner-host-leases.js';
 
 /** What a migration's `run` gets: a client inside the migration's transaction. */
 export interface PgQueryable {
@@ -57,4 +58,5 @@ export const pgMigrations: readonly PgMigration[] = [
   { version: 13, name: 'asset-ports', sql: assetPorts },
   { version: 15, name: 'run-scope', sql: runScope },
   { version: 16, name: 'run-attempts', sql: runAttempts },
+  { version: 17, name: 'owner-host-leases', sql: ownerHostLeases },
 ];

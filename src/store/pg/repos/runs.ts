@@ -3,6 +3,7 @@
  * dialect-neutral), and the queue claim as one `FOR UPDATE SKIP LOCKED` UPDATE in a transaction,
  * so concurrent claimers (other daemons on the same database) never get the same run.
  */
+import { ownerHostOf } from '../../owner.js';
 import type { Async } from '../../async.js';
 import { mapRun, type RunsRepo } from '../../runs.js';
 import { mapScope, runInsertValues, runListWhere, runRef, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues } from '../../run-sql.js';
@@ -54,12 +55,12 @@ export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
       return db.tx(async () => {
         const now = nowIso();
         const row = await db.one(
-          `UPDATE runs SET status = 'running', owner_pid = ?, started_at = COALESCE(started_at, ?), updated_at = ?
+          `UPDATE runs SET status = 'running', owner_pid = ?, owner_host = ?, started_at = COALESCE(started_at, ?), updated_at = ?
            WHERE id = (SELECT id FROM runs WHERE status = 'queued' AND run_mode <> 'distributed'
                        ORDER BY priority_rank DESC, id ASC LIMIT 1 FOR UPDATE SKIP LOCKED)
              AND status = 'queued'
            RETURNING *`,
-          [ownerPid, now, now],
+          [ownerPid, ownerHostOf(ownerPid), now, now],
         );
         return row ? mapRun(row) : undefined;
       });
