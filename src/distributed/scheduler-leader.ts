@@ -1,5 +1,7 @@
 /**
- * One scheduler per Redis prefix. Several masters (`osm serve --master`) may share a prefix, for
+ * One scheduler per Redis prefix — or per database, for daemons that share one PostgreSQL
+ * database without Redis (a lease row of the `leases` table, src/store/leases.ts, with the same
+ * take / renew / step-down rules). Several masters (`osm serve --master`) may share a prefix, for
  * availability; each serves the API, but only the one holding `<prefix>:scheduler-leader` runs
  * its scheduler, so a cron schedule never fires twice.
  *
@@ -15,6 +17,7 @@ import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import { messageOf } from '../errors.js';
 import type { AppContext } from '../services/context.js';
+import type { AsyncStore } from '../store/async.js';
 import { Scheduler, setSchedulerRole, type SchedulerOptions, type SchedulerRole } from '../scheduler/index.js';
 import { SCHEDULER_LOCK_TTL_MS, schedulerLeaderKey } from './keys.js';
 import { connectionOptions, type DistributedConfig } from './redis-config.js';
@@ -22,8 +25,70 @@ import { connectionOptions, type DistributedConfig } from './redis-config.js';
 const RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
+/** Where the leader lock lives: Redis (masters sharing a prefix) or the shared database. */
+export interface LeaderLock {
+  /** What the status routes show as `lock_key`. */
+  readonly key: string;
+  /** Names the lock's home in log lines ("Redis", "the database"). */
+  readonly where: string;
+  /** What a standby logs about the leader. */
+  readonly standbyNote: string;
+  connect(): Promise<void>;
+  /** Takes the lock when free (true when taken). */
+  acquire(id: string, ttlMs: number): Promise<boolean>;
+  /** Extends the lock when `id` still holds it (false when lost). */
+  renew(id: string, ttlMs: number): Promise<boolean>;
+  holder(): Promise<string | null>;
+  release(id: string): Promise<void>;
+  close(): void;
+}
+
+/** The Redis lock of a prefix: `SET NX PX`, Lua compare-and-expire / compare-and-delete. */
+export function redisLeaderLock(config: DistributedConfig): LeaderLock {
+  const key = schedulerLeaderKey(config.prefix);
+  let client: Redis | undefined;
+  return {
+    key,
+    where: 'Redis',
+    standbyNote: 'another master runs the schedules of this Redis prefix',
+    async connect() {
+      // Commands fail at once while Redis is away (no offline queue): a lock must not be renewed late.
+      client = new Redis({ ...connectionOptions(config.redis), lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+      client.on('error', () => undefined);
+      await client.connect();
+    },
+    acquire: async (id, ttl) => (await client!.set(key, id, 'PX', ttl, 'NX')) === 'OK',
+    renew: async (id, ttl) => Number(await client!.eval(RENEW, 1, key, id, String(ttl))) === 1,
+    holder: () => client!.get(key),
+    async release(id) {
+      await client?.eval(RELEASE, 1, key, id).catch(() => undefined);
+    },
+    close: () => client?.disconnect(),
+  };
+}
+
+/** The database lease `scheduler-leader` (daemons sharing one PostgreSQL database). */
+export function storeLeaderLock(repos: AsyncStore, name = 'scheduler-leader'): LeaderLock {
+  return {
+    key: `leases/${name}`,
+    where: 'the database',
+    standbyNote: 'another daemon runs the schedules of this database',
+    connect: async () => undefined,
+    acquire: (id, ttl) => repos.leases.acquire(name, id, ttl),
+    renew: (id, ttl) => repos.leases.acquire(name, id, ttl),
+    holder: () => repos.leases.holder(name),
+    async release(id) {
+      await repos.leases.release(name, id).catch(() => undefined);
+    },
+    close: () => undefined,
+  };
+}
+
 export interface LeaderOptions {
-  config: DistributedConfig;
+  /** Redis lock of this distributed config (when `lock` is not given). */
+  config?: DistributedConfig;
+  /** The lock to hold (default: the Redis lock of `config`). */
+  lock?: LeaderLock;
   /** Lock lifetime without renewal (default 15 s). */
   ttlMs?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
@@ -39,7 +104,7 @@ export class SchedulerLeader {
   readonly key: string;
   private readonly ttl: number;
   private readonly tickMs: number;
-  private client?: Redis;
+  private readonly lock: LeaderLock;
   private leader = false;
   private holder: string | null = null;
   private lastRenewed = 0;
@@ -49,7 +114,9 @@ export class SchedulerLeader {
   private lastProblem = '';
 
   constructor(private readonly opts: LeaderOptions) {
-    this.key = schedulerLeaderKey(opts.config.prefix);
+    if (!opts.lock && !opts.config) throw new Error('SchedulerLeader needs a lock or a distributed config');
+    this.lock = opts.lock ?? redisLeaderLock(opts.config!);
+    this.key = this.lock.key;
     this.ttl = Math.max(300, opts.ttlMs ?? SCHEDULER_LOCK_TTL_MS);
     this.tickMs = Math.max(100, Math.floor(this.ttl / 3));
   }
@@ -69,10 +136,7 @@ export class SchedulerLeader {
 
   /** Connects, makes a first attempt (so the role is known when this resolves), then ticks. */
   async start(): Promise<void> {
-    // Commands fail at once while Redis is away (no offline queue): a lock must not be renewed late.
-    this.client = new Redis({ ...connectionOptions(this.opts.config.redis), lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    this.client.on('error', () => undefined);
-    await this.client.connect();
+    await this.lock.connect();
     await this.tick();
     this.timer = setInterval(() => {
       if (!this.ticking) this.ticking = this.tick().finally(() => (this.ticking = undefined));
@@ -81,29 +145,29 @@ export class SchedulerLeader {
   }
 
   private async tick(): Promise<void> {
-    if (this.stopped || !this.client) return;
+    if (this.stopped) return;
     try {
       if (this.leader) {
-        if (Number(await this.client.eval(RENEW, 1, this.key, this.id, String(this.ttl))) === 1) {
+        if (await this.lock.renew(this.id, this.ttl)) {
           this.lastRenewed = Date.now();
           return;
         }
         await this.depose('the scheduler lock was lost to another master');
       }
-      if ((await this.client.set(this.key, this.id, 'PX', this.ttl, 'NX')) === 'OK') {
+      if (await this.lock.acquire(this.id, this.ttl)) {
         this.lastRenewed = Date.now();
         await this.elect();
         return;
       }
-      const holder = await this.client.get(this.key);
+      const holder = await this.lock.holder();
       if (holder !== this.holder) {
         this.holder = holder;
-        this.log('scheduler: standby, another master runs the schedules of this Redis prefix', { holder });
+        this.log(`scheduler: standby, ${this.lock.standbyNote}`, { holder });
       }
       this.lastProblem = '';
     } catch (err) {
       const problem = messageOf(err);
-      if (problem !== this.lastProblem) this.log('scheduler: cannot reach Redis for the scheduler lock', { error: problem });
+      if (problem !== this.lastProblem) this.log(`scheduler: cannot reach ${this.lock.where} for the scheduler lock`, { error: problem });
       this.lastProblem = problem;
       // Step down before the lock could expire and be taken by a standby: never two schedulers.
       if (this.leader && Date.now() - this.lastRenewed >= this.ttl - this.tickMs) await this.depose('the scheduler lock could not be renewed');
@@ -133,9 +197,9 @@ export class SchedulerLeader {
     if (this.leader) {
       this.leader = false;
       await this.opts.onDeposed();
-      await this.client?.eval(RELEASE, 1, this.key, this.id).catch(() => undefined);
+      await this.lock.release(this.id);
     }
-    this.client?.disconnect();
+    this.lock.close();
   }
 }
 
@@ -143,10 +207,10 @@ export class SchedulerLeader {
  * The scheduler of a master: started only while this master holds the scheduler lock. The
  * returned handle's `stop()` stops both; the role is readable through `schedulerRole(app)`.
  */
-export async function startLeaderScheduler(app: AppContext, config: DistributedConfig, opts: SchedulerOptions & { ttlMs?: number } = {}): Promise<{ leader: SchedulerLeader; stop: () => Promise<void> }> {
+export async function startLeaderScheduler(app: AppContext, config: DistributedConfig | LeaderLock, opts: SchedulerOptions & { ttlMs?: number } = {}): Promise<{ leader: SchedulerLeader; stop: () => Promise<void> }> {
   const scheduler = new Scheduler(app, opts);
   const leader = new SchedulerLeader({
-    config,
+    ...('acquire' in config ? { lock: config } : { config }),
     ...(opts.ttlMs !== undefined ? { ttlMs: opts.ttlMs } : {}),
     ...(opts.log ? { log: opts.log } : {}),
     onElected: () => scheduler.start(),

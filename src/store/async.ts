@@ -36,6 +36,7 @@ export const REPO_NAMES = [
   'maintenance',
   'assetStats',
   'attempts',
+  'leases',
 ] as const satisfies readonly (keyof Store)[];
 
 export type RepoName = (typeof REPO_NAMES)[number];

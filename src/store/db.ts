@@ -27,6 +27,7 @@ import { createAccessRepo, type AccessRepo } from './access.js';
 import { createMaintenanceRepo, type MaintenanceRepo } from './maintenance.js';
 import { createAssetStatsRepo, type AssetStatsRepo } from './asset-stats.js';
 import { createAttemptsRepo, type AttemptsRepo } from './attempts.js';
+import { createLeasesRepo, type LeasesRepo } from './leases.js';
 
 export interface Store {
   db: Database.Database;
@@ -58,6 +59,8 @@ export interface Store {
   assetStats: AssetStatsRepo;
   /** Attempts of distributed runs (migration 016). */
   attempts: AttemptsRepo;
+  /** Named expiring leases (migration 017): the scheduler leader among daemons sharing a database. */
+  leases: LeasesRepo;
   /** Runs `fn` in an IMMEDIATE transaction (a savepoint when already inside one). */
   tx<T>(fn: () => T): T;
   /** Whether a transaction is open on the connection. */
@@ -154,6 +157,7 @@ function buildStore(db: Db, path: string): Store {
   const maintenance = createMaintenanceRepo(db);
   const assetStats = createAssetStatsRepo(db);
   const attempts = createAttemptsRepo(db, q);
+  const leases = createLeasesRepo(db, q);
   return {
     db,
     path,
@@ -175,6 +179,7 @@ function buildStore(db: Db, path: string): Store {
     maintenance,
     assetStats,
     attempts,
+    leases,
     tx: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     inTransaction: () => db.open && db.inTransaction,
     rollbackOpen: () => {

@@ -76,7 +76,7 @@ describe.skipIf(!hasRedis)('scheduler leader lock', () => {
     }, 20);
     cleanups.push(() => clearInterval(sampler));
     // Cut the leader's connection, as a network partition would: it can no longer renew.
-    (a.handle.leader as unknown as { client: { disconnect(): void } }).client.disconnect();
+    (a.handle.leader as unknown as { lock: { close(): void } }).lock.close();
     await until(() => b.leading(), 'the standby to take over');
     clearInterval(sampler);
     expect(a.leading()).toBe(false);

@@ -1,4 +1,5 @@
 import { loadSettings } from '../../settings/index.js';
+import { maskUrlPassword } from '../../settings/redact.js';
 import type { Command } from 'commander';
 import { optionsOf } from '../context.js';
 import { errors } from '../../errors.js';
@@ -94,10 +95,13 @@ export async function serveAction(command: Command): Promise<void> {
   if (o.schedule !== false) {
     const { startScheduler } = await import('../../scheduler/index.js');
     const schedulerOptions = { log, queue, eventReceiver: o.eventReceiver !== false };
-    // Masters sharing a Redis prefix: only the holder of the scheduler lock runs the schedules.
-    scheduler = master
-      ? await (await import('../../distributed/index.js')).startLeaderScheduler(app, master.master.config, schedulerOptions)
-      : await startScheduler(app, schedulerOptions);
+    // Masters sharing a Redis prefix, or daemons sharing a PostgreSQL database: only the holder
+    // of the scheduler lock (Redis, or the database's lease) runs the schedules.
+    if (master) scheduler = await (await import('../../distributed/index.js')).startLeaderScheduler(app, master.master.config, schedulerOptions);
+    else if (app.repos.engine === 'postgresql') {
+      const { startLeaderScheduler, storeLeaderLock } = await import('../../distributed/scheduler-leader.js');
+      scheduler = await startLeaderScheduler(app, storeLeaderLock(app.repos), schedulerOptions);
+    } else scheduler = await startScheduler(app, schedulerOptions);
   }
   // Spawner processes boot now rather than under the first runs' steps.
   spawnerPool().warm();
@@ -114,7 +118,7 @@ export async function serveAction(command: Command): Promise<void> {
     `osm ${VERSION} daemon listening on ${address} (${url})`,
     `  Settings file: ${settings.file}`,
     `  Base folder:   ${settings.paths.base}`,
-    `  Database:      ${settings.paths.db}`,
+    `  Database:      ${app.db.engine === 'postgresql' ? `PostgreSQL ${maskUrlPassword(app.db.url)}` : settings.paths.db}`,
     `  Workflows:     ${settings.paths.workflows} (${indexed.added} added, ${indexed.updated} updated, ${indexed.removed} removed, ${indexed.unchanged} unchanged${indexed.errors.length ? `, ${indexed.errors.length} errors` : ''})`,
     `  Run queue:     limit ${queue.limit()} concurrent runs; ${reconciled.requeued} queued; ${reconciled.failed.length} interrupted run(s) marked failed`,
     `  API docs:      ${url}/swagger (OpenAPI: ${url}/openapi.json)`,

@@ -14,6 +14,7 @@ import { createPgStepsRepo } from './repos/steps.js';
 import { createPgEventsRepo } from './repos/events.js';
 import { createPgArtifactsRepo } from './repos/artifacts.js';
 import { createPgAttemptsRepo } from './repos/attempts.js';
+import { createPgLeasesRepo } from './repos/leases.js';
 import { createPgOrgsRepo } from './repos/orgs.js';
 import { createPgWorkflowsRepo } from './repos/workflows.js';
 import { createPgWorkspacesRepo } from './repos/workspaces.js';
@@ -32,6 +33,7 @@ const FACTORIES: { [K in RepoName]: (db: PgDb) => AsyncRepos[K] } = {
   events: createPgEventsRepo,
   artifacts: createPgArtifactsRepo,
   attempts: createPgAttemptsRepo,
+  leases: createPgLeasesRepo,
   orgs: createPgOrgsRepo,
   workflows: createPgWorkflowsRepo,
   workspaces: createPgWorkspacesRepo,
