@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
 import path from 'node:path';
 import { call, callWith, tempDir } from './call.js';
 import { evaluate, ScriptError, SkipSignal } from '../../../src/engine/js-runtime.js';
@@ -87,6 +88,20 @@ describe('utility functions', () => {
     expect(call('exec_ts', 'console.log(1)')).toBe('');
     expect(call('exec_ts_file', t.file('x.ts', ''))).toBe('');
   });
+
+  it('run_module / run_flow run the child osm in the calling run\'s base and workflow folders (both settings shapes)', () => {
+    const base = path.join(t.dir, 'rm-base');
+    const wf = path.join(t.dir, 'rm-workflows');
+    t.file('rm-workflows/rm-child.yaml', 'name: rm-child\nkind: module\nsteps:\n  - name: hello\n    type: bash\n    command: echo "child ran on {{Target}}"\n');
+    t.file('rm-workflows/rm-flow.yaml', 'name: rm-flow\nkind: flow\nmodules:\n  - name: rm-child\n    path: rm-child.yaml\n');
+    const settings = { base_folder: base, environments: { workflows: wf } };
+    // The evaluator process carries the settings object; inline evaluation the loaded settings.
+    const out = callWith({ log: () => {}, settings }, 'run_module', 'rm-child', 'example.com') as string;
+    expect(out).toContain('child ran on example.com');
+    expect(fs.existsSync(path.join(base, 'osm-settings.yaml'))).toBe(true);
+    const flow = callWith({ log: () => {}, settings: { settings } }, 'runFlow', 'rm-flow', 'flow.example.com') as string;
+    expect(flow).toContain('child ran on flow.example.com');
+  }, 60_000);
 
   it('run_agent answers "" for unknown agents', () => {
     expect(call('run_agent', 'hello', 'no-such-agent')).toBe('');
