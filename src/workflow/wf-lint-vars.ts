@@ -7,6 +7,7 @@
 import { BUILTIN_VARIABLES } from './builtins.js';
 import type { Action, ModuleRef, Step, Workflow, WorkflowIssue } from './types.js';
 import { issueAt } from './wf-issues.js';
+import { convertLoopSyntax, templateSyntaxError } from './template.js';
 
 export type AddIssue = (issue: WorkflowIssue) => void;
 
@@ -89,6 +90,14 @@ interface Scope {
 
 function checkText(ctx: Ctx, node: object, key: string, path: string, texts: string[], scope: Scope, seen: Set<string>): void {
   for (const text of texts) {
+    if (text.includes('{{') && COMMAND_KEYS.has(key) && !seen.has(`${key}:{{syntax`)) {
+      // Checked as the engine renders it: [[var]] becomes {{var}} first, so a [[var]] inside a tag nests tags.
+      const error = templateSyntaxError(convertLoopSyntax(text));
+      if (error !== undefined) {
+        seen.add(`${key}:{{syntax`);
+        ctx.add(issueAt(ctx.wf, node, key, path, `${error} (the step fails without running)`, 'error', 'template-syntax'));
+      }
+    }
     if (text.includes('{{')) {
       for (const name of templateVariables(text, '{{')) {
         if (scope.known.has(name) || seen.has(`${key}:${name}`)) continue;

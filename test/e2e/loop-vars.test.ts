@@ -109,6 +109,16 @@ describe('unrendered placeholders', () => {
     expect(dry.code).toBe(2);
     expect(dry.stdout).toMatch(/✘ error: .*lv-outside\.yaml:9: steps\[1\]\.command: \[\[url\]\]/);
     expect(dry.stderr).toContain('unrendered [[variable]] placeholder');
+    // a {{ }} tag that cannot parse fails its step at run time: lint and the dry run say so first
+    const syn = await runOsm(['-b', base, '-F', FIX, 'workflow', 'lint', 'lv-template-syntax']);
+    expect(syn.code).not.toBe(0);
+    expect(syn.stdout + syn.stderr).toMatch(/lv-template-syntax\.yaml:6: steps\[0\]\.command: template rendering failed: .*\(the step fails without running\) \[template-syntax\]/);
+    // [[host]] becomes {{host}} before the tags render: inside a tag it nests tags (the run fails on it too)
+    expect(syn.stdout + syn.stderr).toMatch(/lv-template-syntax\.yaml:22: steps\[2\]\.step\.command: template rendering failed: unclosed "\{\{"/);
+    expect(syn.stdout + syn.stderr).not.toMatch(/lv-template-syntax\.yaml:14/);
+    const synDry = await run('-m', 'lv-template-syntax', 'dry3.test', ['--dry-run']);
+    expect(synDry.code).toBe(2);
+    expect(synDry.stdout).toMatch(/✘ error: .*lv-template-syntax\.yaml:6: steps\[0\]\.command: template rendering failed/);
     // the nested workflows have nothing to report
     const ok = await run('-m', 'lv-foreach-routes', 'dry2.test', ['--dry-run']);
     expect(ok.code).toBe(0);
