@@ -7,17 +7,23 @@
 import { BUILTIN_VARIABLES } from './builtins.js';
 import type { Action, ModuleRef, Step, Workflow, WorkflowIssue } from './types.js';
 import { issueAt } from './wf-issues.js';
-import { convertLoopSyntax, templateSyntaxError } from './template.js';
+import { templateSyntaxError } from './template.js';
 
 export type AddIssue = (issue: WorkflowIssue) => void;
 
 const KEYWORDS = new Set(['true', 'false', 'True', 'False', 'none', 'None', 'nil', 'null', 'and', 'or', 'not', 'in', 'is', 'if', 'else', 'undefined']);
+
+/** The content of a `[[ … ]]` the engine renders as a loop variable. */
+const LOOP_PLACEHOLDER = /^\s*[A-Za-z_][A-Za-z0-9_.]*\s*$/;
 
 /** Root variable names referenced inside `{{ … }}` (open = '{{') or `[[ … ]]` (open = '[['). */
 export function templateVariables(text: string, open: '{{' | '[[' = '{{'): string[] {
   const re = open === '{{' ? /\{\{([\s\S]*?)\}\}/g : /\[\[([\s\S]*?)\]\]/g;
   const names: string[] = [];
   for (const m of text.matchAll(re)) {
+    // The engine renders `[[ name ]]` (an identifier, dotted paths too) and nothing else: a bash test
+    // such as `[[ -d /tmp ]]` or a JS array `[[1,2]]` is no placeholder (src/engine/steps/foreach.ts).
+    if (open === '[[' && !LOOP_PLACEHOLDER.test(m[1]!)) continue;
     const expr = m[1]!.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, ' ');
     for (const id of expr.matchAll(/(?<![\w.$])([A-Za-z_]\w*)\b(?!\s*\()/g)) {
       const name = id[1]!;
@@ -92,7 +98,7 @@ function checkText(ctx: Ctx, node: object, key: string, path: string, texts: str
   for (const text of texts) {
     if (text.includes('{{') && COMMAND_KEYS.has(key) && !seen.has(`${key}:{{syntax`)) {
       // Checked as the engine renders it: [[var]] becomes {{var}} first, so a [[var]] inside a tag nests tags.
-      const error = templateSyntaxError(convertLoopSyntax(text));
+      const error = templateSyntaxError(text.replace(/\[\[\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\]\]/g, '{{$1}}'));
       if (error !== undefined) {
         seen.add(`${key}:{{syntax`);
         ctx.add(issueAt(ctx.wf, node, key, path, `${error} (the step fails without running)`, 'error', 'template-syntax'));

@@ -119,6 +119,11 @@ describe('unrendered placeholders', () => {
     const synDry = await run('-m', 'lv-template-syntax', 'dry3.test', ['--dry-run']);
     expect(synDry.code).toBe(2);
     expect(synDry.stdout).toMatch(/✘ error: .*lv-template-syntax\.yaml:6: steps\[0\]\.command: template rendering failed/);
+    // bash tests ([[ -d /tmp ]]) are not placeholders: the engine runs them, so lint and the dry run accept them
+    const bashLint = await runOsm(['-b', base, '-F', FIX, 'workflow', 'lint', 'lv-bash-tests']);
+    expect(bashLint.code, bashLint.stdout + bashLint.stderr).toBe(0);
+    expect(bashLint.stdout + bashLint.stderr).not.toMatch(/foreach-variable|undefined-variable/);
+    expect((await run('-m', 'lv-bash-tests', 'dry4.test', ['--dry-run'])).code).toBe(0);
     // the nested workflows have nothing to report
     const ok = await run('-m', 'lv-foreach-routes', 'dry2.test', ['--dry-run']);
     expect(ok.code).toBe(0);
