@@ -103,6 +103,37 @@ describe('utility functions', () => {
     expect(flow).toContain('child ran on flow.example.com');
   }, 60_000);
 
+  it('sudo_auth: sudo -n -v without a password, the password on stdin with -S; false when sudo refuses or is missing', () => {
+    const saved = process.env.PATH;
+    const bin = path.join(t.dir, 'sudo-bin');
+    const record = path.join(t.dir, 'sudo-calls.jsonl');
+    fs.mkdirSync(bin, { recursive: true });
+    // A stand-in sudo: records argv and stdin; accepts the password "right" (and -n when NOPASSWD is set).
+    fs.writeFileSync(path.join(bin, 'sudo'), `#!${process.execPath}\nconst fs = require('node:fs');\nconst a = process.argv.slice(2);\nconst input = a.includes('-S') ? fs.readFileSync(0, 'utf8') : '';\nfs.appendFileSync(${JSON.stringify(record)}, JSON.stringify({ a, input }) + '\\n');\nprocess.exit(a.includes('-n') ? (process.env.NOPASSWD ? 0 : 1) : input === 'right\\n' ? 0 : 1);\n`);
+    fs.chmodSync(path.join(bin, 'sudo'), 0o755);
+    try {
+      process.env.PATH = bin;
+      expect(call('sudo_auth')).toBe(false);
+      process.env.NOPASSWD = '1';
+      expect(call('sudoAuth')).toBe(true);
+      delete process.env.NOPASSWD;
+      expect(call('sudo_auth', 'right')).toBe(true);
+      expect(call('sudo_auth', 'wrong')).toBe(false);
+      const calls = fs.readFileSync(record, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(calls).toEqual([
+        { a: ['-n', '-v'], input: '' },
+        { a: ['-n', '-v'], input: '' },
+        { a: ['-S', '-p', '', '-v'], input: 'right\n' },
+        { a: ['-S', '-p', '', '-v'], input: 'wrong\n' },
+      ]);
+      process.env.PATH = path.join(t.dir, 'no-bin');
+      expect(call('sudo_auth', 'right')).toBe(false);
+    } finally {
+      process.env.PATH = saved;
+      delete process.env.NOPASSWD;
+    }
+  });
+
   it('run_agent answers "" for unknown agents', () => {
     expect(call('run_agent', 'hello', 'no-such-agent')).toBe('');
     expect(call('run_agent')).toBe('');
