@@ -66,7 +66,7 @@ function autoExports(step: Step): string[] {
 /** Keys of a step whose text is not rendered as a template, or which hold nested steps checked separately. */
 const SKIP_STEP_KEYS = new Set(['name', 'type', 'parallel_steps', 'step', 'unknown_keys', 'depends_on', 'on_success', 'on_error', 'decision']);
 /** Command fields of bash-like steps and the request of http steps: an unrendered `[[name]]` there fails the step at run time. */
-const COMMAND_KEYS = new Set(['command', 'commands', 'parallel_commands', 'url', 'headers', 'request_body']);
+const COMMAND_KEYS = new Set(['command', 'commands', 'parallel_commands', 'function', 'functions', 'parallel_functions', 'url', 'headers', 'request_body']);
 /** Keys evaluated after the step ran, so its own automatic exports are visible there. */
 const AFTER_RUN_KEYS = new Set(['exports', 'decision', 'on_success', 'on_error']);
 

@@ -91,6 +91,17 @@ describe('unrendered placeholders', () => {
     expect(existsSync(join(r.ws, 'literal.txt'))).toBe(false);
   });
 
+  it('a function step with [[var]] outside any foreach fails without calling it (exec_cmd would get the literal); lint says so', async () => {
+    const r = await run('-m', 'lv-outside-function', 'outside-fn.test');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('unrendered loop variable [[url]] in function');
+    expect(existsSync(join(r.ws, 'fn-literal.txt'))).toBe(false);
+    const lint = await runOsm(['-b', base, '-F', FIX, 'workflow', 'lint', 'lv-outside-function']);
+    expect(lint.code).not.toBe(0);
+    expect(lint.stdout + lint.stderr).toMatch(/lv-outside-function\.yaml:6: steps\[0\]\.function: \[\[url\]\] is only valid inside a foreach step \(outside one it is not rendered/);
+    expect((await run('-m', 'lv-outside-function', 'dry5.test', ['--dry-run'])).code).toBe(2);
+  });
+
   it('an http step with [[var]] in its url outside any foreach fails without sending; lint says so', async () => {
     const r = await run('-m', 'lv-outside-http', 'outside-http.test');
     expect(r.code).toBe(1);
