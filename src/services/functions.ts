@@ -79,8 +79,9 @@ function takeSlot(app: AppContext): () => void {
 async function evaluateIsolated(app: AppContext, script: string, vars: Record<string, unknown>): Promise<unknown> {
   const all = app.settings().settings;
   const outbound = outboundPolicyOf(all);
-  // Only what the library reads (notification targets, the allowlist): keys and secrets stay here.
-  const settings = { notification: all.notification, server: { outbound_allowlist: outbound.allowlist } };
+  // Only what the library reads (notification targets, the allowlist, the folders run_module /
+  // run_flow start their child osm in): keys and secrets stay here.
+  const settings = { notification: all.notification, server: { outbound_allowlist: outbound.allowlist }, base_folder: all.base_folder, environments: { workflows: all.environments.workflows } };
   const timeoutMs = evalTimeoutMs();
   const pool = apiScriptPool();
   if (!pool) return evaluate(script, vars, { timeoutMs, ctx: { store: app.store, settings, outbound, log: () => undefined } }).value;

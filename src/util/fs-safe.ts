@@ -13,13 +13,19 @@ export function atomicWriteFile(path: string, data: string | Uint8Array, mode?: 
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'w', mode ?? 0o644);
   try {
-    writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
-    if (opts.durable !== false) fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    try {
+      writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
+      if (opts.durable !== false) fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (mode !== undefined) chmodSync(tmp, mode);
+    renameSync(tmp, path);
+  } catch (err) {
+    // A failed write or rename (e.g. path is a folder) leaves no temporary file behind.
+    rmSync(tmp, { force: true });
+    throw err;
   }
-  if (mode !== undefined) chmodSync(tmp, mode);
-  renameSync(tmp, path);
 }
 
 /** Copies `path` to `backupPath` when it exists; returns the backup path or '' when nothing was copied. */

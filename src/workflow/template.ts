@@ -102,6 +102,18 @@ function parseTemplate(text: string): Segment[] {
   return segments;
 }
 
+/** The syntax error a text's `{{ … }}` tags would fail rendering with, or undefined when they parse. */
+export function templateSyntaxError(text: string): string | undefined {
+  if (typeof text !== 'string' || !text.includes('{{')) return undefined;
+  try {
+    parseTemplate(text);
+    return undefined;
+  } catch (err) {
+    if (err instanceof TemplateError) return err.message;
+    throw err;
+  }
+}
+
 /** String form of a variable value: '' for undefined/null, true/false, decimal numbers, JSON for objects. */
 export function valueToString(v: unknown): string {
   if (v === undefined || v === null) return '';

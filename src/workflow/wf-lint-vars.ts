@@ -7,16 +7,23 @@
 import { BUILTIN_VARIABLES } from './builtins.js';
 import type { Action, ModuleRef, Step, Workflow, WorkflowIssue } from './types.js';
 import { issueAt } from './wf-issues.js';
+import { templateSyntaxError } from './template.js';
 
 export type AddIssue = (issue: WorkflowIssue) => void;
 
 const KEYWORDS = new Set(['true', 'false', 'True', 'False', 'none', 'None', 'nil', 'null', 'and', 'or', 'not', 'in', 'is', 'if', 'else', 'undefined']);
+
+/** The content of a `[[ … ]]` the engine renders as a loop variable. */
+const LOOP_PLACEHOLDER = /^\s*[A-Za-z_][A-Za-z0-9_.]*\s*$/;
 
 /** Root variable names referenced inside `{{ … }}` (open = '{{') or `[[ … ]]` (open = '[['). */
 export function templateVariables(text: string, open: '{{' | '[[' = '{{'): string[] {
   const re = open === '{{' ? /\{\{([\s\S]*?)\}\}/g : /\[\[([\s\S]*?)\]\]/g;
   const names: string[] = [];
   for (const m of text.matchAll(re)) {
+    // The engine renders `[[ name ]]` (an identifier, dotted paths too) and nothing else: a bash test
+    // such as `[[ -d /tmp ]]` or a JS array `[[1,2]]` is no placeholder (src/engine/steps/foreach.ts).
+    if (open === '[[' && !LOOP_PLACEHOLDER.test(m[1]!)) continue;
     const expr = m[1]!.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, ' ');
     for (const id of expr.matchAll(/(?<![\w.$])([A-Za-z_]\w*)\b(?!\s*\()/g)) {
       const name = id[1]!;
@@ -59,7 +66,7 @@ function autoExports(step: Step): string[] {
 /** Keys of a step whose text is not rendered as a template, or which hold nested steps checked separately. */
 const SKIP_STEP_KEYS = new Set(['name', 'type', 'parallel_steps', 'step', 'unknown_keys', 'depends_on', 'on_success', 'on_error', 'decision']);
 /** Command fields of bash-like steps and the request of http steps: an unrendered `[[name]]` there fails the step at run time. */
-const COMMAND_KEYS = new Set(['command', 'commands', 'parallel_commands', 'url', 'headers', 'request_body']);
+const COMMAND_KEYS = new Set(['command', 'commands', 'parallel_commands', 'function', 'functions', 'parallel_functions', 'url', 'headers', 'request_body']);
 /** Keys evaluated after the step ran, so its own automatic exports are visible there. */
 const AFTER_RUN_KEYS = new Set(['exports', 'decision', 'on_success', 'on_error']);
 
@@ -89,6 +96,14 @@ interface Scope {
 
 function checkText(ctx: Ctx, node: object, key: string, path: string, texts: string[], scope: Scope, seen: Set<string>): void {
   for (const text of texts) {
+    if (text.includes('{{') && COMMAND_KEYS.has(key) && !seen.has(`${key}:{{syntax`)) {
+      // Checked as the engine renders it: [[var]] becomes {{var}} first, so a [[var]] inside a tag nests tags.
+      const error = templateSyntaxError(text.replace(/\[\[\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\]\]/g, '{{$1}}'));
+      if (error !== undefined) {
+        seen.add(`${key}:{{syntax`);
+        ctx.add(issueAt(ctx.wf, node, key, path, `${error} (the step fails without running)`, 'error', 'template-syntax'));
+      }
+    }
     if (text.includes('{{')) {
       for (const name of templateVariables(text, '{{')) {
         if (scope.known.has(name) || seen.has(`${key}:${name}`)) continue;

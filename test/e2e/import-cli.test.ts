@@ -86,6 +86,11 @@ describe('osm import', () => {
     const none = await osm(['report', '-w', 'no-such-ws']);
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('Workspace not found: no-such-ws');
+    const folder = join(base, 'out');
+    const intoFolder = await osm(['report', '-w', 'lab', '--format', 'md', '-o', folder]);
+    expect(intoFolder.code).toBe(1);
+    expect(intoFolder.stderr).toContain(`-o ${folder} is a folder: give the report's file name (e.g. ${join(folder, 'lab.md')})`);
+    expect((await import('node:fs')).readdirSync(base).filter((n) => n.endsWith('.tmp'))).toEqual([]);
     const since = await osm(['report', '-w', 'lab', '--format', 'md', '--since', 'yesterday']);
     expect(since.code).toBe(1);
     expect(since.stderr).toContain('invalid --since time format');

@@ -91,6 +91,17 @@ describe('unrendered placeholders', () => {
     expect(existsSync(join(r.ws, 'literal.txt'))).toBe(false);
   });
 
+  it('a function step with [[var]] outside any foreach fails without calling it (exec_cmd would get the literal); lint says so', async () => {
+    const r = await run('-m', 'lv-outside-function', 'outside-fn.test');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('unrendered loop variable [[url]] in function');
+    expect(existsSync(join(r.ws, 'fn-literal.txt'))).toBe(false);
+    const lint = await runOsm(['-b', base, '-F', FIX, 'workflow', 'lint', 'lv-outside-function']);
+    expect(lint.code).not.toBe(0);
+    expect(lint.stdout + lint.stderr).toMatch(/lv-outside-function\.yaml:6: steps\[0\]\.function: \[\[url\]\] is only valid inside a foreach step \(outside one it is not rendered/);
+    expect((await run('-m', 'lv-outside-function', 'dry5.test', ['--dry-run'])).code).toBe(2);
+  });
+
   it('an http step with [[var]] in its url outside any foreach fails without sending; lint says so', async () => {
     const r = await run('-m', 'lv-outside-http', 'outside-http.test');
     expect(r.code).toBe(1);
@@ -109,6 +120,21 @@ describe('unrendered placeholders', () => {
     expect(dry.code).toBe(2);
     expect(dry.stdout).toMatch(/✘ error: .*lv-outside\.yaml:9: steps\[1\]\.command: \[\[url\]\]/);
     expect(dry.stderr).toContain('unrendered [[variable]] placeholder');
+    // a {{ }} tag that cannot parse fails its step at run time: lint and the dry run say so first
+    const syn = await runOsm(['-b', base, '-F', FIX, 'workflow', 'lint', 'lv-template-syntax']);
+    expect(syn.code).not.toBe(0);
+    expect(syn.stdout + syn.stderr).toMatch(/lv-template-syntax\.yaml:6: steps\[0\]\.command: template rendering failed: .*\(the step fails without running\) \[template-syntax\]/);
+    // [[host]] becomes {{host}} before the tags render: inside a tag it nests tags (the run fails on it too)
+    expect(syn.stdout + syn.stderr).toMatch(/lv-template-syntax\.yaml:22: steps\[2\]\.step\.command: template rendering failed: unclosed "\{\{"/);
+    expect(syn.stdout + syn.stderr).not.toMatch(/lv-template-syntax\.yaml:14/);
+    const synDry = await run('-m', 'lv-template-syntax', 'dry3.test', ['--dry-run']);
+    expect(synDry.code).toBe(2);
+    expect(synDry.stdout).toMatch(/✘ error: .*lv-template-syntax\.yaml:6: steps\[0\]\.command: template rendering failed/);
+    // bash tests ([[ -d /tmp ]]) are not placeholders: the engine runs them, so lint and the dry run accept them
+    const bashLint = await runOsm(['-b', base, '-F', FIX, 'workflow', 'lint', 'lv-bash-tests']);
+    expect(bashLint.code, bashLint.stdout + bashLint.stderr).toBe(0);
+    expect(bashLint.stdout + bashLint.stderr).not.toMatch(/foreach-variable|undefined-variable/);
+    expect((await run('-m', 'lv-bash-tests', 'dry4.test', ['--dry-run'])).code).toBe(0);
     // the nested workflows have nothing to report
     const ok = await run('-m', 'lv-foreach-routes', 'dry2.test', ['--dry-run']);
     expect(ok.code).toBe(0);

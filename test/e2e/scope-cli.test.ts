@@ -140,6 +140,11 @@ describe('osm scope check', () => {
     const wf = await osm(['scope', 'check', 'admin.example.com', '-m', 'scope-in-workflow']);
     expect(wf.code).toBe(1);
     expect(wf.stdout).toContain('workflow:scope-in-workflow: excluded');
+    // usage errors are 2, never the "out of scope" 1 a script would act on
+    const missing = await osm(['scope', 'check']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("missing required argument 'value'");
+    expect((await osm(['scope', 'check', 'a.example.com', '--no-such-option'])).code).toBe(2);
   });
 });
 

@@ -37,6 +37,15 @@ describe('POST /functions/eval', () => {
     expect((await post('/osm/api/functions/eval', { script: 'split("a,b", ",")' })).json().result).toEqual(['a', 'b']);
   });
 
+  it('run_module starts its child osm in the daemon\'s base and workflow folders', async () => {
+    const wf = t.app.settings().paths.workflows;
+    fs.mkdirSync(wf, { recursive: true });
+    fs.writeFileSync(path.join(wf, 'eval-child.yaml'), 'name: eval-child\nkind: module\nsteps:\n  - name: hello\n    type: bash\n    command: echo "child ran in {{Output}}"\n');
+    const res = await post('/osm/api/functions/eval', { script: "run_module('eval-child', 'child.example.com')" });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().result).toContain(`child ran in ${t.app.settings().paths.workspaces}/`);
+  }, 60_000);
+
   it('records every evaluation as an event without param values', async () => {
     await post('/osm/api/functions/eval', { script: 'to_upper_case("{{token}}")', params: { token: 'sekrit-value' } });
     const events = evalEvents();

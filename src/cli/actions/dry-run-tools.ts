@@ -32,7 +32,7 @@ export function missingToolLines(loader: WorkflowLoader, wf: Workflow, pathEnv: 
 }
 
 /** Lint rules about placeholders that would reach a command unrendered (or render empty). */
-const TEMPLATE_RULES = new Set(['undefined-variable', 'foreach-variable']);
+const TEMPLATE_RULES = new Set(['undefined-variable', 'foreach-variable', 'template-syntax']);
 
 /**
  * The lines a dry run prints for `[[var]]` / `{{var}}` placeholders that a run would not render:

@@ -1,5 +1,7 @@
 /** `osm report`: build the report through the service, print it or write it atomically to -o. */
-import { resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { errors } from '../../errors.js';
 import type { Command } from 'commander';
 import { withApp } from '../app.js';
 import { optionsOf } from '../context.js';
@@ -18,6 +20,9 @@ interface ReportOptions {
 export async function reportAction(command: Command): Promise<void> {
   const o = optionsOf<ReportOptions>(command);
   const ui = createUi({ disableColor: o.disableColor, silent: o.silent });
+  if (o.output && existsSync(o.output) && statSync(o.output).isDirectory()) {
+    throw errors.validation(`-o ${o.output} is a folder: give the report's file name (e.g. ${join(o.output, `${o.workspace}.${o.format}`)})`);
+  }
   const text = await withApp(o, (app) => workspaceReport(app, { workspace: o.workspace, format: o.format, since: o.since }));
   if (!o.output) {
     process.stdout.write(text);

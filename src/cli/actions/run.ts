@@ -138,7 +138,7 @@ async function runCommand(command: Command): Promise<void> {
       // A placeholder that would reach a command unrendered fails that step at run time: the dry
       // run says so with the usage/validation exit code.
       if (unrendered > 0) {
-        process.stderr.write(`Error: ${unrendered} unrendered [[variable]] placeholder(s) in commands (see above); a run would fail those steps\n`);
+        process.stderr.write(`Error: ${unrendered} unrendered [[variable]] placeholder(s) or {{ }} template error(s) in commands (see above); a run would fail those steps\n`);
         process.exitCode = 2;
       }
       return;

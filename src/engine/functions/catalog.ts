@@ -14,7 +14,7 @@
 export const UNSUPPORTED_FUNCTIONS: readonly string[] = [
   'db_update', 'run_status', 'run_status_by_uuid', 'db_reset_event_logs', 'db_import_vigolium',
   'llm_invoke', 'llm_invoke_custom', 'llm_conversations', 'snapshot_export', 'snapshot_import', 'run_nmap',
-  'go_getter_with_sshkey', 'filepath_installer', 'ssh_exec', 'ssh_rsync', 'sync_from_master', 'sync_from_worker',
+  'filepath_installer', 'ssh_exec', 'ssh_rsync', 'sync_from_master', 'sync_from_worker',
   'rsync_to_worker', 'tmux_run', 'tmux_capture', 'tmux_send', 'tmux_kill', 'tmux_list', 'run_on_master', 'run_on_worker',
 ];
 
@@ -322,6 +322,7 @@ const ROWS: Record<string, Row[]> = {
   ],
   installer: [
     ['go_getter(url, dest)', 'bool', 'Download an http(s) URL into a folder (archives extracted unless ?archive=false); git::<url> clones', "go_getter('https://example.com/wordlists.tar.gz', '{{Data}}/wordlists')"],
+    ['go_getter_with_sshkey(key, git_url, dest)', 'bool', 'Clone a git repository over SSH into dest with the private key file key (no other identity, never prompts)', "go_getter_with_sshkey('{{Data}}/deploy_key', 'git@github.com:org/private-wordlists.git', '{{Data}}/private-wordlists')"],
     ['nix_install(package, dest?)', 'bool', 'Install a nixpkgs package with nix profile install (into the profile dest when given); errors when nix is missing', "nix_install('nmap')"],
   ],
   environment: [

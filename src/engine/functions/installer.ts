@@ -8,16 +8,20 @@
  *   `?archive=false`. `git::<url>` clones the repository into `dest`. Other getters (s3::, gcs::,
  *   hg:: …) fail loudly. Requests follow the outbound policy of the context (src/util/outbound.ts)
  *   like `wget`. True on success; false with a warning on a failed download.
+ * - `go_getter_with_sshkey(key, git_url, dest)`: `git clone --depth 1` of a repository over SSH
+ *   (an optional `git::` prefix is accepted) with the private key file `key` and no other identity
+ *   (`ssh -i key -o IdentitiesOnly=yes -o BatchMode=yes`, never prompting). True on success; false
+ *   with a warning when the key file is missing or the clone fails.
  * - `nix_install(package, dest?)`: `nix profile install nixpkgs#<package>` (into the profile `dest`
  *   when given), run with arguments as argv — never through a shell. Without `nix` on PATH it
  *   throws an error naming the missing `nix`. True when nix exited 0, false (with its stderr) when not.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FnImpl } from './registry.js';
 import type { FnContext } from '../js-runtime.js';
-import { argStr, runProgram } from './helpers.js';
+import { argStr, ok, runProgram } from './helpers.js';
 import { refuseUrl, runNetChild } from './http-child.js';
 import { archiveFunctions } from './archive.js';
 import { unixCommandFunctions } from './unix-commands.js';
@@ -87,6 +91,25 @@ function goGetter(ctx: FnContext, rawUrl: string, dest: string): boolean {
   return true;
 }
 
+/** A word for `sh -c`: single-quoted, inner quotes escaped. */
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+function goGetterWithSshKey(ctx: FnContext, key: string, rawUrl: string, dest: string): boolean {
+  const url = rawUrl.trim().replace(/^git::/i, '');
+  if (url === '' || url.startsWith('-') || /[\s\0]/.test(url)) throw new Error(`go_getter_with_sshkey: not a repository URL: ${JSON.stringify(rawUrl.slice(0, 200))}`);
+  if (!existsSync(key) || !statSync(key).isFile()) {
+    warn(ctx, `go_getter_with_sshkey: the key file ${key} does not exist`);
+    return false;
+  }
+  // git runs GIT_SSH_COMMAND through the shell: the key path is one quoted word.
+  const ssh = `ssh -i ${shellQuote(key)} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=accept-new`;
+  const env = { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_SSH_COMMAND: ssh };
+  const r = runProgram(ctx, 'git', ['clone', '--depth', '1', '--', url, dest], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  if (ok(r)) return true;
+  warn(ctx, `go_getter_with_sshkey: clone of ${url} failed (exit ${r.status ?? 'none'}): ${(r.error ?? r.stderr).trim().slice(0, 500)}`);
+  return false;
+}
+
 /** True when `nix` is an executable on PATH. */
 function findNix(): boolean {
   return commandExists('nix', process.env.PATH ?? '');
@@ -100,6 +123,13 @@ export const installerFunctions: Record<string, FnImpl> = {
     const dest = argStr(d);
     if (url === null || dest === null) throw new Error('go_getter(url, dest): url and dest are required');
     return goGetter(ctx, url, dest);
+  },
+  go_getter_with_sshkey: (ctx, k, u, d) => {
+    const key = argStr(k);
+    const url = argStr(u);
+    const dest = argStr(d);
+    if (key === null || url === null || dest === null) throw new Error('go_getter_with_sshkey(key, git_url, dest): key, git_url and dest are required');
+    return goGetterWithSshKey(ctx, key, url, dest);
   },
   nix_install: (ctx, p, d) => {
     const pkg = argStr(p);

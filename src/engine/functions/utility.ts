@@ -35,12 +35,27 @@ function isValid(v: unknown): boolean {
 
 const OSM_BIN = fileURLToPath(new URL('../../../bin/osm.js', import.meta.url));
 
-/** Runs `osm run -m|-f name -t target [-p k=v]...` and returns its combined output, trimmed. */
+/**
+ * The base and workflow folders of the calling run, for the child `osm run`: without them the child
+ * would search (and record into) the default base folder instead of the one this run uses.
+ * ctx.settings is the loaded settings (inline evaluation) or the settings object (evaluator process).
+ */
+function osmFolderArgs(ctx: FnContext): string[] {
+  const raw = ctx.settings as { settings?: unknown } | undefined;
+  const s = (raw && typeof raw === 'object' && 'settings' in raw ? raw.settings : raw) as { base_folder?: unknown; environments?: { workflows?: unknown } } | undefined;
+  const args: string[] = [];
+  if (typeof s?.base_folder === 'string' && s.base_folder !== '') args.push('--base-folder', s.base_folder);
+  const wf = s?.environments?.workflows;
+  if (typeof wf === 'string' && wf !== '') args.push('--workflow-folder', wf);
+  return args;
+}
+
+/** Runs `osm [--base-folder B -F W] run -m|-f name -t target [-p k=v]...` and returns its combined output, trimmed. */
 const runWorkflow = (flag: '-m' | '-f'): FnImpl => (ctx, n, t, p) => {
   const name = argStr(n);
   const target = argStr(t);
   if (name === null || target === null) return '';
-  const args = [OSM_BIN, 'run', flag, name, '-t', target];
+  const args = [OSM_BIN, ...osmFolderArgs(ctx), 'run', flag, name, '-t', target];
   for (const kv of (argStr(p) ?? '').split(',').map((s) => s.trim()).filter(Boolean)) args.push('-p', kv);
   const r = runProgram(ctx, process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   return `${r.stdout}${r.stderr}`.trim();

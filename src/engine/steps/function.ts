@@ -1,5 +1,6 @@
 import type { Step } from '../../workflow/types.js';
 import { runScriptAsync, resultText } from '../scripts.js';
+import { assertNoLoopPlaceholder } from './bash.js';
 import { StepFailure, ModuleSkip, type DispatchResult, type Scope, type StepContext } from '../types.js';
 
 /** function step: function | functions (sequential) | parallel_functions. Output = first result. */
@@ -12,6 +13,8 @@ export async function executeFunction(step: Step, scope: Scope, ctx: StepContext
         ? [step.function]
         : [];
   if (scripts.length === 0) throw new StepFailure('function step must have function, functions, or parallel_functions');
+  // Outside any foreach a [[name]] would reach the functions literally (exec_cmd, http_get …): fail instead.
+  for (const script of scripts) assertNoLoopPlaceholder(script, 'function', 'the function was not called');
   const results: unknown[] = [];
   const rendered: string[] = [];
   for (const script of scripts) {

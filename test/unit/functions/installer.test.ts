@@ -136,3 +136,58 @@ describe('nix_install', () => {
     }
   });
 });
+
+describe('go_getter git:: and go_getter_with_sshkey', () => {
+  const savedPath = process.env.PATH;
+  afterAll(() => {
+    process.env.PATH = savedPath;
+  });
+  // A local repository with one commit, the "remote" both getters clone.
+  const repo = path.join(tmp.dir, 'remote-repo');
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x' } });
+  beforeAll(() => {
+    fs.mkdirSync(repo, { recursive: true });
+    git('init', '-q');
+    fs.writeFileSync(path.join(repo, 'words.txt'), 'admin\nlogin\n');
+    git('add', '.');
+    git('commit', '-qm', 'first');
+  });
+
+  it('go_getter git:: clones the repository into the folder', () => {
+    const dest = path.join(tmp.dir, 'gg-git');
+    expect(callWith(ctx(), 'go_getter', `git::file://${repo}`, dest)).toBe(true);
+    expect(fs.readFileSync(path.join(dest, 'words.txt'), 'utf8')).toBe('admin\nlogin\n');
+  });
+
+  it('clones over ssh with only the given key; a missing key or a failed clone is false with a warning', () => {
+    // A stand-in ssh: records its arguments, then runs the remote command (git-upload-pack) locally.
+    const bin = path.join(tmp.dir, 'ssh-bin');
+    const record = path.join(tmp.dir, 'ssh-argv.json');
+    fs.mkdirSync(bin, { recursive: true });
+    fs.writeFileSync(path.join(bin, 'ssh'), `#!${process.execPath}\nconst a = process.argv.slice(2);\nrequire('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify(a));\nconst r = require('node:child_process').spawnSync('sh', ['-c', a[a.length - 1]], { stdio: 'inherit' });\nprocess.exit(r.status ?? 1);\n`);
+    fs.chmodSync(path.join(bin, 'ssh'), 0o755);
+    const key = path.join(tmp.dir, "deploy key's file");
+    fs.writeFileSync(key, 'not a real key\n', { mode: 0o600 });
+    process.env.PATH = `${bin}${path.delimiter}${savedPath}`;
+    try {
+      const dest = path.join(tmp.dir, 'gg-ssh');
+      expect(callWith(ctx(), 'go_getter_with_sshkey', key, `git::ssh://git@repo.invalid${repo}`, dest)).toBe(true);
+      expect(fs.readFileSync(path.join(dest, 'words.txt'), 'utf8')).toBe('admin\nlogin\n');
+      const argv = JSON.parse(fs.readFileSync(record, 'utf8')) as string[];
+      expect(argv.slice(0, 2)).toEqual(['-i', key]);
+      expect(argv).toContain('IdentitiesOnly=yes');
+      expect(argv).toContain('BatchMode=yes');
+      expect(argv).toContain('git@repo.invalid');
+
+      const lines: string[] = [];
+      expect(callWith(ctx(lines), 'goGetterWithSshkey', path.join(tmp.dir, 'no-such-key'), `ssh://git@repo.invalid${repo}`, path.join(tmp.dir, 'gg-nokey'))).toBe(false);
+      expect(lines.join('\n')).toContain('the key file');
+      expect(callWith(ctx(lines), 'go_getter_with_sshkey', key, 'ssh://git@repo.invalid/no/such/repo', path.join(tmp.dir, 'gg-fail'))).toBe(false);
+      expect(lines.join('\n')).toMatch(/go_getter_with_sshkey: clone of ssh:\/\/git@repo\.invalid\/no\/such\/repo failed/);
+      expect(() => callWith(ctx(), 'go_getter_with_sshkey', key, '--upload-pack=touch /tmp/x', path.join(tmp.dir, 'gg-x'))).toThrow('not a repository URL');
+      expect(() => callWith(ctx(), 'go_getter_with_sshkey', key)).toThrow('key, git_url and dest are required');
+    } finally {
+      process.env.PATH = savedPath;
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
 import path from 'node:path';
 import { call, callWith, tempDir } from './call.js';
 import { evaluate, ScriptError, SkipSignal } from '../../../src/engine/js-runtime.js';
@@ -86,6 +87,51 @@ describe('utility functions', () => {
     if (call('command_exists', 'bun')) return;
     expect(call('exec_ts', 'console.log(1)')).toBe('');
     expect(call('exec_ts_file', t.file('x.ts', ''))).toBe('');
+  });
+
+  it('run_module / run_flow run the child osm in the calling run\'s base and workflow folders (both settings shapes)', () => {
+    const base = path.join(t.dir, 'rm-base');
+    const wf = path.join(t.dir, 'rm-workflows');
+    t.file('rm-workflows/rm-child.yaml', 'name: rm-child\nkind: module\nsteps:\n  - name: hello\n    type: bash\n    command: echo "child ran on {{Target}}"\n');
+    t.file('rm-workflows/rm-flow.yaml', 'name: rm-flow\nkind: flow\nmodules:\n  - name: rm-child\n    path: rm-child.yaml\n');
+    const settings = { base_folder: base, environments: { workflows: wf } };
+    // The evaluator process carries the settings object; inline evaluation the loaded settings.
+    const out = callWith({ log: () => {}, settings }, 'run_module', 'rm-child', 'example.com') as string;
+    expect(out).toContain('child ran on example.com');
+    expect(fs.existsSync(path.join(base, 'osm-settings.yaml'))).toBe(true);
+    const flow = callWith({ log: () => {}, settings: { settings } }, 'runFlow', 'rm-flow', 'flow.example.com') as string;
+    expect(flow).toContain('child ran on flow.example.com');
+  }, 60_000);
+
+  it('sudo_auth: sudo -n -v without a password, the password on stdin with -S; false when sudo refuses or is missing', () => {
+    const saved = process.env.PATH;
+    const bin = path.join(t.dir, 'sudo-bin');
+    const record = path.join(t.dir, 'sudo-calls.jsonl');
+    fs.mkdirSync(bin, { recursive: true });
+    // A stand-in sudo: records argv and stdin; accepts the password "right" (and -n when NOPASSWD is set).
+    fs.writeFileSync(path.join(bin, 'sudo'), `#!${process.execPath}\nconst fs = require('node:fs');\nconst a = process.argv.slice(2);\nconst input = a.includes('-S') ? fs.readFileSync(0, 'utf8') : '';\nfs.appendFileSync(${JSON.stringify(record)}, JSON.stringify({ a, input }) + '\\n');\nprocess.exit(a.includes('-n') ? (process.env.NOPASSWD ? 0 : 1) : input === 'right\\n' ? 0 : 1);\n`);
+    fs.chmodSync(path.join(bin, 'sudo'), 0o755);
+    try {
+      process.env.PATH = bin;
+      expect(call('sudo_auth')).toBe(false);
+      process.env.NOPASSWD = '1';
+      expect(call('sudoAuth')).toBe(true);
+      delete process.env.NOPASSWD;
+      expect(call('sudo_auth', 'right')).toBe(true);
+      expect(call('sudo_auth', 'wrong')).toBe(false);
+      const calls = fs.readFileSync(record, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(calls).toEqual([
+        { a: ['-n', '-v'], input: '' },
+        { a: ['-n', '-v'], input: '' },
+        { a: ['-S', '-p', '', '-v'], input: 'right\n' },
+        { a: ['-S', '-p', '', '-v'], input: 'wrong\n' },
+      ]);
+      process.env.PATH = path.join(t.dir, 'no-bin');
+      expect(call('sudo_auth', 'right')).toBe(false);
+    } finally {
+      process.env.PATH = saved;
+      delete process.env.NOPASSWD;
+    }
   });
 
   it('run_agent answers "" for unknown agents', () => {
