@@ -6,9 +6,9 @@
  */
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { errors } from '../errors.js';
+import { errors, OsmError } from '../errors.js';
 import type { Store } from './db.js';
-import { runReadOnlyQuery, type QueryResult } from './readonly-query.js';
+import { readOnlyQueryOn, runReadOnlyQuery, type QueryResult } from './readonly-query.js';
 import { latestVersion, pendingMigrations, schemaVersion } from './migrate.js';
 import { migrations } from './migrations/index.js';
 import type { Db } from './sql.js';
@@ -28,6 +28,12 @@ export interface MaintenanceRepo {
   /** Migrations not applied yet (none for an open store: opening migrates). */
   pending(): { version: number; name: string }[];
   latestVersion(): number;
+  /**
+   * Runs one ad-hoc SELECT (`db_select`) so that it cannot write, whatever its text, and returns
+   * at most `maxRows` rows. A statement that is not a single read-only query, or fails, throws a
+   * validation error (400).
+   */
+  readOnlyQuery(sql: string, maxRows: number): QueryResult;
 }
 
 export function createMaintenanceRepo(db: Db): MaintenanceRepo {
@@ -48,6 +54,14 @@ export function createMaintenanceRepo(db: Db): MaintenanceRepo {
     schemaVersion: () => schemaVersion(db),
     pending: () => pendingMigrations(db).map((m) => ({ version: m.version, name: m.name })),
     latestVersion: () => latestVersion(),
+    readOnlyQuery: (sql, maxRows) => {
+      try {
+        return readOnlyQueryOn(db, sql, maxRows);
+      } catch (err) {
+        if (err instanceof OsmError) throw err;
+        throw errors.validation((err as Error).message);
+      }
+    },
   };
 }
 
