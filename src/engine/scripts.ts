@@ -6,6 +6,7 @@ import { messageOf } from '../errors.js';
 import { quickScriptPool, scriptPool, ScriptCallError } from './scripts/pool.js';
 import type { WorkerFnContext } from './scripts/protocol.js';
 import { targetScopeOf } from './scope-gate.js';
+import { sqliteLocator } from '../store/locator.js';
 
 /** The function context (workspace, run ids, paths, output sink) of a scope. */
 export function fnContext(scope: Scope): FnContext {
@@ -59,7 +60,7 @@ function workerContext(scope: Scope): WorkerFnContext {
     target: c.target,
     output: c.output,
     stateFile: c.stateFile,
-    dbPath: scope.exec.deps.store.path,
+    db: scope.exec.deps.db ?? sqliteLocator(scope.exec.deps.store.path),
     settings: scope.exec.settings.settings,
     ...(c.scope ? { scope: c.scope } : {}),
   };

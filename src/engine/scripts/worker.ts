@@ -9,17 +9,33 @@
 import { Worker } from 'node:worker_threads';
 import { evaluate, evaluateCondition, SkipSignal } from '../js-runtime.js';
 import { openStore, type Store } from '../../store/index.js';
-import type { ScriptRequest, ScriptReply } from './protocol.js';
+import type { DbLocator } from '../../store/locator.js';
+import { openSyncBridge, type SyncStore } from '../../store/sync-bridge.js';
+import type { ScriptRequest, ScriptReply, WorkerFnContext } from './protocol.js';
 
-let store: Store | undefined;
-let storePath = '';
+/**
+ * The store of the last request, kept for the next one with the same locator: SQLite opened
+ * directly (the synchronous fast path), PostgreSQL through the sync bridge (a thread holding a
+ * small pool).
+ */
+let store: Store | SyncStore | undefined;
+let storeKey = '';
 
-function storeFor(path: string | undefined): Store | undefined {
-  if (!path) return undefined;
-  if (path !== storePath) {
+function locatorOf(ctx: WorkerFnContext): DbLocator | undefined {
+  if (ctx.db) return ctx.db;
+  return ctx.dbPath ? { engine: 'sqlite', path: ctx.dbPath } : undefined;
+}
+
+function storeFor(ctx: WorkerFnContext): Store | SyncStore | undefined {
+  const locator = locatorOf(ctx);
+  if (!locator) return undefined;
+  const key = locator.engine === 'sqlite' ? `sqlite:${locator.path}` : `postgresql:${locator.url}`;
+  if (key !== storeKey) {
     store?.close();
-    store = openStore(path);
-    storePath = path;
+    store = undefined;
+    storeKey = '';
+    store = locator.engine === 'sqlite' ? openStore(locator.path) : openSyncBridge(locator);
+    storeKey = key;
   }
   return store;
 }
@@ -30,12 +46,15 @@ function reply(msg: ScriptReply): void {
 
 function handle(req: ScriptRequest): void {
   const started = Date.now();
-  let db: Store | undefined;
+  let db: Store | SyncStore | undefined;
   try {
-    db = storeFor(req.ctx.dbPath);
+    db = storeFor(req.ctx);
+    // Database calls through the bridge wait at most for the script's remaining budget.
+    if (db && 'setDeadline' in db) db.setDeadline(started + req.timeoutMs);
+    const { db: _locator, ...ctx } = req.ctx;
     const opts = {
       timeoutMs: req.timeoutMs,
-      ctx: { ...req.ctx, store: db, log: (line: string) => reply({ id: req.id, t: 'log', line }) },
+      ctx: { ...ctx, store: db, log: (line: string) => reply({ id: req.id, t: 'log', line }) },
     };
     const value = req.mode === 'condition' ? evaluateCondition(req.script, req.vars, { ...opts, lazyBind: true }) : evaluate(req.script, req.vars, opts).value;
     reply({ id: req.id, t: 'done', ok: true, value });
