@@ -50,6 +50,12 @@ export type SyncStore = Omit<Store, 'db' | 'path' | 'close'> & {
   readonly path: string;
   /** Calls after this epoch-ms instant time out at once; undefined: each call waits `defaultTimeoutMs`. */
   setDeadline(at: number | undefined): void;
+  /**
+   * The message of the first call that timed out since the last `setDeadline` (the function
+   * library turns failures into answers, so the evaluator asks here whether the script ran out
+   * of time in a database call), else undefined.
+   */
+  timedOut(): string | undefined;
   /** Ends the thread and its store (pool). */
   close(): void;
 };
@@ -109,6 +115,7 @@ export function openSyncBridge(locator: DbLocator, opts: SyncBridgeOptions = {})
   /** Whether the thread may hold an open transaction (true from 'begin' until a confirmed commit or rollback). */
   let open = false;
   let closed = false;
+  let lateCall: string | undefined;
 
   /** Blocks until the reply `id` arrives (or `waitMs` passes). */
   const await_ = (id: number, what: string, waitMs: number): unknown => {
@@ -124,7 +131,11 @@ export function openSyncBridge(locator: DbLocator, opts: SyncBridgeOptions = {})
       }
       if (threadError) throw threadError;
       const left = until - Date.now();
-      if (left <= 0) throw timedOut(what, waitMs);
+      if (left <= 0) {
+        const err = timedOut(what, waitMs);
+        lateCall ??= err.message;
+        throw err;
+      }
       Atomics.wait(signal, 0, seen, Math.min(left, 1000));
     }
   };
@@ -175,7 +186,9 @@ export function openSyncBridge(locator: DbLocator, opts: SyncBridgeOptions = {})
     path: locator.engine === 'sqlite' ? locator.path : '',
     setDeadline: (at) => {
       deadline = at;
+      lateCall = undefined;
     },
+    timedOut: () => lateCall,
     tx<T>(fn: () => T): T {
       if (depth > 0) return fn();
       open = true;
@@ -214,8 +227,10 @@ export function openSyncBridge(locator: DbLocator, opts: SyncBridgeOptions = {})
     rollbackOpen: () => {
       depth = 0;
       try {
-        // Also after the script's deadline: the transaction must not stay open.
-        return rollback(10_000);
+        // Also after the script's deadline: the transaction must not stay open. Past the deadline
+        // the thread may still be stuck in the call that timed out: a short wait, then the
+        // evaluator is killed for its time-out and the server rolls back the lost connection.
+        return rollback(deadline !== undefined && deadline <= Date.now() ? 1000 : 10_000);
       } catch {
         return false;
       }

@@ -50,23 +50,33 @@ function handle(req: ScriptRequest): void {
   try {
     db = storeFor(req.ctx);
     // Database calls through the bridge wait at most for the script's remaining budget.
-    if (db && 'setDeadline' in db) db.setDeadline(started + req.timeoutMs);
+    const bridge = db && 'setDeadline' in db ? db : undefined;
+    bridge?.setDeadline(started + req.timeoutMs);
     const { db: _locator, ...ctx } = req.ctx;
     const opts = {
-      timeoutMs: req.timeoutMs,
+      // What is left of the budget once the store is open (opening a bridge takes a moment).
+      timeoutMs: Math.max(1, started + req.timeoutMs - Date.now()),
       ctx: { ...ctx, store: db, log: (line: string) => reply({ id: req.id, t: 'log', line }) },
     };
     const value = req.mode === 'condition' ? evaluateCondition(req.script, req.vars, { ...opts, lazyBind: true }) : evaluate(req.script, req.vars, opts).value;
+    // A database call that ran out of the budget was answered as the function's failure value;
+    // the script still ran out of time (and the bridge thread may still be busy with that call).
+    const late = bridge?.timedOut();
+    if (late) throw new Error(late);
     reply({ id: req.id, t: 'done', ok: true, value });
   } catch (err) {
-    // A script cut off by its time limit may leave the import it was running mid-transaction.
-    db?.rollbackOpen();
     const e = err as { message?: string; code?: string };
     const message = String(e?.message ?? err);
     // A time-out may leave commands behind (exec_cmd's shell is killed, not its children): the
     // pool then kills this whole process group.
     const timedOut = Date.now() - started >= req.timeoutMs || /\bscript timed out\b/.test(message);
-    reply({ id: req.id, t: 'done', ok: false, skip: err instanceof SkipSignal, message, code: e?.code, timedOut });
+    const done: ScriptReply = { id: req.id, t: 'done', ok: false, skip: err instanceof SkipSignal, message, code: e?.code, timedOut };
+    // A script cut off by its time limit may leave the import it was running mid-transaction.
+    // Timed out, this process is killed anyway (a lost connection rolls back on the server):
+    // answer first, so a rollback stuck behind a blocked database call delays nothing.
+    if (timedOut) reply(done);
+    db?.rollbackOpen();
+    if (!timedOut) reply(done);
   }
 }
 
