@@ -101,6 +101,16 @@ describe.runIf(HAVE_PG)('workflow functions on PostgreSQL (sync bridge)', () => 
     expect(diff.every((d) => d.diff_type === 'added' && d.workspace_name === 'ws')).toBe(true);
   });
 
+  it('generate_workspace_report renders from PostgreSQL data', () => {
+    ev(`db_import_asset_from_file('ws', ${q(fx('httpx-run1.jsonl'))})`);
+    ev(`db_import_vuln_from_file('ws', ${q(fx('nuclei.jsonl'))})`);
+    const dest = path.join(tmp.dir, 'report.md');
+    const logs: string[] = [];
+    expect(ev(`generate_workspace_report('ws', 'markdown', ${q(dest)})`, {}, logs), logs.join('\n')).toBe(true);
+    const text = fs.readFileSync(dest, 'utf8');
+    expect(text).toContain('CVE-2021-41773');
+  });
+
   it('an error inside an import batch rolls the whole batch back', async () => {
     const failing: ImportKind<AssetInput> = {
       kind: 'asset',
