@@ -14,6 +14,7 @@ import { ScriptPool, ScriptCallError } from '../../../src/engine/scripts/pool.js
 import { RecordImporter, type ImportKind } from '../../../src/ingest/importer.js';
 import type { AssetInput } from '../../../src/store/index.js';
 import type { AsyncStore } from '../../../src/store/async.js';
+import { openStore } from '../../../src/store/db.js';
 import { openPgStore } from '../../../src/store/pg/store.js';
 import { openSyncBridge, type SyncStore } from '../../../src/store/sync-bridge.js';
 import { createPgDatabase, pgAvailable, type PgDatabase } from '../../helpers/pg.js';
@@ -175,6 +176,32 @@ describe.runIf(HAVE_PG)('an evaluator process on PostgreSQL (real script pool)',
     expect((await repos.assets.list({ workspace: 'ws' }, { offset: 0, limit: 10 })).data).toHaveLength(5);
     // The evaluator keeps its bridge for the next call.
     expect(await pool.run({ script: `db_select_total_assets()`, vars: { Workspace: 'ws' }, ctx, timeoutMs: 30_000 })).toBe(5);
+  });
+
+  it('one evaluator follows the locator of each call: SQLite, PostgreSQL, the older dbPath form', async () => {
+    const tmp = tempDir('osm-fnpg-');
+    try {
+      const a = path.join(tmp.dir, 'a.sqlite');
+      const b = path.join(tmp.dir, 'b.sqlite');
+      const imp = (v: string) => `db_import_asset('ws', { asset_value: '${v}', asset_type: 'subdomain' })`;
+      const call = (script: string, ctx: Record<string, unknown>) => pool.run({ script, vars: { Workspace: 'ws' }, ctx: { workspace: 'ws', ...ctx }, timeoutMs: 30_000 });
+      expect(await call(imp('sqlite-a.example.com'), { db: { engine: 'sqlite', path: a } })).toBe(true);
+      expect(await call(imp('pg.example.com'), { db: { engine: 'postgresql', url: db.url } })).toBe(true);
+      expect(await call(imp('sqlite-b.example.com'), { dbPath: b })).toBe(true);
+      const values = (file: string) => {
+        const st = openStore(file);
+        try {
+          return st.assets.list({ workspace: 'ws' }, { offset: 0, limit: 10 }).data.map((r) => r.asset_value);
+        } finally {
+          st.close();
+        }
+      };
+      expect(values(a)).toEqual(['sqlite-a.example.com']);
+      expect(values(b)).toEqual(['sqlite-b.example.com']);
+      expect((await repos.assets.list({ workspace: 'ws' }, { offset: 0, limit: 10 })).data.map((r) => r.asset_value)).toContain('pg.example.com');
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   it('a database call blocked past the script budget ends the script as a time-out', async () => {
