@@ -49,7 +49,7 @@ export const WORKER_SCRIPT_TIMEOUT_MS = 6 * 3600_000;
 export const DEFAULT_SCRIPT_TIMEOUT_MS = 10_000;
 
 /** The parts of a scope's function context that cross to an evaluator process. */
-function workerContext(scope: Scope): WorkerFnContext {
+export function workerContext(scope: Scope): WorkerFnContext {
   const c = fnContext(scope);
   return {
     workspace: c.workspace,
