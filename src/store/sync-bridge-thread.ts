@@ -130,4 +130,15 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+/** A failure outside any request: the caller learns it at its next wait (id -1), and the thread ends. */
+function fatal(err: unknown): void {
+  try {
+    fail(-1, err);
+  } finally {
+    Atomics.store(signal, 1, 1);
+    Atomics.notify(signal, 0);
+    process.exit(1);
+  }
+}
+process.on('uncaughtException', fatal);
+main().catch(fatal);

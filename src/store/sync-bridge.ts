@@ -98,7 +98,8 @@ function timedOut(what: string, ms: number): Error {
 /** Opens the store at `locator` in a worker thread and returns its synchronous face. */
 export function openSyncBridge(locator: DbLocator, opts: SyncBridgeOptions = {}): SyncStore {
   const defaultTimeoutMs = opts.defaultTimeoutMs ?? 300_000;
-  const signal = new Int32Array(new SharedArrayBuffer(4));
+  // [0]: bumped after every answer the thread posts; [1]: set when the thread failed for good.
+  const signal = new Int32Array(new SharedArrayBuffer(8));
   const { port1: mine, port2: theirs } = new MessageChannel();
   const worker = new Worker(threadFile(), { workerData: { locator, signal, port: theirs }, transferList: [theirs as unknown as MessagePort] });
   // The caller's event loop must not be kept alive by the bridge; `close` ends it.
@@ -124,12 +125,15 @@ export function openSyncBridge(locator: DbLocator, opts: SyncBridgeOptions = {})
       const seen = Atomics.load(signal, 0);
       for (let m = receiveMessageOnPort(mine); m; m = receiveMessageOnPort(mine)) {
         const reply = m.message as BridgeReply;
+        // The thread's last word before it ended (its events cannot reach a blocked caller).
+        if (reply.id === -1 && !reply.ok) threadError ??= revive(reply.error);
         // An answer to a call that timed out earlier: nobody waits for it any more.
         if (reply.id !== id) continue;
         if (reply.ok) return reply.value;
         throw revive(reply.error);
       }
       if (threadError) throw threadError;
+      if (Atomics.load(signal, 1) === 1) throw new Error('the store bridge thread failed');
       const left = until - Date.now();
       if (left <= 0) {
         const err = timedOut(what, waitMs);

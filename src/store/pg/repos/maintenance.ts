@@ -79,14 +79,18 @@ async function readOnly(db: PgDb, sql: string, maxRows: number): Promise<{ colum
   if (db.inTx()) throw errors.validation('a read-only query cannot run inside a write transaction');
   const text = sql.trim().replace(/;\s*$/, '');
   if (text === '') throw errors.validation('empty query');
+  // The query layer reads `?` as a parameter placeholder (the repositories' style).
+  if (text.includes('?')) throw errors.validation('the ? character is not supported in read-only queries on PostgreSQL');
   const limit = Math.max(1, Math.floor(maxRows));
   try {
     return await db.tx(async () => {
       await db.query('SET TRANSACTION READ ONLY');
       await db.query(`SET LOCAL statement_timeout = ${READ_ONLY_QUERY_TIMEOUT_MS}`);
       const rows = await db.all(`SELECT * FROM (${text}\n) AS osm_q LIMIT ${limit}`);
-      // PgDb gives rows, not the result's field list: the columns are the first row's keys.
-      return { columns: rows[0] ? Object.keys(rows[0]) : [], rows };
+      // PgDb gives rows, not the result's field list: the columns are the first row's keys, and
+      // with no rows those of the one all-NULL row an outer join with a single row makes.
+      const first = rows[0] ?? (await db.one(`SELECT osm_q.* FROM (SELECT 1) AS osm_one LEFT JOIN (${text}\n) AS osm_q ON false`));
+      return { columns: first ? Object.keys(first) : [], rows };
     });
   } catch (err) {
     if (err instanceof OsmError) throw err;

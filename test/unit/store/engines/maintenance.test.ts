@@ -34,6 +34,8 @@ describe.each(ENGINES)('maintenance on $name', (engine) => {
       { workflow_name: 'wf-b', target: 'b' },
     ]);
     expect((await s().maintenance.readOnlyQuery('SELECT COUNT(*) AS n FROM runs', 10)).rows).toEqual([{ n: 3 }]);
+    // No rows: the columns are still known.
+    expect(await s().maintenance.readOnlyQuery("SELECT id, target FROM runs WHERE target = 'none'", 10)).toEqual({ columns: ['id', 'target'], rows: [] });
     for (const bad of ['DELETE FROM runs', "UPDATE runs SET target = 'x'", 'SELECT 1; DELETE FROM runs', 'SELECT * FROM no_such_table', 'SELEC 1']) {
       const err = await s().maintenance.readOnlyQuery(bad, 10).then(
         () => undefined,
