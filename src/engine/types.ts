@@ -9,7 +9,6 @@ import type { ExecutionLog } from './exec-log.js';
 import type { RunRecorder } from './recorder.js';
 import type { LiveListener, RunOutput } from './live/run-output.js';
 import type { LayerSpec, ScopeCounts, ScopeSet, ScopeSpec } from '../scope/index.js';
-import type { DbLocator } from '../store/locator.js';
 
 /** What the engine needs from its host (CLI process or daemon). */
 export interface EngineDeps {
@@ -20,11 +19,6 @@ export interface EngineDeps {
   store: Store;
   /** The store behind the async repository interface: SQLite (adapted) or PostgreSQL. */
   repos: AsyncStore;
-  /**
-   * Where script evaluators open the database (SQLite file or PostgreSQL URL); absent: the
-   * SQLite file of `store`.
-   */
-  db?: DbLocator;
   /** Read at each run start so a settings reload applies to the next run. */
   settings: () => LoadedSettings;
   loader: WorkflowLoader;

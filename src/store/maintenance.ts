@@ -14,6 +14,12 @@ import { migrations } from './migrations/index.js';
 import type { Db } from './sql.js';
 
 export interface MaintenanceRepo {
+  /**
+   * Runs one ad-hoc SELECT (`db_select`) so that it cannot write, whatever its text, and returns
+   * at most `maxRows` rows. A statement that is not a single read-only query, or fails, throws a
+   * validation error (400).
+   */
+  readOnlyQuery(sql: string, maxRows: number): QueryResult;
   /** Throws when the database does not answer a trivial query. */
   ping(): void;
   /** `PRAGMA quick_check`: 'ok' or the first problem found. */
@@ -28,12 +34,6 @@ export interface MaintenanceRepo {
   /** Migrations not applied yet (none for an open store: opening migrates). */
   pending(): { version: number; name: string }[];
   latestVersion(): number;
-  /**
-   * Runs one ad-hoc SELECT (`db_select`) so that it cannot write, whatever its text, and returns
-   * at most `maxRows` rows. A statement that is not a single read-only query, or fails, throws a
-   * validation error (400).
-   */
-  readOnlyQuery(sql: string, maxRows: number): QueryResult;
 }
 
 export function createMaintenanceRepo(db: Db): MaintenanceRepo {
@@ -44,6 +44,14 @@ export function createMaintenanceRepo(db: Db): MaintenanceRepo {
     return `"${table}"`;
   };
   return {
+    readOnlyQuery: (sql, maxRows) => {
+      try {
+        return readOnlyQueryOn(db, sql, maxRows);
+      } catch (err) {
+        if (err instanceof OsmError) throw err;
+        throw errors.validation((err as Error).message);
+      }
+    },
     ping: () => {
       db.prepare('SELECT 1').get();
     },
@@ -54,14 +62,6 @@ export function createMaintenanceRepo(db: Db): MaintenanceRepo {
     schemaVersion: () => schemaVersion(db),
     pending: () => pendingMigrations(db).map((m) => ({ version: m.version, name: m.name })),
     latestVersion: () => latestVersion(),
-    readOnlyQuery: (sql, maxRows) => {
-      try {
-        return readOnlyQueryOn(db, sql, maxRows);
-      } catch (err) {
-        if (err instanceof OsmError) throw err;
-        throw errors.validation((err as Error).message);
-      }
-    },
   };
 }
 
