@@ -82,7 +82,7 @@ function takeSlot(app: AppContext): () => void {
  */
 function dbLocatorOf(app: AppContext): DbLocator {
   const db = (app as AppContext & { db?: DbLocator }).db;
-  return db ?? sqliteLocator(app.store.path);
+  return db ?? sqliteLocator(app.store?.path ?? ':memory:');
 }
 
 /** Evaluates in an evaluator process (inline only when no build of it exists, i.e. from sources). */
