@@ -1,11 +1,12 @@
 import { evaluate, evaluateCondition, SkipSignal, type FnContext } from './js-runtime.js';
 import { valueToString } from '../workflow/template.js';
 import { renderJs } from './safe-render.js';
-import { ModuleSkip, StepFailure, type Scope } from './types.js';
+import { ModuleSkip, StepFailure, type EngineDeps, type Scope } from './types.js';
 import { messageOf } from '../errors.js';
 import { quickScriptPool, scriptPool, ScriptCallError } from './scripts/pool.js';
 import type { WorkerFnContext } from './scripts/protocol.js';
 import { targetScopeOf } from './scope-gate.js';
+import { sqliteLocator, type DbLocator } from '../store/locator.js';
 
 /** The function context (workspace, run ids, paths, output sink) of a scope. */
 export function fnContext(scope: Scope): FnContext {
@@ -47,10 +48,19 @@ export const WORKER_SCRIPT_TIMEOUT_MS = 6 * 3600_000;
 /** Limit of conditions (pre_condition, decision, module, action) and other short scripts: the runtime default. */
 export const DEFAULT_SCRIPT_TIMEOUT_MS = 10_000;
 
+/**
+ * Where evaluators open the database: the engine's locator (PostgreSQL or SQLite), else the
+ * SQLite file of its store.
+ */
+function dbLocatorOf(deps: EngineDeps & { db?: DbLocator }): DbLocator {
+  return deps.db ?? sqliteLocator(deps.store?.path ?? ':memory:');
+}
+
 /** The parts of a scope's function context that cross to an evaluator process. */
-function workerContext(scope: Scope): WorkerFnContext {
+export function workerContext(scope: Scope): WorkerFnContext {
   const c = fnContext(scope);
   return {
+    db: dbLocatorOf(scope.exec.deps),
     workspace: c.workspace,
     runUuid: c.runUuid,
     dbRunId: c.dbRunId,
@@ -59,7 +69,6 @@ function workerContext(scope: Scope): WorkerFnContext {
     target: c.target,
     output: c.output,
     stateFile: c.stateFile,
-    dbPath: scope.exec.deps.store?.path,
     settings: scope.exec.settings.settings,
     ...(c.scope ? { scope: c.scope } : {}),
   };

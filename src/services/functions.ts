@@ -22,6 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { builtinVariables } from '../workflow/builtin-vars.js';
 import { builtinPathsOf } from '../engine/module-exec.js';
 import { outboundPolicyOf } from '../util/outbound.js';
+import { sqliteLocator, type DbLocator } from '../store/locator.js';
 
 /** Default time limit of one API evaluation. */
 export const EVAL_TIMEOUT_MS = 10_000;
@@ -86,7 +87,7 @@ async function evaluateIsolated(app: AppContext, script: string, vars: Record<st
   const pool = apiScriptPool();
   if (!pool) return evaluate(script, vars, { timeoutMs, ctx: { store: app.store, settings, outbound, log: () => undefined } }).value;
   try {
-    return await pool.run({ script, vars, ctx: { dbPath: app.store?.path, settings, outbound }, timeoutMs });
+    return await pool.run({ script, vars, ctx: { db: app.db, settings, outbound }, timeoutMs });
   } catch (err) {
     if (err instanceof ScriptCallError && err.kind === 'unavailable') throw errors.evaluatorUnavailable(err.message);
     throw err;

@@ -6,15 +6,21 @@
  */
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { errors } from '../errors.js';
+import { errors, OsmError } from '../errors.js';
 import type { Store } from './db.js';
-import { runReadOnlyQuery, type QueryResult } from './readonly-query.js';
+import { readOnlyQueryOn, runReadOnlyQuery, type QueryResult } from './readonly-query.js';
 import { latestVersion, pendingMigrations, schemaVersion } from './migrate.js';
 import { migrations } from './migrations/index.js';
 import type { Db } from './sql.js';
 import { adminTableCounts, clearAdminTable, type AdminTable, type ClearResult } from './admin.js';
 
 export interface MaintenanceRepo {
+  /**
+   * Runs one ad-hoc SELECT (`db_select`) so that it cannot write, whatever its text, and returns
+   * at most `maxRows` rows. A statement that is not a single read-only query, or fails, throws a
+   * validation error (400).
+   */
+  readOnlyQuery(sql: string, maxRows: number): QueryResult;
   /** Throws when the database does not answer a trivial query. */
   ping(): void;
   /** `PRAGMA quick_check`: 'ok' or the first problem found. */
@@ -43,6 +49,14 @@ export function createMaintenanceRepo(db: Db): MaintenanceRepo {
     return `"${table}"`;
   };
   return {
+    readOnlyQuery: (sql, maxRows) => {
+      try {
+        return readOnlyQueryOn(db, sql, maxRows);
+      } catch (err) {
+        if (err instanceof OsmError) throw err;
+        throw errors.validation((err as Error).message);
+      }
+    },
     ping: () => {
       db.prepare('SELECT 1').get();
     },

@@ -34,15 +34,23 @@ function run(db: Database.Database, sql: string, maxRows: number): QueryResult {
 
 /** Runs `sql` read-only against the store's database and returns up to `maxRows` rows. */
 export function runReadOnlyQuery(store: Store, sql: string, maxRows = 1000): QueryResult {
-  if (store.path === ':memory:') {
-    store.db.pragma('query_only = ON');
+  return readOnlyQueryOn(store.db, sql, maxRows);
+}
+
+/**
+ * Runs `sql` read-only against the database of connection `conn`: on a separate read-only
+ * connection to its file, or under `PRAGMA query_only` on `conn` itself when it is in memory.
+ */
+export function readOnlyQueryOn(conn: Database.Database, sql: string, maxRows = 1000): QueryResult {
+  if (conn.memory || conn.name === ':memory:' || conn.name === '') {
+    conn.pragma('query_only = ON');
     try {
-      return run(store.db, sql, maxRows);
+      return run(conn, sql, maxRows);
     } finally {
-      store.db.pragma('query_only = OFF');
+      conn.pragma('query_only = OFF');
     }
   }
-  const db = new Database(store.path, { readonly: true, fileMustExist: true });
+  const db = new Database(conn.name, { readonly: true, fileMustExist: true });
   try {
     db.pragma('query_only = ON');
     db.pragma('busy_timeout = 5000');

@@ -20,7 +20,6 @@ import { contentTypeOf } from '../state-files.js';
 import { messageOf } from '../../errors.js';
 import type { AssetInput, Store, VulnInput } from '../../store/index.js';
 import { FILE_COUNTERS, type FileCounter, type WorkspaceCounter } from '../../store/workspaces.js';
-import { runReadOnlyQuery } from '../../store/readonly-query.js';
 import { atomicWriteFile } from '../../util/fs-safe.js';
 import { assetRecordToInput, classifyAsset, computeAssetDiff, computeVulnDiff, customKind, httpxKind, httpxToAsset, isNucleiRecord, looksLikeHttpx, nucleiKind, nucleiToVuln, RecordImporter, runSync, vulnRecordToInput, type ImportKind, type ImportStats } from '../../ingest/index.js';
 import { assetUpsert, vulnUpsert } from '../../ingest/importer.js';
@@ -171,7 +170,7 @@ function select(ctx: FnContext, sqlArg: unknown): { columns: string[]; rows: Rec
   const bad = screenSelect(sql);
   if (bad) return err(bad);
   try {
-    return runReadOnlyQuery(store, sql.trim().replace(/;\s*$/, ''), MAX_ROWS);
+    return store.maintenance.readOnlyQuery(sql.trim().replace(/;\s*$/, ''), MAX_ROWS);
   } catch (e) {
     return err(messageOf(e));
   }

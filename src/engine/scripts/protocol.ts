@@ -1,6 +1,7 @@
 /** Messages between the engine (or the API) and its script evaluator processes. */
 import type { OutboundPolicy } from '../../util/outbound.js';
 import type { LayerSpec } from '../../scope/index.js';
+import type { DbLocator } from '../../store/locator.js';
 
 /** The parts of a function context that cross the process boundary (the store is reopened by path). */
 export interface WorkerFnContext {
@@ -13,7 +14,9 @@ export interface WorkerFnContext {
   output?: string;
   stateFile?: string;
   cwd?: string;
-  /** The database file the evaluator opens for database functions. */
+  /** The database the evaluator opens for database functions (SQLite file or PostgreSQL URL). */
+  db?: DbLocator;
+  /** The SQLite database file (the older form of `db: { engine: 'sqlite', path }`). */
   dbPath?: string;
   /** Plain settings (notification webhooks for notify_* / generate_event). */
   settings?: unknown;

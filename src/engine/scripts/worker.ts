@@ -9,17 +9,33 @@
 import { Worker } from 'node:worker_threads';
 import { evaluate, evaluateCondition, SkipSignal } from '../js-runtime.js';
 import { openStore, type Store } from '../../store/index.js';
-import type { ScriptRequest, ScriptReply } from './protocol.js';
+import type { DbLocator } from '../../store/locator.js';
+import { openSyncBridge, type SyncStore } from '../../store/sync-bridge.js';
+import type { ScriptRequest, ScriptReply, WorkerFnContext } from './protocol.js';
 
-let store: Store | undefined;
-let storePath = '';
+/**
+ * The store of the last request, kept for the next one with the same locator: SQLite opened
+ * directly (the synchronous fast path), PostgreSQL through the sync bridge (a thread holding a
+ * small pool).
+ */
+let store: Store | SyncStore | undefined;
+let storeKey = '';
 
-function storeFor(path: string | undefined): Store | undefined {
-  if (!path) return undefined;
-  if (path !== storePath) {
+function locatorOf(ctx: WorkerFnContext): DbLocator | undefined {
+  if (ctx.db) return ctx.db;
+  return ctx.dbPath ? { engine: 'sqlite', path: ctx.dbPath } : undefined;
+}
+
+function storeFor(ctx: WorkerFnContext): Store | SyncStore | undefined {
+  const locator = locatorOf(ctx);
+  if (!locator) return undefined;
+  const key = locator.engine === 'sqlite' ? `sqlite:${locator.path}` : `postgresql:${locator.url}`;
+  if (key !== storeKey) {
     store?.close();
-    store = openStore(path);
-    storePath = path;
+    store = undefined;
+    storeKey = '';
+    store = locator.engine === 'sqlite' ? openStore(locator.path) : openSyncBridge(locator);
+    storeKey = key;
   }
   return store;
 }
@@ -30,24 +46,37 @@ function reply(msg: ScriptReply): void {
 
 function handle(req: ScriptRequest): void {
   const started = Date.now();
-  let db: Store | undefined;
+  let db: Store | SyncStore | undefined;
   try {
-    db = storeFor(req.ctx.dbPath);
+    db = storeFor(req.ctx);
+    // Database calls through the bridge wait at most for the script's remaining budget.
+    const bridge = db && 'setDeadline' in db ? db : undefined;
+    bridge?.setDeadline(started + req.timeoutMs);
+    const { db: _locator, ...ctx } = req.ctx;
     const opts = {
-      timeoutMs: req.timeoutMs,
-      ctx: { ...req.ctx, store: db, log: (line: string) => reply({ id: req.id, t: 'log', line }) },
+      // What is left of the budget once the store is open (opening a bridge takes a moment).
+      timeoutMs: Math.max(1, started + req.timeoutMs - Date.now()),
+      ctx: { ...ctx, store: db, log: (line: string) => reply({ id: req.id, t: 'log', line }) },
     };
     const value = req.mode === 'condition' ? evaluateCondition(req.script, req.vars, { ...opts, lazyBind: true }) : evaluate(req.script, req.vars, opts).value;
+    // A database call that ran out of the budget was answered as the function's failure value;
+    // the script still ran out of time (and the bridge thread may still be busy with that call).
+    const late = bridge?.timedOut();
+    if (late) throw new Error(late);
     reply({ id: req.id, t: 'done', ok: true, value });
   } catch (err) {
-    // A script cut off by its time limit may leave the import it was running mid-transaction.
-    db?.rollbackOpen();
     const e = err as { message?: string; code?: string };
     const message = String(e?.message ?? err);
     // A time-out may leave commands behind (exec_cmd's shell is killed, not its children): the
     // pool then kills this whole process group.
     const timedOut = Date.now() - started >= req.timeoutMs || /\bscript timed out\b/.test(message);
-    reply({ id: req.id, t: 'done', ok: false, skip: err instanceof SkipSignal, message, code: e?.code, timedOut });
+    const done: ScriptReply = { id: req.id, t: 'done', ok: false, skip: err instanceof SkipSignal, message, code: e?.code, timedOut };
+    // A script cut off by its time limit may leave the import it was running mid-transaction.
+    // Timed out, this process is killed anyway (a lost connection rolls back on the server):
+    // answer first, so a rollback stuck behind a blocked database call delays nothing.
+    if (timedOut) reply(done);
+    db?.rollbackOpen();
+    if (!timedOut) reply(done);
   }
 }
 

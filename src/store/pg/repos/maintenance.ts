@@ -5,13 +5,45 @@
  * index left invalid (a failed concurrent build) in osm's schema, else 'ok'. Table names reaching
  * SQL are checked against the schema's own table list first.
  */
-import { errors } from '../../../errors.js';
+import { errors, OsmError } from '../../../errors.js';
 import type { Async } from '../../async.js';
 import type { MaintenanceRepo } from '../../maintenance.js';
 import type { PgDb } from '../db.js';
 import { ADMIN_COUNT_SQL, ADMIN_TABLES, clearLocks, clearProgram, type AdminTable } from '../../admin.js';
 import { pgMigrations } from '../migrations/index.js';
 import { pgLatestVersion } from '../migrate.js';
+
+/** The statement_timeout of an ad-hoc read-only query (db_select). */
+const READ_ONLY_QUERY_TIMEOUT_MS = 30_000;
+
+/**
+ * An ad-hoc SELECT that cannot write: a READ ONLY transaction of its own with a statement
+ * timeout. The text is wrapped as a subquery, so it must be one SELECT (or WITH … SELECT, VALUES):
+ * a second statement, or a data-modifying WITH, is a syntax error; and the LIMIT bounds what the
+ * server sends. Inside a transaction already (whose mode cannot change) it is refused.
+ */
+async function readOnly(db: PgDb, sql: string, maxRows: number): Promise<{ columns: string[]; rows: Record<string, unknown>[] }> {
+  if (db.inTx()) throw errors.validation('a read-only query cannot run inside a write transaction');
+  const text = sql.trim().replace(/;\s*$/, '');
+  if (text === '') throw errors.validation('empty query');
+  // The query layer reads `?` as a parameter placeholder (the repositories' style).
+  if (text.includes('?')) throw errors.validation('the ? character is not supported in read-only queries on PostgreSQL');
+  const limit = Math.max(1, Math.floor(maxRows));
+  try {
+    return await db.tx(async () => {
+      await db.query('SET TRANSACTION READ ONLY');
+      await db.query(`SET LOCAL statement_timeout = ${READ_ONLY_QUERY_TIMEOUT_MS}`);
+      const rows = await db.all(`SELECT * FROM (${text}\n) AS osm_q LIMIT ${limit}`);
+      // PgDb gives rows, not the result's field list: the columns are the first row's keys, and
+      // with no rows those of the one all-NULL row an outer join with a single row makes.
+      const first = rows[0] ?? (await db.one(`SELECT osm_q.* FROM (SELECT 1) AS osm_one LEFT JOIN (${text}\n) AS osm_q ON false`));
+      return { columns: first ? Object.keys(first) : [], rows };
+    });
+  } catch (err) {
+    if (err instanceof OsmError) throw err;
+    throw errors.validation((err as Error).message);
+  }
+}
 
 export function createPgMaintenanceRepo(db: PgDb): Async<MaintenanceRepo> {
   const tables = async () =>
@@ -27,6 +59,9 @@ export function createPgMaintenanceRepo(db: PgDb): Async<MaintenanceRepo> {
     return new Set((await db.all('SELECT version FROM schema_migrations')).map((r) => Number(r.version)));
   };
   return {
+    async readOnlyQuery(sql, maxRows) {
+      return readOnly(db, sql, maxRows);
+    },
     async ping() {
       await db.one('SELECT 1');
     },
@@ -87,3 +122,4 @@ export function createPgMaintenanceRepo(db: PgDb): Async<MaintenanceRepo> {
     },
   };
 }
+
