@@ -22,7 +22,6 @@ import { randomUUID } from 'node:crypto';
 import { builtinVariables } from '../workflow/builtin-vars.js';
 import { builtinPathsOf } from '../engine/module-exec.js';
 import { outboundPolicyOf } from '../util/outbound.js';
-import { sqliteLocator, type DbLocator } from '../store/locator.js';
 
 /** Default time limit of one API evaluation. */
 export const EVAL_TIMEOUT_MS = 10_000;
