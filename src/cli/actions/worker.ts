@@ -3,6 +3,8 @@
  * until SIGTERM/SIGINT: runs in hand are aborted and their tasks handed back to the queue, the
  * worker is marked offline and every connection is closed (the process then exits by itself).
  */
+import { createAppContext } from '../../services/context.js';
+import { dbEngineOf } from '../../store/pg/config.js';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Queue } from 'bullmq';
@@ -49,7 +51,12 @@ export async function workerJoin(command: Command): Promise<void> {
   const stalledIntervalMs = intFlag(o.stalledInterval, '--stalled-interval', 100);
   const maxStalledCount = intFlag(o.maxStalledCount, '--max-stalled-count', 0);
   const labels = parseWorkerLabels(o.label ?? []);
-  const app = await openApp(o);
+  // A worker records its runs in its own SQLite database as scratch copies (same run_uuid as the
+  // master's run) and ships the results to the master, which writes them to its store — SQLite or
+  // PostgreSQL. It never opens the master's PostgreSQL database, where a scratch copy would
+  // replace the master's own row.
+  const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const sharedPg = dbEngineOf(app.settings().settings.database) === 'postgresql';
   const log = (msg: string, fields: Record<string, unknown> = {}) => {
     if (!o.silent) process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n`);
   };
@@ -66,7 +73,7 @@ export async function workerJoin(command: Command): Promise<void> {
         `  Base folder:   ${settings.paths.base}`,
         `  Workflows:     ${settings.paths.workflows}`,
         `  Labels:        ${labels.join(', ') || '-'}`,
-        `  Database:      ${settings.paths.db} (this worker's own record of its runs)`,
+        `  Database:      ${settings.paths.db} (this worker's own record of its runs${sharedPg ? '; database.db_engine postgresql is the master\'s store: results reach it through the master' : ''})`,
         '  Stop with Ctrl-C: runs in hand are aborted and their tasks go back to the queue.',
       ].join('\n') + '\n',
     );
