@@ -14,6 +14,7 @@ import { sql as assetPorts } from './013-asset-ports.js';
 import { sql as runScope } from './015-run-scope.js';
 import { sql as runAttempts } from './016-run-attempts.js';
 import { sql as ownerHostLeases } from './017-owner-host-leases.js';
+import { sql as statementTriggers } from './018-statement-triggers.js';
 import type { Db } from '../sql.js';
 
 /** One schema step: applied once, in its own transaction, recorded in `schema_migrations`. */
@@ -46,4 +47,5 @@ export const migrations: readonly Migration[] = [
   { version: 15, name: 'run-scope', sql: runScope },
   { version: 16, name: 'run-attempts', sql: runAttempts },
   { version: 17, name: 'owner-host-leases', sql: ownerHostLeases },
+  { version: 18, name: 'statement-triggers', sql: statementTriggers },
 ];

@@ -98,6 +98,43 @@ describe('PostgreSQL migrations mirror the SQLite ones', () => {
       expect(counters).toMatchObject({ 'assets.total': 1, 'vulns.total': 1, 'vulns.high': 0, 'vulns.low': 1 });
       const facets = (await pool.query('SELECT status_code, n FROM asset_status_counts ORDER BY status_code')).rows;
       expect(facets).toEqual([{ status_code: 200, n: 1 }, { status_code: 404, n: 0 }]);
+      // Multi-row statements of every kind (statement triggers, migration 018): moves between
+      // workspaces, status and type changes, severity changes, updates that change nothing
+      // counted, bulk deletes — the counters equal COUNT(*) after each.
+      const exact = async () => {
+        const c = Object.fromEntries((await pool.query<{ name: string; value: number }>('SELECT name, value FROM counters')).rows.map((r) => [r.name, Number(r.value)]));
+        expect(c['assets.total']).toBe(Number((await pool.query('SELECT COUNT(*) AS n FROM assets')).rows[0].n));
+        expect(c['vulns.total']).toBe(Number((await pool.query('SELECT COUNT(*) AS n FROM vulnerabilities')).rows[0].n));
+        for (const sev of ['critical', 'high', 'medium', 'low', 'info']) expect(c[`vulns.${sev}`], sev).toBe(Number((await pool.query('SELECT COUNT(*) AS n FROM vulnerabilities WHERE severity = $1', [sev])).rows[0].n));
+        const wsRows = (await pool.query('SELECT name, total_assets, total_vulns, vuln_high, vuln_low FROM workspaces ORDER BY name')).rows;
+        for (const w of wsRows) {
+          expect(Number(w.total_assets), w.name).toBe(Number((await pool.query('SELECT COUNT(*) AS n FROM assets WHERE workspace = $1', [w.name])).rows[0].n));
+          expect(Number(w.total_vulns), w.name).toBe(Number((await pool.query('SELECT COUNT(*) AS n FROM vulnerabilities WHERE workspace = $1', [w.name])).rows[0].n));
+          expect(Number(w.vuln_high), w.name).toBe(Number((await pool.query(`SELECT COUNT(*) AS n FROM vulnerabilities WHERE workspace = $1 AND severity = 'high'`, [w.name])).rows[0].n));
+        }
+        const bad = await pool.query(`SELECT c.workspace, c.status_code, c.n, (SELECT COUNT(*) FROM assets a WHERE a.workspace = c.workspace AND a.status_code = c.status_code) AS real
+          FROM asset_status_counts c WHERE c.n <> (SELECT COUNT(*) FROM assets a WHERE a.workspace = c.workspace AND a.status_code = c.status_code)`);
+        expect(bad.rows).toEqual([]);
+        const missing = await pool.query(`SELECT workspace, asset_type FROM assets a GROUP BY workspace, asset_type
+          HAVING COUNT(*) <> COALESCE((SELECT n FROM asset_type_counts t WHERE t.workspace = a.workspace AND t.asset_type = a.asset_type), -1)`);
+        expect(missing.rows).toEqual([]);
+      };
+      const many = Array.from({ length: 300 }, (_, i) => `('w${i % 3}', 'h${i}.example', ${[200, 301, 404][i % 3]}, '${['subdomain', 'url'][i % 2]}', 'x', 'x', 'x')`).join(', ');
+      await pool.query(`INSERT INTO assets (workspace, asset_value, status_code, asset_type, created_at, updated_at, last_seen_at) VALUES ${many}`);
+      const vulns = Array.from({ length: 120 }, (_, i) => `('w${i % 4}', '${['critical', 'high', 'medium', 'low', 'info'][i % 5]}', 'x', 'x', 'x')`).join(', ');
+      await pool.query(`INSERT INTO vulnerabilities (workspace, severity, created_at, updated_at, last_seen_at) VALUES ${vulns}`);
+      await exact();
+      await pool.query(`UPDATE assets SET workspace = 'w9' WHERE asset_value LIKE 'h1%'`);
+      await exact();
+      await pool.query(`UPDATE assets SET status_code = 500, asset_type = 'ip' WHERE asset_value LIKE 'h2%'`);
+      await pool.query(`UPDATE assets SET last_seen_at = 'y'`);
+      await exact();
+      await pool.query(`UPDATE vulnerabilities SET severity = 'high', workspace = 'w7' WHERE id % 3 = 0`);
+      await pool.query(`UPDATE vulnerabilities SET last_seen_at = 'y'`);
+      await exact();
+      await pool.query(`DELETE FROM assets WHERE asset_value LIKE 'h3%'`);
+      await pool.query(`DELETE FROM vulnerabilities WHERE severity = 'info'`);
+      await exact();
       // Case-insensitive uniqueness, as COLLATE NOCASE in SQLite.
       await expect(pool.query(`INSERT INTO orgs (uuid, name, created_at, updated_at) VALUES ('u2', 'DEFAULT', 'x', 'x')`)).rejects.toThrow(/duplicate key/);
     });

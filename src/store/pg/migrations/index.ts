@@ -27,6 +27,7 @@ import { sql as assetPorts } from './013-asset-ports.js';
 import { sql as runScope } from './015-run-scope.js';
 import { sql as runAttempts } from './016-run-attempts.js';
 import { sql as ownerHostLeases } from './017-owner-host-leases.js';
+import { sql as statementTriggers } from './018-statement-triggers.js';
 
 /** What a migration's `run` gets: a client inside the migration's transaction. */
 export interface PgQueryable {
@@ -59,4 +60,5 @@ export const pgMigrations: readonly PgMigration[] = [
   { version: 15, name: 'run-scope', sql: runScope },
   { version: 16, name: 'run-attempts', sql: runAttempts },
   { version: 17, name: 'owner-host-leases', sql: ownerHostLeases },
+  { version: 18, name: 'statement-triggers', sql: statementTriggers },
 ];
