@@ -131,6 +131,9 @@ export class RunQueue {
    * Starts as many queued runs as the limits allow. Safe to call any time: it returns at once, the
    * claims happen in the background (one pass at a time; a kick during a pass adds one more pass).
    */
+  /** The last claim failure still going on ('' when claims work). */
+  private claimProblem = '';
+
   kick(): void {
     if (this.stopping) return;
     if (this.kicking) {
@@ -139,7 +142,16 @@ export class RunQueue {
     }
     this.kicking = true;
     this.pass = this.claimAll()
-      .catch((err: unknown) => this.opts.log?.('queue claim failed', { error: messageOf(err) }))
+      .then(() => {
+        if (this.claimProblem) this.opts.log?.('queue claims work again', { after: this.claimProblem });
+        this.claimProblem = '';
+      })
+      .catch((err: unknown) => {
+        // A database that is away fails every poll: said once, not every two seconds.
+        const problem = messageOf(err);
+        if (problem !== this.claimProblem) this.opts.log?.('queue claim failed', { error: problem });
+        this.claimProblem = problem;
+      })
       .finally(() => {
         this.kicking = false;
         this.pass = undefined;
