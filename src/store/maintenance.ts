@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { errors, OsmError } from '../errors.js';
-import type { Store } from './db.js';
-import { readOnlyQueryOn, runReadOnlyQuery, type QueryResult } from './readonly-query.js';
+import type { AsyncStore } from './async.js';
+import { readOnlyQueryOn, type QueryResult } from './readonly-query.js';
 import { latestVersion, pendingMigrations, schemaVersion } from './migrate.js';
 import { migrations } from './migrations/index.js';
 import type { Db } from './sql.js';
@@ -86,14 +86,15 @@ export function inspectSqliteFile(path: string): { exists: boolean; version: num
 
 /**
  * Rows of one table for `osm db list -t`: chosen columns (checked against the table), an optional
- * SQL condition and a text search over the text columns, newest rowid first, read on a read-only
- * connection (runReadOnlyQuery) so the condition cannot write.
+ * SQL condition and a text search over the text columns, newest first (by `id` when the table
+ * has one, else SQLite's rowid), read through `readOnlyQuery` so the condition cannot write.
+ * Either engine (the async store).
  */
-export function listTableRows(
-  store: Store,
+export async function listTableRows(
+  repos: Pick<AsyncStore, 'maintenance' | 'engine'>,
   opts: { table: string; columns?: string[]; where?: string; search?: string; limit: number },
-): QueryResult {
-  const info = store.maintenance.columns(opts.table);
+): Promise<QueryResult> {
+  const info = await repos.maintenance.columns(opts.table);
   const cols = opts.columns && opts.columns.length > 0 ? opts.columns : info.map((c) => c.name);
   for (const c of cols) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(c) || !info.some((i) => i.name === c)) throw errors.validation(`unknown column ${JSON.stringify(c)} of ${opts.table}`);
   const conds: string[] = [];
@@ -103,9 +104,10 @@ export function listTableRows(
     const text = info.filter((c) => /char|text|clob/i.test(c.type) || c.type === '').map((c) => `"${c.name}" LIKE '%' || ${literal} || '%'`);
     if (text.length) conds.push(`(${text.join(' OR ')})`);
   }
-  const sql = `SELECT ${cols.map((c) => `"${c}"`).join(', ')} FROM "${opts.table}"${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''} ORDER BY rowid DESC LIMIT ${opts.limit}`;
+  const order = info.some((c) => c.name === 'id') ? ' ORDER BY "id" DESC' : repos.engine === 'sqlite' ? ' ORDER BY rowid DESC' : '';
+  const sql = `SELECT ${cols.map((c) => `"${c}"`).join(', ')} FROM "${opts.table}"${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}${order} LIMIT ${opts.limit}`;
   try {
-    return runReadOnlyQuery(store, sql, opts.limit);
+    return await repos.maintenance.readOnlyQuery(sql, opts.limit);
   } catch (err) {
     throw errors.validation(`query failed: ${(err as Error).message}`);
   }

@@ -75,6 +75,27 @@ describe.skipIf(!available)('db_engine postgresql, server reachable', () => {
     expect(s).toMatchObject({ engine: 'postgresql', reachable: true, postgresql: { reachable: true, schema_version: latestVersion(), pending: [] } });
   }, 300_000);
 
+  it('osm db list / index read and write PostgreSQL; osm db clean refuses (it recreates a SQLite file)', async () => {
+    const env = { OSM_DATABASE_URL: pg.url };
+    const idx = await runOsm(['-b', base.dir, 'db', 'index', 'workflow', '--json'], { env });
+    expect(idx.code, idx.stderr).toBe(0);
+    const list = await runOsm(['-b', base.dir, 'db', 'list', '--json'], { env });
+    expect(list.code, list.stderr).toBe(0);
+    const counts = JSON.parse(list.stdout) as Record<string, number>;
+    expect(counts.workflows).toBeGreaterThan(0);
+    expect(counts).toHaveProperty('leases');
+    const rows = await runOsm(['-b', base.dir, 'db', 'list', '-t', 'workflows', '--columns', 'name,kind', '--search', 'sample', '--json'], { env });
+    expect(rows.code, rows.stderr).toBe(0);
+    expect((JSON.parse(rows.stdout) as { name: string }[]).every((r) => r.name.includes('sample'))).toBe(true);
+    const hostile = await runOsm(['-b', base.dir, 'db', 'list', '-t', 'workflows', '--where', "1=1; DELETE FROM workflows", '--json'], { env });
+    expect(hostile.code).not.toBe(0);
+    expect(JSON.parse((await runOsm(['-b', base.dir, 'db', 'list', '--json'], { env })).stdout).workflows).toBe(counts.workflows);
+    const clean = await runOsm(['-b', base.dir, 'db', 'clean', '--force'], { env });
+    expect(clean.code).not.toBe(0);
+    expect(clean.stderr).toContain('configured store is PostgreSQL');
+    expect(existsSync(join(base.dir, 'database-osm.sqlite'))).toBe(false);
+  }, 300_000);
+
   it('osm run executes on PostgreSQL: run, steps and events are rows there, no SQLite base is created', async () => {
     const env = { OSM_DATABASE_URL: pg.url };
     const r = await runOsm(['-b', base.dir, 'run', '-m', 'sample-recon', '-t', 'pg.example.com', '--json'], { env });

@@ -1,17 +1,17 @@
+import { withApp } from '../app.js';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { optionsOf } from '../context.js';
 import { errors } from '../../errors.js';
 import { loadSettings } from '../../settings/index.js';
-import { asyncSqlite, openStore } from '../../store/index.js';
+import { openStore } from '../../store/index.js';
 import { latestVersion, migrations } from '../../store/index.js';
 import { inspectSqliteFile, listTableRows } from '../../store/maintenance.js';
 import { copyPgToSqlite, copySqliteToPg, type CopyProgress, type CopyResult } from '../../store/copy.js';
 import { dbEngineOf, pgTarget, pgTargetFromSettings } from '../../store/pg/config.js';
 import { openPgPool, probePg, requireReachable } from '../../store/pg/pool.js';
 import { applyPgMigrations, pgLatestVersion, pgPendingMigrations, pgSchemaVersion } from '../../store/pg/migrate.js';
-import { pgMigrations } from '../../store/pg/migrations/index.js';
 import { indexWorkflows } from '../../workflow/indexer.js';
 import { renderTable, colorEnabled } from '../output.js';
 
@@ -86,7 +86,7 @@ export async function dbStatus(command: Command): Promise<void> {
     process.stdout.write(`${JSON.stringify({ engine, reachable, url: engine === 'postgresql' ? postgresql!.url : loaded.paths.db, sqlite, ...(postgresql ? { postgresql } : {}) }, null, 2)}\n`);
   } else {
     const pending = (list: { version: number; name: string }[]) => (list.length ? `${list.length} pending (${list.map((m) => `${m.version}-${m.name}`).join(', ')})` : 'none pending');
-    const lines = [`▶ Engine: ${engine}${engine === 'postgresql' ? ' (the daemon runtime store is SQLite-only for now; see docs/database.md)' : ''}`];
+    const lines = [`▶ Engine: ${engine}`];
     lines.push(`  SQLite base: ${sqlite.path}${file.exists ? `, schema version ${file.version} of ${sqlite.latest_version}, ${pending(file.pending)}` : ' (not created yet)'}`);
     if (postgresql) {
       lines.push(`  PostgreSQL: ${postgresql.url} (${postgresql.address}) ${postgresql.reachable ? `reachable, server ${postgresql.server_version}` : `UNREACHABLE: ${postgresql.error}`}`);
@@ -161,6 +161,12 @@ function copyProgress(json: boolean): { update: (p: CopyProgress) => void; end: 
 export async function dbClean(command: Command): Promise<void> {
   const { o, loaded } = settingsOf(command);
   if (!o.force) throw errors.validation('this deletes every run, asset and finding: use --force to confirm');
+  if (dbEngineOf(loaded.settings.database) === 'postgresql') {
+    throw errors.validation(
+      `osm db clean recreates the SQLite file; the configured store is PostgreSQL (${pgTargetFromSettings(loaded.settings.database).display}): ` +
+        'drop and create that database, then run osm db migrate (or clear single tables with POST /osm/api/database/tables/{table}/clear)',
+    );
+  }
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${loaded.paths.db}${suffix}`, { force: true });
   openStore(loaded.paths.db).close();
   let ws = '';
@@ -172,14 +178,15 @@ export async function dbClean(command: Command): Promise<void> {
   process.stdout.write(`✔ Database ${loaded.paths.db} recreated with fresh schema${ws}\n`);
 }
 
-/** `osm db list [-t table]`: tables and counts, or rows (read-only connection). */
+/** `osm db list [-t table]`: tables and counts, or rows (read-only), on the configured engine. */
 export async function dbList(command: Command): Promise<void> {
-  const { o, loaded } = settingsOf(command);
-  const store = openStore(loaded.paths.db);
-  try {
-    const tables = store.maintenance.tables();
+  const { o } = settingsOf(command);
+  await withApp(o, async (app) => {
+    const repos = app.repos;
+    const tables = await repos.maintenance.tables();
     if (!o.table) {
-      const rows = tables.map((t) => [t, store.maintenance.count(t)]);
+      const rows: [string, number][] = [];
+      for (const t of tables) rows.push([t, await repos.maintenance.count(t)]);
       if (o.json) process.stdout.write(`${JSON.stringify(Object.fromEntries(rows), null, 2)}\n`);
       else process.stdout.write(`${await renderTable(['Table', 'Rows'], rows, { color: colorEnabled(o.disableColor) })}\n`);
       return;
@@ -187,7 +194,7 @@ export async function dbList(command: Command): Promise<void> {
     if (!tables.includes(o.table)) throw errors.validation(`unknown table ${JSON.stringify(o.table)}; tables: ${tables.join(', ')}`);
     const limit = Number(o.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw errors.validation(`--limit must be 1-10000, got ${JSON.stringify(o.limit)}`);
-    const res = listTableRows(store, { table: o.table, columns: o.columns?.split(',').map((c) => c.trim()).filter(Boolean), where: o.where, search: o.search, limit });
+    const res = await listTableRows(repos, { table: o.table, columns: o.columns?.split(',').map((c) => c.trim()).filter(Boolean), where: o.where, search: o.search, limit });
     if (o.json) {
       process.stdout.write(`${JSON.stringify(res.rows, null, 2)}\n`);
       return;
@@ -198,21 +205,16 @@ export async function dbList(command: Command): Promise<void> {
     };
     process.stdout.write(`${await renderTable(res.columns, res.rows.map((r) => res.columns.map((c) => cell((r as Record<string, unknown>)[c]))), { color: colorEnabled(o.disableColor) })}\n`);
     process.stdout.write(`◆ ${res.rows.length} row(s) of ${o.table}\n`);
-  } finally {
-    store.close();
-  }
+  });
 }
 
-/** `osm db index workflow [--force]`. */
+/** `osm db index workflow [--force]`, on the configured engine. */
 export async function dbIndex(command: Command, what: string): Promise<void> {
   if (what !== 'workflow' && what !== 'workflows') throw errors.validation(`nothing to index called ${JSON.stringify(what)} (use: osm db index workflow)`);
   const { o, loaded } = settingsOf(command);
-  const store = openStore(loaded.paths.db);
-  try {
-    const r = await indexWorkflows(asyncSqlite(store), loaded.paths.workflows, { force: Boolean(o.force) });
+  await withApp(o, async (app) => {
+    const r = await indexWorkflows(app.repos, loaded.paths.workflows, { force: Boolean(o.force) });
     if (o.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
     else process.stdout.write(`✔ Indexed ${loaded.paths.workflows}: ${r.added} added, ${r.updated} updated, ${r.removed} removed, ${r.unchanged} unchanged${r.errors.length ? `, ${r.errors.length} errors` : ''}\n`);
-  } finally {
-    store.close();
-  }
+  });
 }
