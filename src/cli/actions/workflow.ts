@@ -98,17 +98,17 @@ export async function workflowShow(command: Command, name: string): Promise<void
   const file = findWorkflow(name, ctx.dir);
   if (opts.target !== undefined && !opts.yaml) {
     // The plan: what a run against this target would execute (nothing runs).
-    const { createAppContext } = await import('../../services/context.js');
+    const { openAppContext } = await import('../../services/context.js');
     const { buildRunPlan } = await import('../../services/plan.js');
     const { formatPlan } = await import('../../workflow/plan.js');
     const { parseParamPairs } = await import('../../workflow/params.js');
-    const app = createAppContext({ baseFolder: ctx.o.baseFolder, settingsFile: ctx.o.settingsFile, workflowFolder: ctx.o.workflowFolder });
+    const app = await openAppContext({ baseFolder: ctx.o.baseFolder, settingsFile: ctx.o.settingsFile, workflowFolder: ctx.o.workflowFolder });
     try {
       const plan = buildRunPlan(app, file, opts.target, parseParamPairs(opts.params ?? []));
       if (ctx.o.json) ctx.ui.json(plan);
       else process.stdout.write(`${formatPlan(plan)}\n`);
     } finally {
-      app.close();
+      await app.close();
     }
     return;
   }
