@@ -20,16 +20,17 @@ import { liveRunOutput } from '../engine/live/run-output.js';
 import { isInside, isSafeName } from '../util/fs-safe.js';
 import { maskSecrets } from '../workflow/tpl-redact.js';
 import { findRun, secretsOf } from './run-control.js';
+import { errors } from '../errors.js';
 import type { AppContext } from './context.js';
 
 /** One item of a log stream. `id` is the run sequence number (the SSE `id:`, the resume cursor). */
 export type RunLogItem =
-  | { type: 'line'; id: number; step: string; stream: 'stdout' | 'stderr'; line: string; ts: string }
+  | { type: 'line'; id: number; step: string; substep?: string; stream: 'stdout' | 'stderr'; line: string; ts: string }
   | { type: 'step'; id: number; step: string; status: string; exit_code: number | null; duration_ms: number; ts: string }
   | { type: 'end'; status: 'completed' | 'failed' | 'cancelled' };
 
 export interface RunLogOptions {
-  /** Only this step's lines and changes. */
+  /** Only this step's lines and changes (or a parallel-steps child's lines, by the child's name). */
   step?: string;
   /** Only the last N lines of what exists (then, when following, everything new). */
   tail?: number;
@@ -199,9 +200,9 @@ export class RunLogSession {
   }
 
   private item(e: LogEvent): RunLogItem | undefined {
-    if (this.opts.step !== undefined && e.step !== this.opts.step) return undefined;
+    if (this.opts.step !== undefined && e.step !== this.opts.step && !(e.kind === 'line' && e.part === this.opts.step)) return undefined;
     const ts = new Date(e.ts).toISOString();
-    if (e.kind === 'line') return { type: 'line', id: e.seq, step: e.step, stream: e.stream, line: maskSecrets(e.line, this.secrets), ts };
+    if (e.kind === 'line') return { type: 'line', id: e.seq, step: e.step, ...(e.part ? { substep: e.part } : {}), stream: e.stream, line: maskSecrets(e.line, this.secrets), ts };
     return { type: 'step', id: e.seq, step: e.step, status: e.status, exit_code: e.exit_code, duration_ms: e.duration_ms, ts };
   }
 }
@@ -213,5 +214,26 @@ export class RunLogSession {
  */
 export async function openRunLogs(app: AppContext, principal: Principal | undefined, idOrUuid: string, opts: RunLogOptions): Promise<RunLogSession> {
   const run = await findRun(app, idOrUuid, scopeOf(principal));
+  // An unknown step is an error (404), not an empty answer. A step of a run still going may start
+  // later: a follower waits for it; what exists now (no follow) or a finished run must name it.
+  if (opts.step !== undefined && (!opts.follow || TERMINAL.has(run.status)) && !(await stepKnown(app, run, opts.step))) {
+    throw errors.notFound(`step not found: ${opts.step}`);
+  }
   return new RunLogSession(app, run, opts, principal);
+}
+
+/**
+ * True when the run has a step of that name: a step row, or a name its output journal holds (hook
+ * steps write lines but have no step rows; parallel-steps children are named on their lines).
+ */
+async function stepKnown(app: AppContext, run: RunRecord, step: string): Promise<boolean> {
+  if ((await app.repos.steps.listByRun(run.id)).some((s) => s.step_name === step)) return true;
+  const dir = await runLogDir(app, run);
+  if (!dir) return false;
+  const reader = new RunLogReader(dir);
+  try {
+    return await reader.hasStep(step);
+  } finally {
+    await reader.close();
+  }
 }

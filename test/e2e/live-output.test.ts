@@ -134,6 +134,19 @@ describe('osm run: live output', () => {
     const outputs = jsonEvents(json.stdout).filter((e) => e.event === 'output');
     expect(outputs.find((e) => e.line === 'left-line')).toMatchObject({ step: 'group', substep: 'left', stream: 'stdout' });
     expect(outputs.find((e) => e.line === 'right-line')).toMatchObject({ step: 'group', substep: 'right', stream: 'stderr' });
+
+    // osm logs reads the child back from the run's journal.
+    const uuid = finalJson(json.stdout).run_uuid as string;
+    const all = await osm(['logs', uuid]);
+    expect(all.code).toBe(0);
+    const shown = all.stdout.split('\n');
+    expect(shown[0]).toBe('[warmup] warmup-line');
+    expect(shown.slice(1).sort()).toEqual(['', '[group/left] left-line', '[group/right] right-line']);
+    expect((await osm(['logs', uuid, '--step', 'group'])).stdout.split('\n').sort()).toEqual(['', '[left] left-line', '[right] right-line']);
+    expect((await osm(['logs', uuid, '--step', 'right'])).stdout).toBe('[right] right-line\n');
+    const rows = (await osm(['logs', uuid, '--json'])).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.find((r) => r.line === 'left-line')).toMatchObject({ event: 'line', step: 'group', substep: 'left', stream: 'stdout' });
+    expect(rows.find((r) => r.line === 'warmup-line')).not.toHaveProperty('substep');
   });
 
   it('shows tool output without its escape sequences (titles, screen clears) and keeps the last state of a \\r line', async () => {
@@ -234,6 +247,12 @@ describe('osm logs', () => {
     const json = (await osm(['logs', uuid, '--json'])).stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(json.find((j) => j.line === 'after-line')).toMatchObject({ event: 'line', step: 'after', stream: 'stdout', id: expect.any(Number) });
     expect(json[json.length - 1]).toEqual({ event: 'end', status: 'completed' });
+    // A step the run does not have is an error, not an empty answer.
+    const nostep = await osm(['logs', uuid, '--step', 'nosuch']);
+    expect(nostep.code).toBe(1);
+    expect(nostep.stdout).toBe('');
+    expect(nostep.stderr).toContain('step not found: nosuch');
+    expect((await osm(['logs', uuid, '--step', 'nosuch', '-f'])).stderr).toContain('step not found: nosuch');
     const missing = await osm(['logs', 'no-such-run']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/not found/i);
@@ -293,6 +312,36 @@ describe('against a daemon', () => {
     expect(events.find((e) => e.event === 'step.finished' && e.step === 'talk')).toMatchObject({ status: 'completed', exit_code: 0 });
     expect(events[events.length - 1]).toMatchObject({ event: 'run.finished', status: 'completed' });
     expect(finalJson(r.stdout)).toMatchObject({ status: 'completed', target: 'rj.example.com' });
+  });
+
+  it('osm run --server and osm logs --server name the parallel-steps child of a line; an unknown --step exits 1', async () => {
+    const client = ['-b', join(dir, 'client-base')];
+    const remote = ['--server', d.url, '--api-key', d.apiKey];
+    const text = await runOsm([...client, 'run', ...remote, '-m', 'live-parallel', '-t', 'rpar.example.com']);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^ {2}\[left\] left-line$/m);
+    expect(text.stdout).toMatch(/^ {2}\[right\] right-line$/m);
+    const json = await runOsm([...client, 'run', ...remote, '-m', 'live-parallel', '-t', 'rpar.example.com', '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    const outputs = jsonEvents(json.stdout).filter((e) => e.event === 'output');
+    expect(outputs.find((e) => e.line === 'left-line')).toMatchObject({ step: 'group', substep: 'left', stream: 'stdout' });
+    expect(outputs.find((e) => e.line === 'warmup-line')).not.toHaveProperty('substep');
+
+    const uuid = finalJson(json.stdout).run_uuid as string;
+    const logs = await runOsm([...client, 'logs', uuid, ...remote]);
+    expect(logs.code).toBe(0);
+    expect(logs.stdout.split('\n').slice(1).sort()).toEqual(['', '[group/left] left-line', '[group/right] right-line']);
+    const followed = await runOsm([...client, 'logs', uuid, '-f', '--step', 'group', ...remote]);
+    expect(followed.stdout.split('\n').sort()).toEqual(['', '[left] left-line', '[right] right-line']);
+    const rows = (await runOsm([...client, 'logs', uuid, '--json', ...remote])).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.find((r) => r.line === 'right-line')).toMatchObject({ event: 'line', step: 'group', substep: 'right', stream: 'stderr' });
+    expect((await runOsm([...client, 'logs', uuid, '--step', 'warmup', ...remote])).stdout).toBe('warmup-line\n');
+    for (const follow of [[], ['-f']]) {
+      const nostep = await runOsm([...client, 'logs', uuid, '--step', 'nosuch', ...follow, ...remote]);
+      expect(nostep.code, follow.join()).toBe(1);
+      expect(nostep.stdout).toBe('');
+      expect(nostep.stderr).toContain('step not found: nosuch');
+    }
   });
 
   it('osm logs --server reads and follows the daemon log stream', async () => {

@@ -159,6 +159,58 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
     expect(events[events.length - 1]).toMatchObject({ event: 'end' });
   });
 
+  it('names the parallel-steps child of a line: substep in SSE and JSON lines, [child] in text; --step takes a hook or a child', async () => {
+    copyFileSync(join(FIXTURES, 'live-parallel.yaml'), join(dir, 'wf', 'live-parallel.yaml'));
+    await t.server.inject({ method: 'POST', url: '/osm/api/workflows/refresh', headers: t.auth });
+    const res = await fetch(`${url}/osm/api/runs`, { method: 'POST', headers: { ...t.auth, 'content-type': 'application/json' }, body: JSON.stringify({ module: 'live-parallel', target: 'par.example.com' }) });
+    expect(res.status).toBe(202);
+    const uuid = ((await res.json()) as { run_uuid: string }).run_uuid;
+    const events = await (await openSse(`${url}/osm/api/runs/${uuid}/logs`, t.auth)).rest();
+    expect(events[events.length - 1]).toMatchObject({ event: 'end', data: JSON.stringify({ status: 'completed' }) });
+    const lines = events.filter((e) => e.event === 'line').map(data);
+    expect(lines.find((l) => l.line === 'left-line')).toEqual({ step: 'group', substep: 'left', stream: 'stdout', line: 'left-line', ts: expect.any(String) });
+    expect(lines.find((l) => l.line === 'right-line')).toMatchObject({ step: 'group', substep: 'right', stream: 'stderr' });
+    // A line of a step itself (the hook) has no substep field.
+    expect(lines.find((l) => l.line === 'warmup-line')).toEqual({ step: 'warmup', stream: 'stdout', line: 'warmup-line', ts: expect.any(String) });
+
+    const get = (q: string) => fetch(`${url}/osm/api/runs/${uuid}/logs${q}`, { headers: t.auth });
+    const rows = (await (await get('?format=jsonl')).text()).trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.find((r) => r.line === 'left-line')).toMatchObject({ id: expect.any(Number), event: 'line', step: 'group', substep: 'left', stream: 'stdout' });
+    expect(rows.find((r) => r.line === 'warmup-line')).not.toHaveProperty('substep');
+    const text = (await (await get('')).text()).split('\n');
+    expect(text[0]).toBe('warmup-line');
+    expect(text.slice(1, 3).sort()).toEqual(['[left] left-line', '[right] right-line']);
+    // The hook has no step row but wrote lines; a child is named on its lines; the group has both.
+    expect(t.app.store.steps.listByRun(t.app.store.runs.getByUuid(uuid)!.id).map((s) => s.step_name)).toEqual(['group']);
+    expect(await (await get('?step=warmup')).text()).toBe('warmup-line\n');
+    expect(await (await get('?step=left')).text()).toBe('[left] left-line\n');
+    expect((await (await get('?step=group')).text()).split('\n').sort()).toEqual(['', '[left] left-line', '[right] right-line']);
+  });
+
+  it('answers 404 for a step the run does not have (text, JSON lines, a finished run\'s SSE); a follower of a running run waits for a step to start', async () => {
+    const { uuid, gate, sse: follower } = await startPastEarlyLines('nostep');
+    follower.close();
+    const get = (q: string, headers: Record<string, string> = {}) => fetch(`${url}/osm/api/runs/${uuid}/logs${q}`, { headers: { ...t.auth, ...headers } });
+    // While it runs: what exists now has no such step.
+    const now = await get('?step=nosuch');
+    expect(now.status).toBe(404);
+    expect(await now.json()).toEqual({ error: true, message: 'step not found: nosuch' });
+    // A follower may ask for a step that has not started yet: it gets its lines when they come.
+    const later = await openSse(`${url}/osm/api/runs/${uuid}/logs?step=after`, t.auth);
+    expect(later.status).toBe(200);
+    writeFileSync(gate, '');
+    const got = await later.rest();
+    expect(got.map(lineOf).filter(Boolean)).toEqual(['after-line']);
+    expect(got[got.length - 1]).toMatchObject({ event: 'end' });
+    await waitFor(() => (t.app.store.runs.getByUuid(uuid)!.status === 'completed' ? true : undefined), 'run end');
+    for (const [q, headers] of [['?step=nosuch', {}], ['?step=nosuch&format=jsonl', {}], ['?step=nosuch', { accept: 'text/event-stream' }], ['?step=talk%20', {}]] as const) {
+      const r = await get(q, headers);
+      expect(r.status, q).toBe(404);
+      expect(await r.json(), q).toEqual({ error: true, message: `step not found: ${q.includes('%20') ? 'talk ' : 'nosuch'}` });
+    }
+    expect(await (await get('?step=talk&tail=1')).text()).toBe('second-line\n');
+  });
+
   it('redacts secret params in streamed lines', async () => {
     writeFileSync(join(dir, 'wf', 'leaky.yaml'), 'kind: module\nname: leaky\nparams:\n  - name: api_token\nsteps:\n  - name: leak\n    type: bash\n    command: echo "token={{api_token}}"\n');
     await t.server.inject({ method: 'POST', url: '/osm/api/workflows/refresh', headers: t.auth });
@@ -208,6 +260,9 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
     const logs = doc.paths['/osm/api/runs/{id}/logs'].get;
     expect(Object.keys(logs.responses['200'].content).sort()).toEqual(['application/x-ndjson', 'text/event-stream', 'text/plain']);
     expect(logs.description).toContain('Last-Event-ID');
+    expect(logs.description).toContain('"substep"');
+    expect(logs.responses['200'].content['text/event-stream'].example).toContain('"substep":"http"');
+    expect(logs.responses['404'].description).toMatch(/step/);
     expect(logs.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['format', 'id', 'step', 'tail']);
     const events = doc.paths['/osm/api/events/stream'].get;
     expect(Object.keys(events.responses['200'].content)).toEqual(['text/event-stream']);

@@ -22,8 +22,9 @@ function tailOf(raw: string | undefined): number | undefined {
 }
 
 /**
- * Prints items: a line as it was written (prefixed `[step] ` when several steps are shown), or
- * with --json one JSON object per line (`{"id","event":"line"|"step"|"end",…}`).
+ * Prints items: a line as it was written (prefixed `[step] ` when several steps are shown; a
+ * parallel-steps child's line `[step/child] `, or `[child] ` with --step, as the terminal shows
+ * it), or with --json one JSON object per line (`{"id","event":"line"|"step"|"end",…}`).
  */
 function printer(json: boolean, oneStep: boolean): (item: RunLogItem) => void {
   return (item) => {
@@ -31,7 +32,8 @@ function printer(json: boolean, oneStep: boolean): (item: RunLogItem) => void {
       const { type, ...rest } = item;
       process.stdout.write(`${JSON.stringify(item.type === 'end' ? { event: type, ...rest } : { id: item.id, event: type, ...rest })}\n`);
     } else if (item.type === 'line') {
-      process.stdout.write(`${oneStep ? '' : `[${item.step}] `}${item.line}\n`);
+      const who = oneStep ? item.substep : item.substep ? `${item.step}/${item.substep}` : item.step;
+      process.stdout.write(`${who ? `[${who}] ` : ''}${item.line}\n`);
     }
   };
 }
@@ -127,7 +129,8 @@ function itemOf(msg: SseMessage): RunLogItem | undefined {
   }
   const id = Number(msg.id ?? d.id ?? 0);
   const ts = String(d.ts ?? '');
-  if (msg.event === 'line') return { type: 'line', id, step: String(d.step ?? ''), stream: d.stream === 'stderr' ? 'stderr' : 'stdout', line: String(d.line ?? ''), ts };
+  const substep = typeof d.substep === 'string' && d.substep ? { substep: d.substep } : {};
+  if (msg.event === 'line') return { type: 'line', id, step: String(d.step ?? ''), ...substep, stream: d.stream === 'stderr' ? 'stderr' : 'stdout', line: String(d.line ?? ''), ts };
   if (msg.event === 'step') return { type: 'step', id, step: String(d.step ?? ''), status: String(d.status ?? ''), exit_code: typeof d.exit_code === 'number' ? d.exit_code : null, duration_ms: typeof d.duration_ms === 'number' ? d.duration_ms : 0, ts };
   if (msg.event === 'end') return { type: 'end', status: (['completed', 'failed', 'cancelled'].includes(String(d.status)) ? d.status : 'failed') as 'completed' | 'failed' | 'cancelled' };
   return undefined;

@@ -58,8 +58,10 @@ async function followRemoteRun(base: string, run: ApiRun, input: RemoteRunInput,
     const step = String(d.step ?? '');
     if (msg.event === 'line') {
       const stream = d.stream === 'stderr' ? 'stderr' : 'stdout';
-      if (input.json) writeJsonEvent({ event: 'output', ts: String(d.ts ?? new Date().toISOString()), run_uuid: run.run_uuid, step, stream, line: String(d.line ?? '') });
-      else printer.liveEvent({ kind: 'line', seq: Number(msg.id ?? 0), step, stream, line: String(d.line ?? ''), ts: Date.parse(String(d.ts)) || Date.now() });
+      // A parallel-steps child's line names the child, as in a local run.
+      const part = typeof d.substep === 'string' && d.substep ? d.substep : undefined;
+      if (input.json) writeJsonEvent({ event: 'output', ts: String(d.ts ?? new Date().toISOString()), run_uuid: run.run_uuid, step, ...(part ? { substep: part } : {}), stream, line: String(d.line ?? '') });
+      else printer.liveEvent({ kind: 'line', seq: Number(msg.id ?? 0), step, ...(part ? { part } : {}), stream, line: String(d.line ?? ''), ts: Date.parse(String(d.ts)) || Date.now() });
     } else if (msg.event === 'step') {
       const status = String(d.status ?? '');
       const exit = typeof d.exit_code === 'number' ? d.exit_code : null;

@@ -7,7 +7,10 @@
  *
  * One record per line:
  *   F <file> <name> <step-json>                       a step log file (its name in the folder) and its step
- *   L <seq> <file> <o|e> <start> <end> <count> <ms>   `count` lines (seq … seq+count-1) at bytes [start, end)
+ *   L <seq> <file> <o|e> <start> <end> <count> <ms> [<substep-json>]
+ *                                                     `count` lines (seq … seq+count-1) at bytes [start, end);
+ *                                                     the optional last field names the parallel-steps child
+ *                                                     that wrote them (journals of older osm versions lack it)
  *   S <seq> <ms> <json>                               a step state change {step,status,exit_code,duration_ms,…}
  * Everything read back is checked: a journal may come from an imported snapshot.
  */
@@ -33,6 +36,8 @@ export interface LinesRecord {
   end: number;
   count: number;
   ts: number;
+  /** The parallel-steps child that wrote the lines (`left`, `outer/inner`); absent for the step itself. */
+  part?: string;
 }
 
 export interface StepState {
@@ -61,8 +66,12 @@ export function formatFile(file: number, name: string, step: string): string {
 }
 
 export function formatLines(r: Omit<LinesRecord, 'type'>): string {
-  return `L ${r.seq} ${r.file} ${r.stream === 'stderr' ? 'e' : 'o'} ${r.start} ${r.end} ${r.count} ${r.ts}\n`;
+  const part = r.part ? ` ${JSON.stringify(r.part)}` : '';
+  return `L ${r.seq} ${r.file} ${r.stream === 'stderr' ? 'e' : 'o'} ${r.start} ${r.end} ${r.count} ${r.ts}${part}\n`;
 }
+
+/** Longest substep name read back (a child path of nested parallel-steps). */
+const MAX_PART = 1024;
 
 export function formatStep(seq: number, ts: number, s: StepState): string {
   return `S ${seq} ${ts} ${JSON.stringify(s)}\n`;
@@ -78,11 +87,17 @@ export function parseRecord(line: string): JournalRecord | undefined {
   const kind = line[0];
   if (kind === 'L') {
     const p = line.split(' ');
-    if (p.length !== 8) return undefined;
+    if (p.length < 8) return undefined;
+    // The substep is JSON (a name may hold spaces): everything after the eighth field.
+    let part: string | undefined;
+    if (p.length > 8) {
+      part = parseJsonString(p.slice(8).join(' '));
+      if (!part || part.length > MAX_PART) return undefined;
+    }
     const [seq, file, start, end, count, ts] = [nat(p[1]), nat(p[2]), nat(p[4]), nat(p[5]), nat(p[6]), nat(p[7])];
     if (seq === undefined || file === undefined || start === undefined || end === undefined || count === undefined || ts === undefined) return undefined;
     if ((p[3] !== 'o' && p[3] !== 'e') || end < start || count < 1) return undefined;
-    return { type: 'L', seq, file, stream: p[3] === 'e' ? 'stderr' : 'stdout', start, end, count, ts };
+    return { type: 'L', seq, file, stream: p[3] === 'e' ? 'stderr' : 'stdout', start, end, count, ts, ...(part ? { part } : {}) };
   }
   if (kind === 'F') {
     const m = /^F (\d{1,9}) (\S+) (".*")$/.exec(line);

@@ -137,7 +137,7 @@ export class RunLogReader {
           if (r.type === 'F') names.set(r.file, r.step);
           else {
             last = Math.max(last, r.type === 'L' ? r.seq + r.count - 1 : r.seq);
-            if (r.type === 'L' && (!step || names.get(r.file) === step)) records.push(r);
+            if (r.type === 'L' && (!step || names.get(r.file) === step || r.part === step)) records.push(r);
           }
         }
       };
@@ -151,6 +151,23 @@ export class RunLogReader {
         left -= r.count;
       }
       return 0;
+    } finally {
+      await probe.close();
+    }
+  }
+
+  /**
+   * True when the journal names `step`: a step log file's step, a step state change, or a
+   * parallel-steps child that wrote lines (hook steps have log files but no step rows).
+   */
+  async hasStep(step: string): Promise<boolean> {
+    const probe = new RunLogReader(this.dir);
+    try {
+      await probe.noJournal();
+      const found = () => probe.pending.splice(0).some((r) => (r.type === 'L' ? r.part === step : r.step === step));
+      if (found()) return true;
+      while (await probe.readJournal()) if (found()) return true;
+      return false;
     } finally {
       await probe.close();
     }
@@ -242,7 +259,7 @@ export class RunLogReader {
     const emit = (text: string) => {
       const seq = rec.seq + cur.line;
       cur.line++;
-      if (seq > after && cur.line <= rec.count) events.push({ kind: 'line', seq, step: file?.step ?? '', stream: rec.stream, line: capLine(text), ts: rec.ts });
+      if (seq > after && cur.line <= rec.count) events.push({ kind: 'line', seq, step: file?.step ?? '', ...(rec.part ? { part: rec.part } : {}), stream: rec.stream, line: capLine(text), ts: rec.ts });
     };
     if (!file?.fh) {
       this.current = undefined;

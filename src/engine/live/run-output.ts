@@ -19,7 +19,7 @@ export interface LiveLine {
   kind: 'line';
   seq: number;
   step: string;
-  /** The parallel-steps child that wrote the line (live listeners only; the journal keeps the step). */
+  /** The parallel-steps child that wrote the line (journaled too: log streams carry it as `substep`). */
   part?: string;
   stream: StreamName;
   line: string;
@@ -198,14 +198,14 @@ export class RunOutput {
     };
   }
 
-  /** Output known whole (an HTTP step's log, a foreach lane item's output). */
-  append(logFile: string, stream: 1 | 2, text: string | Buffer): void {
+  /** Output known whole (an HTTP step's log, a foreach lane item's output); `part` as for `sink`. */
+  append(logFile: string, stream: 1 | 2, text: string | Buffer, part?: string): void {
     const file = this.fileOf(logFile);
     if (!file) return;
     let buf = typeof text === 'string' ? Buffer.from(text) : text;
     if (buf.length === 0) return;
     if (buf[buf.length - 1] !== 10) buf = Buffer.concat([buf, Buffer.from('\n')]);
-    this.writeLines(file, stream, buf);
+    this.writeLines(file, stream, buf, part);
   }
 
   /** A step state change: journaled (it has a place in the run's sequence) and heard by listeners. */
@@ -278,7 +278,7 @@ export class RunOutput {
     this.seq += count;
     const ts = Date.now();
     const name: StreamName = stream === 2 ? 'stderr' : 'stdout';
-    if (range && file.index >= 0) this.journal(formatLines({ seq, file: file.index, stream: name, start: range[0], end: range[1], count, ts }));
+    if (range && file.index >= 0) this.journal(formatLines({ seq, file: file.index, stream: name, start: range[0], end: range[1], count, ts, ...(part ? { part } : {}) }));
     if (this.listeners.size) {
       const lines = buf.toString('utf8').split('\n');
       for (let i = 0; i < count; i++) this.tell({ kind: 'line', seq: seq + i, step: file.step, ...(part ? { part } : {}), stream: name, line: lines[i]!, ts });

@@ -15,6 +15,10 @@ const SSE_EXAMPLE = [
   'event: line',
   'data: {"step":"scan","stream":"stdout","line":"80/tcp open","ts":"2026-11-26T10:00:01.250Z"}',
   '',
+  'id: 3',
+  'event: line',
+  'data: {"step":"probe","substep":"http","stream":"stdout","line":"200 OK","ts":"2026-11-26T10:00:01.300Z"}',
+  '',
   'id: 5',
   'event: step',
   'data: {"step":"scan","status":"completed","exit_code":0,"duration_ms":1820}',
@@ -27,13 +31,16 @@ const SSE_EXAMPLE = [
 const DESCRIPTION = [
   'With `Accept: text/event-stream`: Server-Sent Events. First what the run printed so far (or the last `tail` lines), then every',
   'new line as the step writes it, until the run ends. Events:',
-  '`line` `{"step","stream":"stdout"|"stderr","line","ts"}`; `step` `{"step","status":"running"|"completed"|"failed"|"skipped","exit_code","duration_ms"}`',
+  '`line` `{"step","substep"?,"stream":"stdout"|"stderr","line","ts"}` (`substep`: the `parallel-steps` child that wrote the line, when one did); `step` `{"step","status":"running"|"completed"|"failed"|"skipped","exit_code","duration_ms"}`',
   'when a step changes state; `end` `{"status":"completed"|"failed"|"cancelled"}` once the run is terminal, then the stream closes.',
   'Every `line` and `step` event has an `id:` (the run\'s sequence number): reconnecting with `Last-Event-ID: <id>` resumes right after it,',
   'with nothing lost or repeated. A `: heartbeat` comment comes every 15 s; credentials are checked again at each one.',
   'Otherwise the output written so far: plain text lines (default), or JSON lines with `format=jsonl` (or `Accept: application/x-ndjson`)',
-  '(`{"id","event":"line",…}`, `{"id","event":"step",…}`, and `{"event":"end","status"}` when the run is terminal).',
-  '`step` keeps one step\'s lines; secrets of the run and of the settings are shown as [REDACTED].',
+  '(`{"id","event":"line",…}` with `substep` as above, `{"id","event":"step",…}`, and `{"event":"end","status"}` when the run is terminal);',
+  'a plain text line written by a `parallel-steps` child starts with `[child] `, as in the terminal.',
+  '`step` keeps one step\'s lines (a `parallel-steps` child\'s name keeps that child\'s); a name that is neither a step of the run nor in its output',
+  'is a 404 (while a followed run is still going, a step that has not started yet is waited for).',
+  'Secrets of the run and of the settings are shown as [REDACTED].',
 ].join(' ');
 
 /** GET /runs/{id}/logs: a run's step output as SSE (live), plain text or JSON lines. */
@@ -67,7 +74,7 @@ export const registerRunLogRoutes: RegisterRoutes = (server, deps) => {
           'application/x-ndjson': { example: '{"id":2,"event":"line","step":"scan","stream":"stdout","line":"80/tcp open","ts":"2026-11-26T10:00:01.250Z"}\n' },
         },
       },
-      404: { description: 'Run not found' },
+      404: { description: 'Run not found, or `step` names no step of the run' },
     },
     handler: async ({ req, reply, params, query: q }) => {
       const sse = wantsEventStream(req);
@@ -87,7 +94,7 @@ export const registerRunLogRoutes: RegisterRoutes = (server, deps) => {
       stream.start();
       const text = (item: RunLogItem): string => {
         if (format === 'sse') {
-          if (item.type === 'line') return sseText('line', { step: item.step, stream: item.stream, line: item.line, ts: item.ts }, item.id);
+          if (item.type === 'line') return sseText('line', { step: item.step, ...(item.substep ? { substep: item.substep } : {}), stream: item.stream, line: item.line, ts: item.ts }, item.id);
           if (item.type === 'step') return sseText('step', { step: item.step, status: item.status, exit_code: item.exit_code, duration_ms: item.duration_ms }, item.id);
           return sseText('end', { status: item.status });
         }
@@ -95,7 +102,8 @@ export const registerRunLogRoutes: RegisterRoutes = (server, deps) => {
           const { type, ...rest } = item;
           return `${JSON.stringify(item.type === 'end' ? { event: type, ...rest } : { id: item.id, event: type, ...rest })}\n`;
         }
-        return item.type === 'line' ? `${item.line}\n` : '';
+        if (item.type !== 'line') return '';
+        return item.substep ? `[${item.substep}] ${item.line}\n` : `${item.line}\n`;
       };
       void (async () => {
         try {

@@ -70,6 +70,67 @@ describe('journal records', () => {
   });
 });
 
+describe('journal records: the parallel-steps child of a lines record', () => {
+  it('round-trips the substep (names with spaces and quotes too); a record of an older osm has none', () => {
+    const rec = { seq: 2, file: 0, stream: 'stdout' as const, start: 0, end: 10, count: 1, ts: 7 };
+    expect(formatLines(rec)).toBe('L 2 0 o 0 10 1 7\n');
+    expect(formatLines({ ...rec, part: 'left' })).toBe('L 2 0 o 0 10 1 7 "left"\n');
+    expect(parseRecord(formatLines({ ...rec, part: 'left' }).trim())).toEqual({ type: 'L', ...rec, part: 'left' });
+    expect(parseRecord(formatLines({ ...rec, part: 'outer/in "ner" x' }).trim())).toEqual({ type: 'L', ...rec, part: 'outer/in "ner" x' });
+    expect(parseRecord('L 2 0 o 0 10 1 7')).toEqual({ type: 'L', ...rec });
+    expect(parseRecord('L 2 0 o 0 10 1 7')).not.toHaveProperty('part');
+  });
+
+  it('refuses a malformed substep', () => {
+    for (const bad of ['L 2 0 o 0 10 1 7 left', 'L 2 0 o 0 10 1 7 ""', 'L 2 0 o 0 10 1 7 3', 'L 2 0 o 0 10 1 7 "a', `L 2 0 o 0 10 1 7 ${JSON.stringify('x'.repeat(2000))}`]) {
+      expect(parseRecord(bad), bad).toBeUndefined();
+    }
+  });
+
+  it('journals the child of a sink and reads it back; hasStep knows steps, children and nothing else', async () => {
+    const out = new RunOutput('');
+    out.useDir(dir);
+    const hook = join(dir, '0001-warmup.log');
+    const log = join(dir, '0002-group.log');
+    out.openStep(hook, 'warmup');
+    out.append(hook, 1, 'warm\n');
+    out.openStep(log, 'group');
+    out.step({ step: 'group', status: 'running', exit_code: null, duration_ms: 0 });
+    const left = out.sink(log, 'left');
+    const right = out.sink(log, 'right');
+    left.write(1, Buffer.from('l1\n'));
+    right.write(2, Buffer.from('r1\n'));
+    out.append(log, 1, 'own\n');
+    left.end();
+    right.end();
+    out.close();
+    const all = await readAll(dir);
+    expect(all.filter((e) => e.kind === 'line').map((e) => [e.step, (e as { part?: string }).part ?? '-', e.line])).toEqual([
+      ['warmup', '-', 'warm'],
+      ['group', 'left', 'l1'],
+      ['group', 'right', 'r1'],
+      ['group', '-', 'own'],
+    ]);
+    const r = new RunLogReader(dir);
+    try {
+      for (const name of ['warmup', 'group', 'left', 'right']) expect(await r.hasStep(name), name).toBe(true);
+      for (const name of ['nosuch', 'l1', '']) expect(await r.hasStep(name), name).toBe(false);
+      // The tail of one child: its last line only.
+      expect(await r.tailStart(1, 'left')).toBe(2);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('reads an older journal (no substep field) as before', async () => {
+    writeFileSync(join(dir, '0001-group.log'), 'l1\nr1\n');
+    writeFileSync(join(dir, JOURNAL_FILE), 'F 0 0001-group.log "group"\nL 1 0 o 0 3 1 5\nL 2 0 e 3 6 1 6\n');
+    const all = await readAll(dir);
+    expect(show(all)).toEqual(['1 group stdout l1', '2 group stderr r1']);
+    expect(all.some((e) => 'part' in e)).toBe(false);
+  });
+});
+
 describe('RunOutput and RunLogReader', () => {
   it('writes whole lines per command, journals them with one sequence, and reads them back from any point', async () => {
     const out = new RunOutput('unit-run-1');
