@@ -21,7 +21,7 @@ export async function dispatch(step: Step, scope: Scope, ctx: StepContext): Prom
       const r = await executeFunction(step, scope, ctx);
       // A function's result is the step's output like a command's: into the step log, the streams
       // and the terminal as the function returns.
-      if (r.output) scope.exec.output.append(ctx.logFile, 1, r.output);
+      if (r.output) scope.exec.output.append(ctx.logFile, 1, r.output, ctx.part);
       return r;
     }
     case 'foreach':

@@ -153,7 +153,7 @@ function commandTool(allowed: string[], scope: Scope, ctx: StepContext, cwd: str
       const list = args.args ?? [];
       if (!Array.isArray(list) || list.some((a) => typeof a !== 'string' && typeof a !== 'number')) throw new Error('args must be a list of strings');
       if (!commandExists(command, path)) throw new Error(`command '${command}' is not installed (not found on PATH)`);
-      const res = await spawnCommand({ argv: [command, ...list.map(String)], baseEnv: scope.exec.baseEnv, cwd, signal, output: scope.exec.output.sink(ctx.logFile), timeoutMs: ctx.timeoutMs, stdoutCap: OUTPUT_CAP, stderrCap: OUTPUT_CAP / 4 });
+      const res = await spawnCommand({ argv: [command, ...list.map(String)], baseEnv: scope.exec.baseEnv, cwd, signal, output: scope.exec.output.sink(ctx.logFile, ctx.part), timeoutMs: ctx.timeoutMs, stdoutCap: OUTPUT_CAP, stderrCap: OUTPUT_CAP / 4 });
       return JSON.stringify({ exit_code: res.exitCode, stdout: res.stdout, stderr: res.stderr, ...(res.truncated ? { truncated: true } : {}), ...(res.timedOut ? { timed_out: true } : {}) });
     },
   };

@@ -34,7 +34,7 @@ export async function executeAgent(step: Step, scope: Scope, ctx: StepContext): 
   const startedAt = new Date().toISOString();
   const commands = [`agent: ${goals.length} goal(s), max_iterations ${maxIterations}, tools: ${tools.map((t) => t.name).join(', ')}`];
   // Through the run's output: the step log, its live streams and the terminal see the agent's turns.
-  const log = (line: string) => scope.exec.output.append(ctx.logFile, 1, `${line}\n`);
+  const log = (line: string) => scope.exec.output.append(ctx.logFile, 1, `${line}\n`, ctx.part);
 
   let result: AgentLoopResult;
   try {

@@ -56,7 +56,7 @@ export async function executeHttp(step: Step, scope: Scope, ctx: StepContext): P
       const elapsed = Date.now() - started;
       const respHeaders: Record<string, string> = {};
       for (const [k, v] of Object.entries(res.headers)) respHeaders[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
-      scope.exec.output.append(ctx.logFile, 1, `${commandText} -> ${res.statusCode} (${elapsed}ms, ${text.length} bytes)\n${text}\n`);
+      scope.exec.output.append(ctx.logFile, 1, `${commandText} -> ${res.statusCode} (${elapsed}ms, ${text.length} bytes)\n${text}\n`, ctx.part);
       if (res.statusCode >= 500 && attempt < 2) {
         lastError = `HTTP ${res.statusCode}`;
         continue;
@@ -83,7 +83,7 @@ export async function executeHttp(step: Step, scope: Scope, ctx: StepContext): P
     } catch (err) {
       if (err instanceof StepFailure) throw err;
       lastError = (err as Error).name === 'TimeoutError' || /timeout/i.test((err as Error).message) ? `request timed out after ${timeoutMs}ms` : (err as Error).message;
-      scope.exec.output.append(ctx.logFile, 2, `${commandText} -> error: ${lastError}\n`);
+      scope.exec.output.append(ctx.logFile, 2, `${commandText} -> error: ${lastError}\n`, ctx.part);
       if (scope.exec.signal.aborted) break;
     }
   }

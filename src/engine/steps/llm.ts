@@ -37,7 +37,7 @@ export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Pr
       if (input.length === 0) throw new StepFailure('llm step with is_embedding needs embedding_input');
       const res = await createEmbeddings(cfg, input, stepCfg.model, opts);
       const text = JSON.stringify(res.embeddings);
-      scope.exec.output.append(ctx.logFile, 1, `embeddings model=${res.model} inputs=${input.length}\n`);
+      scope.exec.output.append(ctx.logFile, 1, `embeddings model=${res.model} inputs=${input.length}\n`, ctx.part);
       return {
         output: text,
         lines: 1,
@@ -65,7 +65,7 @@ export async function executeLlm(step: Step, scope: Scope, ctx: StepContext): Pr
       opts,
     );
     const content = typeof res.content === 'string' ? res.content : res.content == null ? '' : JSON.stringify(res.content);
-    scope.exec.output.append(ctx.logFile, 1, `chat model=${res.model} finish=${res.finish_reason}\n${content}\n`);
+    scope.exec.output.append(ctx.logFile, 1, `chat model=${res.model} finish=${res.finish_reason}\n${content}\n`, ctx.part);
     return {
       output: content,
       lines: content ? content.split('\n').length : 0,

@@ -81,7 +81,9 @@ export function useRunLog(runId: string, opts: { onStep: (e: StepEvent) => void;
           return;
         }
         if (m.event === 'line') {
-          buffer.push([{ step: String(j.step ?? ''), stream: j.stream === 'stderr' ? 'stderr' : 'stdout', line: String(j.line ?? ''), ts: typeof j.ts === 'string' ? j.ts : undefined }]);
+          // A parallel-steps child's line is prefixed with its name, as in the terminal.
+          const part = typeof j.substep === 'string' && j.substep ? `[${j.substep}] ` : '';
+          buffer.push([{ step: String(j.step ?? ''), stream: j.stream === 'stderr' ? 'stderr' : 'stdout', line: part + String(j.line ?? ''), ts: typeof j.ts === 'string' ? j.ts : undefined }]);
         } else if (m.event === 'step') {
           saved.current.onStep({ step: String(j.step ?? ''), status: String(j.status ?? ''), exit_code: typeof j.exit_code === 'number' ? j.exit_code : undefined, duration_ms: typeof j.duration_ms === 'number' ? j.duration_ms : undefined });
         } else if (m.event === 'end') {
