@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { createAppContext, openAppContext, type SqliteAppContext as AppContext } from '../../src/services/context.js';
+import { createAppContext, openAppContext, type AppContext } from '../../src/services/context.js';
 import { createMigratedPgDatabase, TEST_ENGINE } from './pg.js';
 import { buildServer } from '../../src/server/app.js';
 import { RunQueue } from '../../src/engine/queue.js';
@@ -13,6 +13,8 @@ export interface TestServer {
   /** Headers authenticating with the API key. */
   auth: Record<string, string>;
   queue?: RunQueue;
+  /** The PostgreSQL database's URL when the server runs on PostgreSQL (OSM_TEST_ENGINE=postgresql). */
+  databaseUrl?: string;
   close: () => Promise<void>;
 }
 
@@ -26,7 +28,7 @@ export async function makeTestServer(opts: { noAuth?: boolean; withQueue?: boole
   const pgDb = TEST_ENGINE === 'postgresql' ? await createMigratedPgDatabase('osm_api') : undefined;
   const app = (pgDb
     ? await openAppContext({ baseFolder: dir, workflowFolder: opts.workflowFolder, databaseUrl: pgDb.url })
-    : createAppContext({ baseFolder: dir, workflowFolder: opts.workflowFolder })) as AppContext;
+    : createAppContext({ baseFolder: dir, workflowFolder: opts.workflowFolder }));
   const queue = opts.withQueue ? new RunQueue(app, { limit: () => opts.limit ?? 2, pollMs: 200 }) : undefined;
   const server = await buildServer(app, { noAuth: opts.noAuth, queue });
   await server.ready();
@@ -39,6 +41,7 @@ export async function makeTestServer(opts: { noAuth?: boolean; withQueue?: boole
     apiKey,
     auth: { 'x-osm-api-key': apiKey },
     queue,
+    databaseUrl: pgDb?.url,
     close: async () => {
       await queue?.stop(5000);
       await server.close();
