@@ -9,8 +9,14 @@ const shared = {
   poolOptions: { forks: { maxForks: 2, minForks: 1 } },
 };
 
-// Route suites that cannot run on PostgreSQL, with the reason (keep this list short).
-const NOT_ON_PG: string[] = [];
+// Route suites that cannot run on PostgreSQL yet, with the reason (keep this list short).
+const NOT_ON_PG: string[] = [
+  // Workflow functions that write through the synchronous SQLite store (src/engine/functions/
+  // database.ts storeOf: db_import_*_from_file, store_artifact) do nothing on PostgreSQL, so these
+  // runs import no findings and record no artifacts. Re-enable once those functions use app.repos.
+  'test/server/run-diffs.test.ts',
+  'test/server/storage-artifacts.test.ts',
+];
 
 export default defineConfig({
   test: {
