@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/cli.js';
-import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { makeSqliteTestServer, type SqliteTestServer } from '../helpers/server.js';
 import { createAppContext, type SqliteAppContext as AppContext } from '../../src/services/context.js';
 import { openStore } from '../../src/store/index.js';
 import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
@@ -46,7 +46,7 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
   const children: ChildProcess[] = [];
   const inProcess: { worker: DistributedWorker; app: AppContext }[] = [];
   let wfDir: string;
-  let t: TestServer;
+  let t: SqliteTestServer;
   let master: DistributedMaster;
   let config: DistributedConfig;
   let redis: Redis;
@@ -93,7 +93,7 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
         '  - name: vulns', '    type: function', `    function: db_import_vuln_from_file("{{Workspace}}", "${fx('nuclei.jsonl')}")`, '',
       ].join('\n'),
     );
-    t = await makeTestServer({ workflowFolder: wfDir });
+    t = await makeSqliteTestServer({ workflowFolder: wfDir });
     config = resolveDistributedConfig(t.app.settings(), { redisUrl: REDIS_URL, prefix });
     master = new DistributedMaster(t.app, { config, attempts: 1, sweepMs: 500, recordsMs: 200, keepCompleted: 5 });
     await master.start();

@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/cli.js';
-import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { makeSqliteTestServer, type SqliteTestServer } from '../helpers/server.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { createAppContext, type SqliteAppContext as AppContext } from '../../src/services/context.js';
 import { openStore } from '../../src/store/index.js';
@@ -66,7 +66,7 @@ describe.skipIf(!hasRedis)('a worker cut from Redis by a network partition', () 
   const children: ChildProcess[] = [];
   const inProcess: { worker: DistributedWorker; app: AppContext }[] = [];
   let wfDir: string;
-  let t: TestServer;
+  let t: SqliteTestServer;
   let master: DistributedMaster;
   let config: DistributedConfig;
   let redis: Redis;
@@ -95,7 +95,7 @@ describe.skipIf(!hasRedis)('a worker cut from Redis by a network partition', () 
       ].join('\n'),
     );
     fs.writeFileSync(path.join(wfDir, 'modules', 'tiny.yaml'), 'kind: module\nname: tiny\ndescription: one step\nsteps:\n  - name: ok\n    type: bash\n    command: "true"\n');
-    t = await makeTestServer({ workflowFolder: wfDir });
+    t = await makeSqliteTestServer({ workflowFolder: wfDir });
     config = resolveDistributedConfig(t.app.settings(), { redisUrl: REDIS_URL, prefix });
     master = new DistributedMaster(t.app, { config, attempts: 1, sweepMs: 500, recordsMs: 200, keepCompleted: 5 });
     await master.start();

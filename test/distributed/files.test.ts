@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runOsm } from '../helpers/cli.js';
 import { editSettingsFile, startS3 } from '../helpers/s3.js';
-import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { makeSqliteTestServer, type SqliteTestServer } from '../helpers/server.js';
 import { createAppContext, type SqliteAppContext as AppContext } from '../../src/services/context.js';
 import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
 import { DistributedMaster } from '../../src/distributed/master.js';
@@ -32,7 +32,7 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
   const dirs: string[] = [];
   const inProcess: { worker: DistributedWorker; app: AppContext }[] = [];
   let wfDir: string;
-  let t: TestServer;
+  let t: SqliteTestServer;
   let master: DistributedMaster;
   let config: DistributedConfig;
   let redis: Redis;
@@ -81,7 +81,7 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
         '    command: if [ -n "{{gate}}" ]; then while [ ! -e "{{gate}}" ]; do sleep 0.1; done; fi; echo "late line {{Target}}"', '',
       ].join('\n'),
     );
-    t = await makeTestServer({ workflowFolder: wfDir });
+    t = await makeSqliteTestServer({ workflowFolder: wfDir });
     config = resolveDistributedConfig(t.app.settings(), { redisUrl: REDIS_URL, prefix });
     await startMaster();
     redis = new Redis(REDIS_URL);

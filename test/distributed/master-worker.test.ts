@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Job, Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { makeSqliteTestServer, type SqliteTestServer } from '../helpers/server.js';
 import { createAppContext, type SqliteAppContext as AppContext } from '../../src/services/context.js';
 import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
 import { DistributedMaster } from '../../src/distributed/master.js';
@@ -25,7 +25,7 @@ const hasRedis = await redisAvailable();
 describe.skipIf(!hasRedis)('distributed master and worker (BullMQ on Redis)', () => {
   const prefix = testPrefix();
   const dirs: string[] = [];
-  let t: TestServer;
+  let t: SqliteTestServer;
   let master: DistributedMaster;
   let worker: DistributedWorker;
   let wapp: AppContext;
@@ -48,7 +48,7 @@ describe.skipIf(!hasRedis)('distributed master and worker (BullMQ on Redis)', ()
     const workerWf = tmp();
     // The worker lacks `marker`: tasks of it must fail cleanly.
     writeWorkflows(workerWf, ['quick', 'slow', 'broken']);
-    t = await makeTestServer({ workflowFolder: masterWf });
+    t = await makeSqliteTestServer({ workflowFolder: masterWf });
     config = resolveDistributedConfig(t.app.settings(), { redisUrl: REDIS_URL, prefix });
     master = new DistributedMaster(t.app, { config, attempts: 2, backoffMs: 50, sweepMs: 300 });
     await master.start();

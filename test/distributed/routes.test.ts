@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { makeSqliteTestServer, type SqliteTestServer } from '../helpers/server.js';
 import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
 import { DistributedMaster } from '../../src/distributed/master.js';
 import { connectionOptions, resolveDistributedConfig } from '../../src/distributed/redis-config.js';
@@ -35,9 +35,9 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(wfDir, { recursive: true, force: true }));
 
 describe('distributed routes without --master', () => {
-  let t: TestServer;
+  let t: SqliteTestServer;
   beforeAll(async () => {
-    t = await makeTestServer({ workflowFolder: wfDir });
+    t = await makeSqliteTestServer({ workflowFolder: wfDir });
   });
   afterAll(async () => t.close());
 
@@ -77,14 +77,14 @@ const hasRedis = await redisAvailable();
 
 describe.skipIf(!hasRedis)('distributed routes with a master (no worker)', () => {
   const prefix = testPrefix();
-  let t: TestServer;
+  let t: SqliteTestServer;
   let master: DistributedMaster;
   let queue: Queue;
   const post = (payload: object) => t.server.inject({ method: 'POST', url: '/osm/api/tasks', headers: t.auth, payload });
 
   beforeAll(async () => {
     // withQueue: the local run queue is running, and must leave distributed runs alone.
-    t = await makeTestServer({ workflowFolder: wfDir, withQueue: true });
+    t = await makeSqliteTestServer({ workflowFolder: wfDir, withQueue: true });
     const config = resolveDistributedConfig(t.app.settings(), { redisUrl: REDIS_URL, prefix });
     master = new DistributedMaster(t.app, { config, sweepMs: 60_000 });
     await master.start();

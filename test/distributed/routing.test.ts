@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runOsm } from '../helpers/cli.js';
-import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { makeSqliteTestServer, type SqliteTestServer } from '../helpers/server.js';
 import { createAppContext, type SqliteAppContext as AppContext } from '../../src/services/context.js';
 import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
 import { DistributedMaster } from '../../src/distributed/master.js';
@@ -40,7 +40,7 @@ describe.skipIf(!hasRedis)('routing of distributed tasks by workflow, tools and 
   const dirs: string[] = [];
   const inProcess: { worker: DistributedWorker; app: AppContext }[] = [];
   let masterWf: string;
-  let t: TestServer;
+  let t: SqliteTestServer;
   let master: DistributedMaster;
   let config: DistributedConfig;
 
@@ -92,7 +92,7 @@ describe.skipIf(!hasRedis)('routing of distributed tasks by workflow, tools and 
 
   beforeAll(async () => {
     masterWf = workflowsWith(['quick', 'slow'], true);
-    t = await makeTestServer({ workflowFolder: masterWf });
+    t = await makeSqliteTestServer({ workflowFolder: masterWf });
     config = resolveDistributedConfig(t.app.settings(), { redisUrl: REDIS_URL, prefix });
     master = new DistributedMaster(t.app, { config, attempts: 3, backoffMs: 200, sweepMs: 500, recordsMs: 200 });
     await master.start();

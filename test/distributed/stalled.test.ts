@@ -10,7 +10,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/cli.js';
-import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { makeSqliteTestServer, type SqliteTestServer } from '../helpers/server.js';
 import { createAppContext, type SqliteAppContext as AppContext } from '../../src/services/context.js';
 import { openStore } from '../../src/store/index.js';
 import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
@@ -47,7 +47,7 @@ describe.skipIf(!hasRedis)('a worker killed mid-task (BullMQ stalled jobs)', () 
   const children: ChildProcess[] = [];
   const inProcess: { worker: DistributedWorker; app: AppContext }[] = [];
   let wfDir: string;
-  let t: TestServer;
+  let t: SqliteTestServer;
   let master: DistributedMaster;
   let config: DistributedConfig;
 
@@ -103,7 +103,7 @@ describe.skipIf(!hasRedis)('a worker killed mid-task (BullMQ stalled jobs)', () 
   beforeAll(async () => {
     wfDir = tmp();
     writeWorkflows(wfDir, ['slow']);
-    t = await makeTestServer({ workflowFolder: wfDir });
+    t = await makeSqliteTestServer({ workflowFolder: wfDir });
     config = resolveDistributedConfig(t.app.settings(), { redisUrl: REDIS_URL, prefix });
     master = new DistributedMaster(t.app, { config, attempts: 1, sweepMs: 500 });
     await master.start();

@@ -75,5 +75,5 @@ export async function createMigratedPgDatabase(prefix = 'osm_test'): Promise<PgD
   return createPgDatabase(prefix, (await migratedTemplate).name);
 }
 
-/** The engine the API tests run on: OSM_TEST_ENGINE=postgresql selects PostgreSQL (the pg-api project). */
+/** The engine the API tests run on: OSM_TEST_ENGINE=postgresql selects PostgreSQL (the api-pg project in vitest.config.ts). */
 export const TEST_ENGINE: 'sqlite' | 'postgresql' = process.env.OSM_TEST_ENGINE === 'postgresql' ? 'postgresql' : 'sqlite';

@@ -16,7 +16,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import type { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { makeSqliteTestServer, type SqliteTestServer } from '../helpers/server.js';
 import { routesOf, type RouteSpec } from '../../src/server/route.js';
 import { accessOf } from '../../src/server/access.js';
 
@@ -175,10 +175,10 @@ function wouldValidate(route: AnyRoute, req: FuzzRequest): boolean {
 // ---- state checks -------------------------------------------------------------------------------
 
 /** Per store: one checksum query per table (row count, max rowid, max updated_at), built once. */
-const checksumQueries = new WeakMap<TestServer, { name: string; stmt: { get(): unknown } }[]>();
+const checksumQueries = new WeakMap<SqliteTestServer, { name: string; stmt: { get(): unknown } }[]>();
 
 /** Row count, max rowid and max(updated_at) of every table: changes when anything is written. */
-function dbChecksum(t: TestServer): string {
+function dbChecksum(t: SqliteTestServer): string {
   let queries = checksumQueries.get(t);
   if (!queries) {
     const db = t.app.store.db;
@@ -221,7 +221,7 @@ function filesChecksum(base: string): string {
 
 // ---- the property --------------------------------------------------------------------------------
 
-async function checkRoute(t: TestServer, route: AnyRoute, auth: Record<string, string>, numRuns: number): Promise<void> {
+async function checkRoute(t: SqliteTestServer, route: AnyRoute, auth: Record<string, string>, numRuns: number): Promise<void> {
   const executes = route.sideEffects === 'executes';
   const allowed500 = DOCUMENTED_500[keyOf(route)];
   await fc.assert(
@@ -254,12 +254,12 @@ async function checkRoute(t: TestServer, route: AnyRoute, auth: Record<string, s
   );
 }
 
-let authed: TestServer;
-let open: TestServer;
+let authed: SqliteTestServer;
+let open: SqliteTestServer;
 
 beforeAll(async () => {
-  authed = await makeTestServer();
-  open = await makeTestServer({ noAuth: true });
+  authed = await makeSqliteTestServer();
+  open = await makeSqliteTestServer({ noAuth: true });
   // The workflow index is built lazily on first use: build it now so GETs start from a steady state.
   for (const t of [authed, open]) await t.server.inject({ method: 'GET', url: '/osm/api/workflows', headers: t.auth });
 });

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { sqlRun } from '../helpers/engine-sql.js';
 import { registeredRoutes } from '../../src/server/app.js';
 import { accessOf, ROUTE_ACCESS, serverWide, type Access } from '../../src/server/access.js';
 import { createToken } from '../../src/services/tokens.js';
@@ -25,14 +26,14 @@ beforeAll(async () => {
   creds.bound = { 'x-osm-api-key': (await createToken(t.app, { name: 'm-bound', role: 'operator', orgs: ['globex'] })).token };
   const ws = 'acmecorp.com';
   const run = (await t.server.inject({ method: 'POST', url: '/osm/api/runs', headers: t.auth, payload: { module: 'sample-recon', target: ws } })).json();
-  for (let i = 0; i < 400 && !['completed', 'failed'].includes(t.app.store.runs.getByUuid(run.run_uuid)?.status ?? ''); i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 400 && !['completed', 'failed'].includes((await t.app.repos.runs.getByUuid(run.run_uuid))?.status ?? ''); i++) await new Promise((r) => setTimeout(r, 50));
   await t.server.inject({ method: 'PUT', url: `/osm/api/orgs/${acme}`, headers: t.auth, payload: { workspaces: [ws] } });
-  t.app.store.assets.upsertMany(ws, [{ asset_value: `x.${ws}` } as never]);
+  await t.app.repos.assets.upsertMany(ws, [{ asset_value: `x.${ws}` } as never]);
   const vuln = (await t.server.inject({ method: 'POST', url: '/osm/api/vulnerabilities', headers: t.auth, payload: { workspace: ws, vuln_title: 't' } })).json().data.id;
   const schedule = (await t.server.inject({ method: 'POST', url: '/osm/api/schedules', headers: t.auth, payload: { name: 's', workflow_name: 'sample-recon', target: ws, schedule: '0 3 * * *' } })).json().data.id;
-  t.app.store.db.prepare('UPDATE schedules SET org_uuid = ? WHERE id = ?').run(acme, schedule);
+  await sqlRun(t, 'UPDATE schedules SET org_uuid = ? WHERE id = ?', acme, schedule);
   const snap = String((await t.server.inject({ method: 'POST', url: '/osm/api/snapshots/export', headers: t.auth, payload: { workspace: ws } })).headers['content-disposition']).split('filename=')[1]!;
-  const assetId = t.app.store.assets.list({ workspace: ws }, { offset: 0, limit: 1 }).data[0]!.id;
+  const assetId = (await t.app.repos.assets.list({ workspace: ws }, { offset: 0, limit: 1 })).data[0]!.id;
   Object.assign(objects, {
     'runs:id': run.run_uuid, 'jobs:job_id': run.job_id, 'workspaces:name': ws, 'assets:id': String(assetId), 'vulnerabilities:id': String(vuln),
     'schedules:id': schedule, 'snapshots:name': snap, 'download:name': snap, 'snapshot-download:workspace': ws, 'orgs:uuid': acme, 'artifacts:workspace_name': ws,

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { sqlRun } from '../helpers/engine-sql.js';
 import { importAssetsJsonl } from '../../src/ingest/index.js';
 import { recordRunDiff } from '../../src/services/diffs.js';
 
@@ -14,15 +15,15 @@ beforeAll(async () => {
   t = await makeTestServer();
   vi.useFakeTimers({ toFake: ['Date'] });
   vi.setSystemTime(new Date(RUN1));
-  await importAssetsJsonl(t.app.store, 'example.com', fx('httpx-run1.jsonl'));
+  await importAssetsJsonl(t.app.repos, 'example.com', fx('httpx-run1.jsonl'));
   vi.setSystemTime(new Date(RUN2));
-  await importAssetsJsonl(t.app.store, 'example.com', fx('httpx-run2.jsonl'));
-  await importAssetsJsonl(t.app.store, 'other.org', fx('httpx-run2.jsonl'));
+  await importAssetsJsonl(t.app.repos, 'example.com', fx('httpx-run2.jsonl'));
+  await importAssetsJsonl(t.app.repos, 'other.org', fx('httpx-run2.jsonl'));
   vi.useRealTimers();
   // Findings of the same two runs: gone (not seen again), kept (seen again), moved (severity changed), fresh (new).
   const v = (template_id: string, severity: string) => ({ template_id, vuln_info: template_id, asset_value: 'www.example.com', severity });
-  t.app.store.vulns.upsertMany('example.com', [v('gone', 'low'), v('kept', 'high'), v('moved', 'medium')], RUN1);
-  t.app.store.vulns.upsertMany('example.com', [v('kept', 'high'), v('moved', 'critical'), v('fresh', 'info')], RUN2);
+  await t.app.repos.vulns.upsertMany('example.com', [v('gone', 'low'), v('kept', 'high'), v('moved', 'medium')], RUN1);
+  await t.app.repos.vulns.upsertMany('example.com', [v('kept', 'high'), v('moved', 'critical'), v('fresh', 'info')], RUN2);
 });
 afterAll(async () => {
   vi.useRealTimers();
@@ -130,9 +131,9 @@ describe('GET /osm/api/assets/diffs and /osm/api/vulnerabilities/diffs', () => {
   it('lists stored diffs (written by recordRunDiff), filtered by workspace, newest first', async () => {
     expect((await get('/osm/api/assets/diffs')).json()).toEqual({ data: [], pagination: { total: 0, offset: 0, limit: 20 } });
     expect((await get('/osm/api/vulnerabilities/diffs')).json()).toEqual({ data: [], pagination: { total: 0, offset: 0, limit: 20 } });
-    const run = t.app.store.runs.create({ workflow_name: 'recon', workflow_kind: 'flow', target: 'example.com', workspace: 'example.com', status: 'running' });
-    t.app.store.db.prepare('UPDATE runs SET started_at = ? WHERE id = ?').run('2026-02-01T12:00:00.000Z', run.id);
-    t.app.store.runs.transition(run.id, 'completed');
+    const run = await t.app.repos.runs.create({ workflow_name: 'recon', workflow_kind: 'flow', target: 'example.com', workspace: 'example.com', status: 'running' });
+    await sqlRun(t, 'UPDATE runs SET started_at = ? WHERE id = ?', '2026-02-01T12:00:00.000Z', run.id);
+    await t.app.repos.runs.transition(run.id, 'completed');
     const { assets: stored, vulns } = (await recordRunDiff(t.app, run.id))!;
     expect(stored).toMatchObject({ workspace_name: 'example.com', run_id: run.id, total_added: 1, total_removed: 1, total_changed: 1 });
     expect(JSON.parse(stored.diff_data).changed[0].asset_value).toBe('api.example.com');
@@ -155,8 +156,8 @@ describe('GET /osm/api/assets/diffs and /osm/api/vulnerabilities/diffs', () => {
     expect((await get('/osm/api/vulnerabilities/diffs?workspace=other.org')).json().pagination.total).toBe(0);
 
     // A second run: one more row in each table, newest first, paged.
-    const again = t.app.store.runs.create({ workflow_name: 'recon', workflow_kind: 'flow', target: 'example.com', workspace: 'example.com', status: 'running' });
-    t.app.store.runs.transition(again.id, 'completed');
+    const again = await t.app.repos.runs.create({ workflow_name: 'recon', workflow_kind: 'flow', target: 'example.com', workspace: 'example.com', status: 'running' });
+    await t.app.repos.runs.transition(again.id, 'completed');
     const second = (await recordRunDiff(t.app, again.id))!;
     expect(second.vulns).toMatchObject({ run_id: again.id, total_added: 0, total_changed: 0 });
     const page1 = (await get('/osm/api/vulnerabilities/diffs?workspace=example.com&limit=1')).json();
@@ -166,7 +167,7 @@ describe('GET /osm/api/assets/diffs and /osm/api/vulnerabilities/diffs', () => {
     expect((await get('/osm/api/assets/diffs')).json().pagination.total).toBe(2);
 
     // Runs without a workspace or that never started store nothing; unknown runs are an error.
-    const unstarted = t.app.store.runs.create({ workflow_name: 'recon', workflow_kind: 'flow', target: 'example.com', workspace: 'example.com' });
+    const unstarted = await t.app.repos.runs.create({ workflow_name: 'recon', workflow_kind: 'flow', target: 'example.com', workspace: 'example.com' });
     expect(await recordRunDiff(t.app, unstarted.id)).toBeUndefined();
     expect((await get('/osm/api/vulnerabilities/diffs')).json().pagination.total).toBe(2);
     await expect(recordRunDiff(t.app, 987654)).rejects.toThrow('Run not found');

@@ -8,13 +8,13 @@ const KEYS = ['created_at', 'data', 'data_type', 'error', 'event_id', 'id', 'nam
 
 beforeAll(async () => {
   t = await makeTestServer();
-  const s = t.app.store;
-  run = s.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: 'a.com' });
-  const ev = (e: Parameters<typeof s.events.insert>[0]) => s.events.insert(e);
-  ev({ topic: 'run.started', name: 'run.started', source: 'api', data_type: 'scan', data: { scan_id: run.run_uuid, target: 'a.com', params: { api_key: 'k3y-value-1234', threads: '5' } }, workspace: 'a.com', run_id: run.run_uuid, workflow_name: 'quick', processed: true });
-  ev({ topic: 'step.completed', name: 'hello', source: 'executor', data_type: 'step', data: { step_name: 'hello', duration_ms: 3 }, workspace: 'a.com', run_id: run.run_uuid, workflow_name: 'quick', processed: true });
-  ev({ topic: 'run.completed', name: 'run.completed', source: 'executor', data_type: 'scan', data: { scan_id: run.run_uuid }, workspace: 'a.com', run_id: run.run_uuid, workflow_name: 'quick', processed: true });
-  ev({ topic: 'schedule.triggered', name: 'nightly', source: 'scheduler', data_type: 'schedule', data: 'raw text', workspace: 'b.com', workflow_name: 'other', processed: false, error: 'server not configured' });
+  const s = t.app.repos;
+  run = await s.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: 'a.com' });
+  const ev = async (e: Parameters<typeof s.events.insert>[0]) => s.events.insert(e);
+  await ev({ topic: 'run.started', name: 'run.started', source: 'api', data_type: 'scan', data: { scan_id: run.run_uuid, target: 'a.com', params: { api_key: 'k3y-value-1234', threads: '5' } }, workspace: 'a.com', run_id: run.run_uuid, workflow_name: 'quick', processed: true });
+  await ev({ topic: 'step.completed', name: 'hello', source: 'executor', data_type: 'step', data: { step_name: 'hello', duration_ms: 3 }, workspace: 'a.com', run_id: run.run_uuid, workflow_name: 'quick', processed: true });
+  await ev({ topic: 'run.completed', name: 'run.completed', source: 'executor', data_type: 'scan', data: { scan_id: run.run_uuid }, workspace: 'a.com', run_id: run.run_uuid, workflow_name: 'quick', processed: true });
+  await ev({ topic: 'schedule.triggered', name: 'nightly', source: 'scheduler', data_type: 'schedule', data: 'raw text', workspace: 'b.com', workflow_name: 'other', processed: false, error: 'server not configured' });
 });
 
 afterAll(async () => {

@@ -16,14 +16,14 @@ afterEach(async () => {
 
 const emit = (payload: unknown) => t.server.inject({ method: 'POST', url: '/osm/api/events/emit', headers: t.auth, payload: payload as object });
 const get = (url: string) => t.server.inject({ method: 'GET', url, headers: t.auth });
-const eventRow = (eventId: string) => t.app.store.events.list({}, { offset: 0, limit: 100 }).data.find((e) => e.event_id === eventId)!;
+const eventRow = async (eventId: string) => (await t.app.repos.events.list({}, { offset: 0, limit: 100 })).data.find((e) => e.event_id === eventId)!;
 
 describe('auth', () => {
   it('needs credentials', async () => {
     expect((await t.server.inject({ method: 'POST', url: '/osm/api/events/emit', payload: { topic: 'x' } })).statusCode).toBe(401);
     expect((await t.server.inject({ method: 'GET', url: '/osm/api/event-receiver/status' })).statusCode).toBe(401);
     expect((await t.server.inject({ method: 'GET', url: '/osm/api/event-receiver/workflows' })).statusCode).toBe(401);
-    expect(t.app.store.events.maxId()).toBe(0);
+    expect(await t.app.repos.events.maxId()).toBe(0);
   });
 });
 
@@ -33,7 +33,7 @@ describe('POST /events/emit', () => {
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body).toEqual({ success: true, message: 'Event emitted successfully', event_id: expect.stringMatching(/^[0-9a-f-]{36}$/), receiver_running: false });
-    const row = eventRow(body.event_id);
+    const row = await eventRow(body.event_id);
     expect(row).toMatchObject({ topic: 'assets.new', name: 'subdomain.found', source: 'external-scanner', source_type: 'api', data_type: 'subdomain', processed: false, processed_at: null });
     expect(JSON.parse(row.data)).toEqual({ url: 'https://api.example.com' });
   });
@@ -48,7 +48,7 @@ describe('POST /events/emit', () => {
     expect((await emit({ topic: 'x', name: 'a\u0000b' })).statusCode).toBe(400);
     expect((await emit({ topic: 'x'.repeat(201) })).statusCode).toBe(400);
     expect((await t.server.inject({ method: 'POST', url: '/osm/api/events/emit', headers: t.auth })).json()).toEqual({ error: true, message: 'Invalid request body' });
-    expect(t.app.store.events.maxId()).toBe(0);
+    expect(await t.app.repos.events.maxId()).toBe(0);
   });
 
   it('hands the event to the live scheduler, which launches matching triggers and marks it processed', async () => {
@@ -57,10 +57,10 @@ describe('POST /events/emit', () => {
     const res = await emit({ topic: 'assets.new', data: { url: 'x' } });
     expect(res.json().receiver_running).toBe(true);
     await scheduler.processPending();
-    const row = eventRow(res.json().event_id);
+    const row = await eventRow(res.json().event_id);
     expect(row.processed).toBe(true);
     expect(row.error).toBe('');
-    const runs = t.app.store.runs.list({}, { offset: 0, limit: 10 }).data;
+    const runs = (await t.app.repos.runs.list({}, { offset: 0, limit: 10 })).data;
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ trigger_type: 'event', schedule_id: sched.id, target: 'example.com', status: 'queued' });
     const envelope = JSON.parse(Buffer.from(runs[0]!.params._event_envelope!, 'base64').toString('utf8'));
@@ -68,16 +68,16 @@ describe('POST /events/emit', () => {
     // Non-matching topic: processed, no run.
     const other = await emit({ topic: 'other' });
     await scheduler.processPending();
-    expect(eventRow(other.json().event_id).processed).toBe(true);
-    expect(t.app.store.runs.list({}, { offset: 0, limit: 10 }).total).toBe(1);
+    expect((await eventRow(other.json().event_id)).processed).toBe(true);
+    expect((await t.app.repos.runs.list({}, { offset: 0, limit: 10 })).total).toBe(1);
   });
 
   it('an event emitted while no scheduler ran is handled when one starts', async () => {
     await createSchedule(t.app, { name: 'on-x', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'x', target: 'example.com' });
     const res = await emit({ topic: 'x' });
     scheduler = await startScheduler(t.app, {});
-    expect(eventRow(res.json().event_id).processed).toBe(true);
-    expect(t.app.store.runs.list({ status: 'queued' }, { offset: 0, limit: 10 }).total).toBe(1);
+    expect((await eventRow(res.json().event_id)).processed).toBe(true);
+    expect((await t.app.repos.runs.list({ status: 'queued' }, { offset: 0, limit: 10 })).total).toBe(1);
   });
 });
 
@@ -85,12 +85,12 @@ describe('serve --no-event-receiver', () => {
   it('records emitted events but fires no event trigger', async () => {
     scheduler = await startScheduler(t.app, { eventReceiver: false });
     await createSchedule(t.app, { name: 'on-y', workflow_name: 'sample-recon', trigger_type: 'event', event_topic: 'y', target: 'example.com' });
-    const before = t.app.store.runs.list({}, { offset: 0, limit: 1 }).total;
+    const before = (await t.app.repos.runs.list({}, { offset: 0, limit: 1 })).total;
     const res = await emit({ topic: 'y' });
     expect(res.json()).toMatchObject({ success: true, receiver_running: false });
     await scheduler.processPending();
-    expect(eventRow(res.json().event_id).processed).toBe(false);
-    expect(t.app.store.runs.list({}, { offset: 0, limit: 1 }).total).toBe(before);
+    expect((await eventRow(res.json().event_id)).processed).toBe(false);
+    expect((await t.app.repos.runs.list({}, { offset: 0, limit: 1 })).total).toBe(before);
   });
 });
 

@@ -130,7 +130,7 @@ describe('results and escapes', () => {
 
   it('function.eval events still record every evaluation, also time-outs and refusals', async () => {
     await post('/osm/api/functions/eval', { script: 'while (true) {}' });
-    const events = t.app.store.events.list({ topic: 'function.eval' }, { offset: 0, limit: 10 }).data;
+    const events = (await t.app.repos.events.list({ topic: 'function.eval' }, { offset: 0, limit: 10 })).data;
     expect(events).toHaveLength(1);
     expect(JSON.parse(events[0]!.data).error).toMatch(/timed out/);
   }, 30_000);

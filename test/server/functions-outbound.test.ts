@@ -157,7 +157,7 @@ describe('webhook targets written through PUT /settings/yaml', () => {
     const [refused] = await notifyRunFinished(t.app, finished, [], { backoffMs: 5 });
     expect(refused).toMatchObject({ delivered: false, attempts: 1 });
     expect(refused!.error).toMatch(REFUSED);
-    const events = t.app.store.events.list({ topic: 'webhook.delivery' }, { offset: 0, limit: 5 }).data;
+    const events = (await t.app.repos.events.list({ topic: 'webhook.delivery' }, { offset: 0, limit: 5 })).data;
     expect(events).toHaveLength(1);
     expect(events[0]!.error).toMatch(REFUSED);
     expect(target.hits).toEqual([]);
@@ -182,8 +182,8 @@ describe('workflows the operator runs are not subject to the policy', () => {
       expect(res.statusCode).toBe(202);
       const uuid = res.json().run_uuid as string;
       const end = Date.now() + 60_000;
-      while (!['completed', 'failed', 'cancelled'].includes(live.app.store.runs.getByUuid(uuid)!.status) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-      expect(live.app.store.runs.getByUuid(uuid)!.status).toBe('completed');
+      while (!['completed', 'failed', 'cancelled'].includes((await live.app.repos.runs.getByUuid(uuid))!.status) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      expect((await live.app.repos.runs.getByUuid(uuid))!.status).toBe('completed');
       expect(target.hits).toEqual(['/from-workflow']);
       expect(fs.readFileSync(out, 'utf8')).toBe('hello from 127.0.0.1');
     } finally {

@@ -13,14 +13,14 @@ afterEach(async () => {
 });
 
 const post = (url: string, payload: unknown) => t.server.inject({ method: 'POST', url, headers: t.auth, payload: payload as object });
-const evalEvents = () => t.app.store.events.list({ topic: 'function.eval' }, { offset: 0, limit: 50 }).data;
+const evalEvents = async () => (await t.app.repos.events.list({ topic: 'function.eval' }, { offset: 0, limit: 50 })).data;
 
 describe('auth', () => {
   it('every function route needs credentials', async () => {
     for (const [method, url] of [['POST', '/osm/api/functions/eval'], ['POST', '/osm/api/functions/execute'], ['GET', '/osm/api/functions/list'], ['GET', '/osm/api/functions']] as const) {
       expect((await t.server.inject({ method, url, payload: method === 'POST' ? { script: '1' } : undefined })).statusCode, url).toBe(401);
     }
-    expect(evalEvents()).toHaveLength(0);
+    expect(await evalEvents()).toHaveLength(0);
   });
 });
 
@@ -48,7 +48,7 @@ describe('POST /functions/eval', () => {
 
   it('records every evaluation as an event without param values', async () => {
     await post('/osm/api/functions/eval', { script: 'to_upper_case("{{token}}")', params: { token: 'sekrit-value' } });
-    const events = evalEvents();
+    const events = await evalEvents();
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ topic: 'function.eval', source: 'api' });
     const data = JSON.parse(events[0]!.data);
@@ -56,7 +56,7 @@ describe('POST /functions/eval', () => {
     expect(data.param_names).toEqual(['token']);
     expect(events[0]!.data).not.toContain('sekrit-value');
     await post('/osm/api/functions/eval', { script: 'x'.repeat(2000) });
-    expect(JSON.parse(evalEvents()[0]!.data).script).toHaveLength(500);
+    expect(JSON.parse((await evalEvents())[0]!.data).script).toHaveLength(500);
   });
 
   it('400 script is required', async () => {
@@ -80,7 +80,7 @@ describe('POST /functions/eval', () => {
     const loop = await post('/osm/api/functions/eval', { script: 'while (true) {}' });
     expect(loop.statusCode).toBe(400);
     expect(loop.json().message).toMatch(/^Execution failed: .*timed out/);
-    expect(JSON.parse(evalEvents()[0]!.data).error).toMatch(/timed out/);
+    expect(JSON.parse((await evalEvents())[0]!.data).error).toMatch(/timed out/);
   });
 
   it('validates the untrusted target and params before they reach the script', async () => {
@@ -109,7 +109,7 @@ describe('POST /functions/execute', () => {
     const res = await post('/osm/api/functions/execute', { expression: 'to_upper_case(name) + n', context: { name: '"); evil("', n: 2 } });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ data: { result: '"); EVIL("2' } });
-    expect(evalEvents()).toHaveLength(1);
+    expect(await evalEvents()).toHaveLength(1);
   });
 
   it('400 expression is required / Execution failed', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { TEST_ENGINE } from '../helpers/pg.js';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -14,11 +15,11 @@ const anon = (url: string) => t.server.inject({ method: 'GET', url });
 describe('health routes (public)', () => {
   it('answer without credentials', async () => {
     expect((await anon('/health')).json()).toEqual({ status: 'ok' });
-    expect((await anon('/health/ready')).json()).toEqual({ status: 'ready', database: 'ok', engine: 'sqlite' });
+    expect((await anon('/health/ready')).json()).toEqual({ status: 'ready', database: 'ok', engine: TEST_ENGINE });
     expect((await anon('/server-info')).json()).toMatchObject({ name: 'osm' });
     const api = await anon('/osm/api/health');
     expect(api.statusCode).toBe(200);
-    expect(api.json()).toMatchObject({ status: 'healthy', database: 'connected', database_engine: 'sqlite', database_reachable: true });
+    expect(api.json()).toMatchObject({ status: 'healthy', database: 'connected', database_engine: TEST_ENGINE, database_reachable: true });
     expect(typeof api.json().workflows_loaded).toBe('number');
   });
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
 import { jobStatusOf } from '../../src/services/run-control.js';
-import type { RunStatus, Store } from '../../src/store/index.js';
+import type { RunStatus } from '../../src/store/index.js';
+import type { AsyncStore } from '../../src/store/async.js';
 
 let t: TestServer;
 
@@ -14,13 +15,15 @@ afterAll(async () => {
 });
 
 /** Creates a job whose runs end up in the given statuses (through the allowed transitions). */
-function seedJob(store: Store, job: string, statuses: RunStatus[]): number[] {
-  return statuses.map((status, i) => {
+async function seedJob(repos: AsyncStore, job: string, statuses: RunStatus[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (const [i, status] of statuses.entries()) {
     const initial = status === 'pending' || status === 'queued' ? status : 'running';
-    const run = store.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: `t${i}.com`, status: initial, run_group_id: job });
-    if (initial !== status) store.runs.transition(run.id, status, status === 'failed' ? { error_message: 'boom' } : undefined);
-    return run.id;
-  });
+    const run = await repos.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: `t${i}.com`, status: initial, run_group_id: job });
+    if (initial !== status) await repos.runs.transition(run.id, status, status === 'failed' ? { error_message: 'boom' } : undefined);
+    ids.push(run.id);
+  }
+  return ids;
 }
 
 const get = (url: string) => t.server.inject({ method: 'GET', url, headers: t.auth });
@@ -37,7 +40,7 @@ describe('GET /osm/api/jobs/{job_id}', () => {
   });
 
   it('reports counts, the aggregate status and every run (oldest first)', async () => {
-    const ids = seedJob(t.app.store, 'job00001', ['completed', 'failed', 'running', 'queued', 'pending', 'cancelled']);
+    const ids = await seedJob(t.app.repos, 'job00001', ['completed', 'failed', 'running', 'queued', 'pending', 'cancelled']);
     const res = await get('/osm/api/jobs/job00001');
     expect(res.statusCode).toBe(200);
     const body = res.json();
@@ -66,7 +69,7 @@ describe('GET /osm/api/jobs/{job_id}', () => {
       ['jobprog1', ['completed', 'queued'], 'running'],
     ];
     for (const [job, statuses, want] of cases) {
-      seedJob(t.app.store, job, statuses);
+      await seedJob(t.app.repos, job, statuses);
       expect((await get(`/osm/api/jobs/${job}`)).json().status, job).toBe(want);
     }
   });

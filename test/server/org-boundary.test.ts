@@ -38,11 +38,11 @@ beforeAll(async () => {
     const created = (await admin('POST', '/osm/api/runs', { module: 'sample-recon', target: ws })).json();
     await waitRun(created.run_uuid);
     expect((await admin('PUT', `/osm/api/orgs/${org}`, { workspaces: [ws] })).statusCode).toBe(200);
-    t.app.store.assets.upsertMany(ws, [{ asset_value: `x.${ws}`, asset_type: 'subdomain' } as never]);
+    await t.app.repos.assets.upsertMany(ws, [{ asset_value: `x.${ws}`, asset_type: 'subdomain' } as never]);
     const vuln = (await admin('POST', '/osm/api/vulnerabilities', { workspace: ws, vuln_title: `finding in ${ws}`, severity: 'high' })).json().data;
     const snapshot = (await admin('POST', '/osm/api/snapshots/export', { workspace: ws })).headers['content-disposition']!.toString().split('filename=')[1]!;
-    const run = t.app.store.runs.getByUuid(created.run_uuid)!;
-    ids[key] = { run: created.run_uuid, runId: run.id, job: created.job_id, asset: t.app.store.assets.list({ workspace: ws }, { offset: 0, limit: 1 }).data[0]!.id, vuln: vuln.id, schedule: '', snapshot };
+    const run = (await t.app.repos.runs.getByUuid(created.run_uuid))!;
+    ids[key] = { run: created.run_uuid, runId: run.id, job: created.job_id, asset: (await t.app.repos.assets.list({ workspace: ws }, { offset: 0, limit: 1 })).data[0]!.id, vuln: vuln.id, schedule: '', snapshot };
   }
   tok.a = { 'x-osm-api-key': (await createToken(t.app, { name: 'op-a', role: 'operator', orgs: ['acme'] })).token };
   tok.b = { 'x-osm-api-key': (await createToken(t.app, { name: 'op-b', role: 'operator', orgs: ['globex'] })).token };
@@ -154,24 +154,24 @@ describe('what a bound credential creates belongs to its org', () => {
     const res = await call('POST', '/osm/api/runs', tok.a!, { module: 'sample-recon', target: 'acmecorp-new.com' });
     expect(res.statusCode, res.body).toBe(202);
     await waitRun(res.json().run_uuid);
-    expect(t.app.store.runs.getByUuid(res.json().run_uuid)!.org_uuid).toBe(orgA);
-    expect(t.app.store.workspaces.get('acmecorp-new.com')!.org_uuid).toBe(orgA);
-    expect(t.app.store.assets.list({ workspace: 'acmecorp-new.com' }, { offset: 0, limit: 100 }).data.every((a) => a.org_uuid === orgA)).toBe(true);
+    expect((await t.app.repos.runs.getByUuid(res.json().run_uuid))!.org_uuid).toBe(orgA);
+    expect((await t.app.repos.workspaces.get('acmecorp-new.com'))!.org_uuid).toBe(orgA);
+    expect((await t.app.repos.assets.list({ workspace: 'acmecorp-new.com' }, { offset: 0, limit: 100 })).data.every((a) => a.org_uuid === orgA)).toBe(true);
     const refused = await call('POST', '/osm/api/runs', tok.a!, { module: 'sample-recon', target: WB });
     expect(refused.statusCode).toBe(409);
     expect(refused.json().message).toMatch(/^Workspace globexcorp\.com is not available to this credential/);
     // An unbound admin's run on a new target stays in the default org.
     const adm = (await admin('POST', '/osm/api/runs', { module: 'sample-recon', target: 'plaincorp.com' })).json();
     await waitRun(adm.run_uuid);
-    expect(t.app.store.workspaces.get('plaincorp.com')!.org_uuid).toBe(DEFAULT_ORG_UUID);
+    expect((await t.app.repos.workspaces.get('plaincorp.com'))!.org_uuid).toBe(DEFAULT_ORG_UUID);
     expect((await call('GET', '/osm/api/workspaces/plaincorp.com', tok.a!)).statusCode).toBe(404);
   });
 
   it('schedules belong to the creator\'s org and fire into it', async () => {
-    expect(t.app.store.schedules.get(ids.a!.schedule)!.org_uuid).toBe(orgA);
+    expect((await t.app.repos.schedules.get(ids.a!.schedule))!.org_uuid).toBe(orgA);
     const fired = await call('POST', `/osm/api/schedules/${ids.a!.schedule}/trigger`, tok.a!);
     expect(fired.statusCode, fired.body).toBe(202);
-    const run = t.app.store.runs.list({ workspace: WA }, { offset: 0, limit: 1 }).data[0]!;
+    const run = (await t.app.repos.runs.list({ workspace: WA }, { offset: 0, limit: 1 })).data[0]!;
     expect(run.org_uuid).toBe(orgA);
   });
 });

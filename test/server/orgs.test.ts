@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { sqlAll, sqlCount, sqlGet } from '../helpers/engine-sql.js';
 import { importAssetsJsonl, importVulnsJsonl } from '../../src/ingest/index.js';
 import { DEFAULT_ORG_UUID } from '../../src/store/index.js';
 
@@ -19,18 +20,18 @@ afterEach(async () => {
 const inject = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
   t.server.inject({ method, url, headers: t.auth, ...(payload === undefined ? {} : { payload: payload as object }) });
 const get = (url: string) => inject('GET', url);
-const orgOf = (table: string, where: string, ...params: unknown[]) =>
-  (t.app.store.db.prepare(`SELECT DISTINCT org_uuid FROM ${table} WHERE ${where}`).all(...params) as { org_uuid: string }[]).map((r) => r.org_uuid);
-const count = (table: string, where = '1=1', ...params: unknown[]) => (t.app.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).get(...params) as { n: number }).n;
+const orgOf = async (table: string, where: string, ...params: unknown[]) =>
+  (await sqlAll<{ org_uuid: string }>(t, `SELECT DISTINCT org_uuid FROM ${table} WHERE ${where}`, ...params)).map((r) => r.org_uuid);
+const count = (table: string, where = '1=1', ...params: unknown[]) => sqlCount(t, `SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`, ...params);
 
 /** Two workspaces with assets (httpx), findings (nuclei) and a finished run each. */
 async function seed(): Promise<void> {
-  await importAssetsJsonl(t.app.store, 'example.com', fx('httpx-run1.jsonl'));
-  await importAssetsJsonl(t.app.store, 'other.org', fx('httpx-run2.jsonl'));
-  await importVulnsJsonl(t.app.store, 'example.com', fx('nuclei.jsonl'));
+  await importAssetsJsonl(t.app.repos, 'example.com', fx('httpx-run1.jsonl'));
+  await importAssetsJsonl(t.app.repos, 'other.org', fx('httpx-run2.jsonl'));
+  await importVulnsJsonl(t.app.repos, 'example.com', fx('nuclei.jsonl'));
   for (const ws of ['example.com', 'other.org']) {
-    const run = t.app.store.runs.create({ workflow_name: 'sample-recon', workflow_kind: 'module', target: ws, workspace: ws, status: 'running' });
-    t.app.store.runs.transition(run.id, 'completed');
+    const run = await t.app.repos.runs.create({ workflow_name: 'sample-recon', workflow_kind: 'module', target: ws, workspace: ws, status: 'running' });
+    await t.app.repos.runs.transition(run.id, 'completed');
   }
 }
 
@@ -49,7 +50,7 @@ describe('org CRUD', () => {
     expect(body.total).toBe(1);
     expect(body.data[0]).toMatchObject({ uuid: DEFAULT_ORG_UUID, name: 'default', is_default: true, tags: [] });
     expect(body.data[0].stats).toEqual({
-      org_uuid: DEFAULT_ORG_UUID, org_name: 'default', total_workspaces: 2, total_assets: count('assets'), total_vulns: count('vulnerabilities'), total_runs: 2,
+      org_uuid: DEFAULT_ORG_UUID, org_name: 'default', total_workspaces: 2, total_assets: await count('assets'), total_vulns: await count('vulnerabilities'), total_runs: 2,
       workspaces: ['example.com', 'other.org'],
     });
   });
@@ -153,15 +154,15 @@ describe('assigning workspaces', () => {
   it('moves the workspace rows, assets, findings and runs in one go and returns the counts', async () => {
     await seed();
     const acme = await createOrg({ name: 'acme' });
-    const assets = count('assets', 'workspace = ?', 'example.com');
-    const vulns = count('vulnerabilities', 'workspace = ?', 'example.com');
+    const assets = await count('assets', 'workspace = ?', 'example.com');
+    const vulns = await count('vulnerabilities', 'workspace = ?', 'example.com');
     let r = await inject('PUT', '/osm/api/orgs/acme', { workspaces: ['example.com', 'missing.net'] });
     expect(r.statusCode).toBe(200);
     expect(r.json().assigned).toEqual({ workspaces: 1, assets, vulnerabilities: vulns, runs: 1 });
     expect(r.json().unknown_workspaces).toEqual(['missing.net']);
-    for (const table of ['assets', 'vulnerabilities', 'runs']) expect(orgOf(table, 'workspace = ?', 'example.com'), table).toEqual([acme.uuid]);
-    expect(orgOf('workspaces', 'name = ?', 'example.com')).toEqual([acme.uuid]);
-    expect(orgOf('assets', 'workspace = ?', 'other.org')).toEqual([DEFAULT_ORG_UUID]);
+    for (const table of ['assets', 'vulnerabilities', 'runs']) expect(await orgOf(table, 'workspace = ?', 'example.com'), table).toEqual([acme.uuid]);
+    expect(await orgOf('workspaces', 'name = ?', 'example.com')).toEqual([acme.uuid]);
+    expect(await orgOf('assets', 'workspace = ?', 'other.org')).toEqual([DEFAULT_ORG_UUID]);
     // Again: nothing left to move.
     r = await inject('PUT', '/osm/api/orgs/acme', { workspaces: ['example.com'] });
     expect(r.json().assigned).toEqual({ workspaces: 0, assets: 0, vulnerabilities: 0, runs: 0 });
@@ -169,7 +170,7 @@ describe('assigning workspaces', () => {
     const stats = (await get('/osm/api/orgs/acme/stats')).json().data;
     expect(stats).toEqual({ org_uuid: acme.uuid, org_name: 'acme', total_workspaces: 1, total_assets: assets, total_vulns: vulns, total_runs: 1, workspaces: ['example.com'] });
     const list = (await get('/osm/api/orgs')).json().data;
-    expect(list[0].stats).toMatchObject({ total_workspaces: 1, total_assets: count('assets', 'workspace = ?', 'other.org'), total_vulns: 0, total_runs: 1, workspaces: ['other.org'] });
+    expect(list[0].stats).toMatchObject({ total_workspaces: 1, total_assets: await count('assets', 'workspace = ?', 'other.org'), total_vulns: 0, total_runs: 1, workspaces: ['other.org'] });
     expect(list[1].stats).toEqual(stats);
   });
 
@@ -178,26 +179,26 @@ describe('assigning workspaces', () => {
     const acme = await createOrg({ name: 'acme' });
     await inject('PUT', '/osm/api/orgs/acme', { workspaces: ['example.com'] });
     // Bulk import (the ingest path), the API's plain insert, a single asset insert and a new run.
-    await importAssetsJsonl(t.app.store, 'example.com', fx('httpx-run2.jsonl'));
+    await importAssetsJsonl(t.app.repos, 'example.com', fx('httpx-run2.jsonl'));
     const created = await inject('POST', '/osm/api/vulnerabilities', { workspace: 'example.com', vuln_info: 'manual-1', severity: 'high' });
     expect(created.statusCode).toBe(201);
     expect(created.json().data.org_uuid).toBe(acme.uuid);
-    t.app.store.assets.insert('example.com', { asset_value: 'manual.example.com' });
-    const run = t.app.store.runs.create({ workflow_name: 'w', workflow_kind: 'module', target: 'example.com', workspace: 'example.com' });
-    expect(t.app.store.runs.get(run.id)?.org_uuid).toBe(acme.uuid);
-    for (const table of ['assets', 'vulnerabilities', 'runs']) expect(orgOf(table, 'workspace = ?', 'example.com'), table).toEqual([acme.uuid]);
+    await t.app.repos.assets.insert('example.com', { asset_value: 'manual.example.com' });
+    const run = await t.app.repos.runs.create({ workflow_name: 'w', workflow_kind: 'module', target: 'example.com', workspace: 'example.com' });
+    expect((await t.app.repos.runs.get(run.id))?.org_uuid).toBe(acme.uuid);
+    for (const table of ['assets', 'vulnerabilities', 'runs']) expect(await orgOf(table, 'workspace = ?', 'example.com'), table).toEqual([acme.uuid]);
     // A new workspace, and a run that moves into the assigned workspace.
-    await importVulnsJsonl(t.app.store, 'fresh.io', fx('nuclei.jsonl'));
-    expect(orgOf('vulnerabilities', 'workspace = ?', 'fresh.io')).toEqual([DEFAULT_ORG_UUID]);
-    expect(orgOf('workspaces', 'name = ?', 'fresh.io')).toEqual([DEFAULT_ORG_UUID]);
-    const moving = t.app.store.runs.create({ workflow_name: 'w', workflow_kind: 'module', target: 'https://example.com/x', workspace: 'https___example.com_x' });
-    expect(t.app.store.runs.get(moving.id)?.org_uuid).toBe(DEFAULT_ORG_UUID);
-    t.app.store.runs.update(moving.id, { workspace: 'example.com' });
-    expect(t.app.store.runs.get(moving.id)?.org_uuid).toBe(acme.uuid);
+    await importVulnsJsonl(t.app.repos, 'fresh.io', fx('nuclei.jsonl'));
+    expect(await orgOf('vulnerabilities', 'workspace = ?', 'fresh.io')).toEqual([DEFAULT_ORG_UUID]);
+    expect(await orgOf('workspaces', 'name = ?', 'fresh.io')).toEqual([DEFAULT_ORG_UUID]);
+    const moving = await t.app.repos.runs.create({ workflow_name: 'w', workflow_kind: 'module', target: 'https://example.com/x', workspace: 'https___example.com_x' });
+    expect((await t.app.repos.runs.get(moving.id))?.org_uuid).toBe(DEFAULT_ORG_UUID);
+    await t.app.repos.runs.update(moving.id, { workspace: 'example.com' });
+    expect((await t.app.repos.runs.get(moving.id))?.org_uuid).toBe(acme.uuid);
     // Totals stay exact after the new rows.
     const stats = (await get('/osm/api/orgs/acme/stats')).json().data;
-    expect(stats.total_assets).toBe(count('assets', 'workspace = ?', 'example.com'));
-    expect(stats.total_vulns).toBe(count('vulnerabilities', 'workspace = ?', 'example.com'));
+    expect(stats.total_assets).toBe(await count('assets', 'workspace = ?', 'example.com'));
+    expect(stats.total_vulns).toBe(await count('vulnerabilities', 'workspace = ?', 'example.com'));
   });
 });
 
@@ -206,7 +207,7 @@ describe('?org= filters', () => {
     await seed();
     const acme = await createOrg({ name: 'acme' });
     await inject('PUT', '/osm/api/orgs/acme', { workspaces: ['other.org'] });
-    const other = { assets: count('assets', 'workspace = ?', 'other.org'), http: count('assets', "workspace = 'other.org' AND asset_type = 'http'") };
+    const other = { assets: await count('assets', 'workspace = ?', 'other.org'), http: await count('assets', "workspace = 'other.org' AND asset_type = 'http'") };
     for (const ref of ['acme', 'ACME', acme.uuid]) {
       const assets = (await get(`/osm/api/assets?org=${ref}&limit=100`)).json();
       expect(assets.pagination.total).toBe(other.assets);
@@ -216,17 +217,17 @@ describe('?org= filters', () => {
     const byType = (await get('/osm/api/assets?org=acme&asset_type=http')).json();
     expect(byType.pagination.total).toBe(other.http);
     expect(byType.data).toHaveLength(other.http);
-    const code = (t.app.store.db.prepare("SELECT status_code FROM assets WHERE workspace = 'other.org' AND status_code > 0 LIMIT 1").get() as { status_code: number }).status_code;
+    const code = (await sqlGet<{ status_code: number }>(t, "SELECT status_code FROM assets WHERE workspace = 'other.org' AND status_code > 0 LIMIT 1"))!.status_code;
     const byCode = (await get(`/osm/api/assets?org=acme&status_code=${code}`)).json();
-    expect(byCode.pagination.total).toBe(count('assets', "workspace = 'other.org' AND status_code = ?", code));
+    expect(byCode.pagination.total).toBe(await count('assets', "workspace = 'other.org' AND status_code = ?", code));
     expect(byCode.data.length).toBe(byCode.pagination.total);
-    expect((await get('/osm/api/assets?org=acme&search=example')).json().pagination.total).toBe(count('assets', "workspace = 'other.org' AND (asset_value LIKE '%example%' OR url LIKE '%example%' OR title LIKE '%example%' OR host_ip LIKE '%example%')"));
+    expect((await get('/osm/api/assets?org=acme&search=example')).json().pagination.total).toBe(await count('assets', "workspace = 'other.org' AND (asset_value LIKE '%example%' OR url LIKE '%example%' OR title LIKE '%example%' OR host_ip LIKE '%example%')"));
     expect((await get('/osm/api/assets?org=acme&workspace=example.com')).json().pagination).toMatchObject({ total: 0 });
-    expect((await get('/osm/api/assets?org=default')).json().pagination.total).toBe(count('assets', 'workspace = ?', 'example.com'));
+    expect((await get('/osm/api/assets?org=default')).json().pagination.total).toBe(await count('assets', 'workspace = ?', 'example.com'));
 
     expect((await get('/osm/api/vulnerabilities?org=acme')).json()).toMatchObject({ data: [], pagination: { total: 0 } });
     const dv = (await get('/osm/api/vulnerabilities?org=default&severity=critical,high&limit=100')).json();
-    expect(dv.pagination.total).toBe(count('vulnerabilities', "severity IN ('critical','high')"));
+    expect(dv.pagination.total).toBe(await count('vulnerabilities', "severity IN ('critical','high')"));
     expect(dv.data).toHaveLength(dv.pagination.total);
     expect(dv.data[0].org_uuid).toBe(DEFAULT_ORG_UUID);
 
@@ -247,7 +248,7 @@ describe('?org= filters', () => {
       expect(r.json()).toEqual({ error: true, message: 'org not found: nope' });
     }
     // An empty org filter is no filter.
-    expect((await get('/osm/api/assets?org=')).json().pagination.total).toBe(count('assets'));
+    expect((await get('/osm/api/assets?org=')).json().pagination.total).toBe(await count('assets'));
   });
 });
 
@@ -256,15 +257,15 @@ describe('DELETE /osm/api/orgs/:uuid', () => {
     await seed();
     const acme = await createOrg({ name: 'acme' });
     await inject('PUT', '/osm/api/orgs/acme', { workspaces: ['example.com'] });
-    const before = { assets: count('assets'), vulns: count('vulnerabilities'), runs: count('runs'), workspaces: count('workspaces') };
+    const before = { assets: await count('assets'), vulns: await count('vulnerabilities'), runs: await count('runs'), workspaces: await count('workspaces') };
     const r = await inject('DELETE', '/osm/api/orgs/acme?purge=false');
     expect(r.statusCode).toBe(200);
     expect(r.json()).toEqual({
       message: 'org deleted', uuid: acme.uuid, name: 'acme', purged: false,
-      rows: { workspaces: 1, assets: count('assets', 'workspace = ?', 'example.com'), vulnerabilities: count('vulnerabilities', 'workspace = ?', 'example.com'), runs: 1 },
+      rows: { workspaces: 1, assets: await count('assets', 'workspace = ?', 'example.com'), vulnerabilities: await count('vulnerabilities', 'workspace = ?', 'example.com'), runs: 1 },
     });
-    expect({ assets: count('assets'), vulns: count('vulnerabilities'), runs: count('runs'), workspaces: count('workspaces') }).toEqual(before);
-    for (const table of ['assets', 'vulnerabilities', 'runs', 'workspaces']) expect(orgOf(table, '1=1'), table).toEqual([DEFAULT_ORG_UUID]);
+    expect({ assets: await count('assets'), vulns: await count('vulnerabilities'), runs: await count('runs'), workspaces: await count('workspaces') }).toEqual(before);
+    for (const table of ['assets', 'vulnerabilities', 'runs', 'workspaces']) expect(await orgOf(table, '1=1'), table).toEqual([DEFAULT_ORG_UUID]);
     expect((await get('/osm/api/orgs/acme')).statusCode).toBe(404);
     expect((await get('/osm/api/orgs')).json().total).toBe(1);
   });
@@ -273,29 +274,29 @@ describe('DELETE /osm/api/orgs/:uuid', () => {
     await seed();
     const acme = await createOrg({ name: 'acme' });
     await inject('PUT', '/osm/api/orgs/acme', { workspaces: ['example.com'] });
-    const keep = { assets: count('assets', 'workspace = ?', 'other.org'), runs: count('runs', 'workspace = ?', 'other.org') };
-    const steps = t.app.store.runs.list({ workspace: 'example.com' }, { offset: 0, limit: 10 }).data[0]!;
-    t.app.store.steps.create({ run_id: steps.id, run_uuid: steps.run_uuid, step_name: 's', step_type: 'bash' });
-    for (const run of t.app.store.runs.list({}, { offset: 0, limit: 10 }).data) {
+    const keep = { assets: await count('assets', 'workspace = ?', 'other.org'), runs: await count('runs', 'workspace = ?', 'other.org') };
+    const steps = (await t.app.repos.runs.list({ workspace: 'example.com' }, { offset: 0, limit: 10 })).data[0]!;
+    await t.app.repos.steps.create({ run_id: steps.id, run_uuid: steps.run_uuid, step_name: 's', step_type: 'bash' });
+    for (const run of (await t.app.repos.runs.list({}, { offset: 0, limit: 10 })).data) {
       const diff = { workspace_name: run.workspace, from_time: 'a', to_time: 'b', total_added: 1, total_removed: 0, total_changed: 0, diff_data: '{}', run_id: run.id };
-      t.app.store.assetDiffs.insert(diff);
-      t.app.store.vulnDiffs.insert(diff);
+      await t.app.repos.assetDiffs.insert(diff);
+      await t.app.repos.vulnDiffs.insert(diff);
     }
     const r = await inject('DELETE', `/osm/api/orgs/${acme.uuid}?purge=true`);
     expect(r.statusCode).toBe(200);
     expect(r.json()).toMatchObject({ message: 'org deleted', uuid: acme.uuid, name: 'acme', purged: true, rows: { workspaces: 1, runs: 1 } });
-    expect(count('assets', 'workspace = ?', 'example.com')).toBe(0);
-    expect(count('vulnerabilities', 'workspace = ?', 'example.com')).toBe(0);
-    expect(count('runs', 'workspace = ?', 'example.com')).toBe(0);
-    expect(count('step_results', 'run_id = ?', steps.id)).toBe(0);
-    expect(count('workspaces', 'name = ?', 'example.com')).toBe(0);
+    expect(await count('assets', 'workspace = ?', 'example.com')).toBe(0);
+    expect(await count('vulnerabilities', 'workspace = ?', 'example.com')).toBe(0);
+    expect(await count('runs', 'workspace = ?', 'example.com')).toBe(0);
+    expect(await count('step_results', 'run_id = ?', steps.id)).toBe(0);
+    expect(await count('workspaces', 'name = ?', 'example.com')).toBe(0);
     for (const table of ['asset_diffs', 'vuln_diffs']) {
-      expect(count(table, 'workspace_name = ?', 'example.com'), table).toBe(0);
-      expect(count(table, 'workspace_name = ?', 'other.org'), table).toBe(1);
+      expect(await count(table, 'workspace_name = ?', 'example.com'), table).toBe(0);
+      expect(await count(table, 'workspace_name = ?', 'other.org'), table).toBe(1);
     }
     expect((await get('/osm/api/vulnerabilities/diffs')).json().data.map((d: { workspace_name: string }) => d.workspace_name)).toEqual(['other.org']);
-    expect(count('assets')).toBe(keep.assets);
-    expect(count('runs')).toBe(keep.runs);
+    expect(await count('assets')).toBe(keep.assets);
+    expect(await count('runs')).toBe(keep.runs);
     const stats = (await get('/osm/api/stats')).json();
     expect(stats.assets.total).toBe(keep.assets);
     expect(stats.vulnerabilities.total).toBe(0);
@@ -303,9 +304,9 @@ describe('DELETE /osm/api/orgs/:uuid', () => {
 
   it('refuses to purge an org with active runs (409); moving is allowed', async () => {
     await createOrg({ name: 'acme' });
-    t.app.store.workspaces.upsertRunInfo({ name: 'busy.io', local_path: '' });
+    await t.app.repos.workspaces.upsertRunInfo({ name: 'busy.io', local_path: '' });
     await inject('PUT', '/osm/api/orgs/acme', { workspaces: ['busy.io'] });
-    t.app.store.runs.create({ workflow_name: 'w', workflow_kind: 'module', target: 'busy.io', workspace: 'busy.io', status: 'running' });
+    await t.app.repos.runs.create({ workflow_name: 'w', workflow_kind: 'module', target: 'busy.io', workspace: 'busy.io', status: 'running' });
     const r = await inject('DELETE', '/osm/api/orgs/acme?purge=true');
     expect(r.statusCode).toBe(409);
     expect(r.json().message).toBe('org acme has 1 active run(s); cancel them before purging it');

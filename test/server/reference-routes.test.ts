@@ -11,6 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { sqlCount, sqlRun } from '../helpers/engine-sql.js';
+import type { SqliteAppContext } from '../../src/services/context.js';
 
 let t: TestServer;
 let wsRoot: string;
@@ -55,20 +57,20 @@ async function raw(rawPath: string): Promise<{ statusCode: number; body: string;
 const envelope = (message: string) => ({ error: true, message });
 
 /** A workspace folder with files, and its row (local_path set unless told otherwise). */
-function seedWorkspace(name: string, opts: { row?: boolean; localPath?: string } = {}): string {
+async function seedWorkspace(name: string, opts: { row?: boolean; localPath?: string } = {}): Promise<string> {
   const dir = opts.localPath ?? path.join(wsRoot, name);
   fs.mkdirSync(path.join(dir, 'reports'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'reports', 'summary.md'), `# ${name}\n`);
   fs.writeFileSync(path.join(dir, 'subdomains.txt'), 'a.example.com\nb.example.com\n');
   fs.writeFileSync(path.join(dir, 'data.json'), '{"ok":true}');
   fs.writeFileSync(path.join(dir, 'noext'), 'binary?');
-  if (opts.row !== false) t.app.store.workspaces.upsertRunInfo({ name, local_path: opts.localPath ?? dir });
+  if (opts.row !== false) await t.app.repos.workspaces.upsertRunInfo({ name, local_path: opts.localPath ?? dir });
   return dir;
 }
 
-function seedRun(workspace: string, status: 'running' | 'queued' | 'completed' = 'completed') {
-  const run = t.app.store.runs.create({ workflow_name: 'sample-recon', workflow_kind: 'module', target: workspace, workspace, status: status === 'completed' ? 'running' : status });
-  if (status === 'completed') t.app.store.runs.transition(run.id, 'completed');
+async function seedRun(workspace: string, status: 'running' | 'queued' | 'completed' = 'completed') {
+  const run = await t.app.repos.runs.create({ workflow_name: 'sample-recon', workflow_kind: 'module', target: workspace, workspace, status: status === 'completed' ? 'running' : status });
+  if (status === 'completed') await t.app.repos.runs.transition(run.id, 'completed');
   return run;
 }
 
@@ -103,31 +105,31 @@ describe('GET /osm/api/workspace-names', () => {
   });
 
   it('is a bare array of names, ascending', async () => {
-    for (const n of ['zeta.io', 'acme.io', 'example.com']) t.app.store.workspaces.upsertRunInfo({ name: n, local_path: '' });
+    for (const n of ['zeta.io', 'acme.io', 'example.com']) await t.app.repos.workspaces.upsertRunInfo({ name: n, local_path: '' });
     expect((await get('/osm/api/workspace-names')).json()).toEqual(['acme.io', 'example.com', 'zeta.io']);
   });
 });
 
 describe('GET /osm/api/artifacts', () => {
-  function seedArtifacts() {
-    const dir = seedWorkspace('example.com');
-    const run = seedRun('example.com');
-    const other = seedRun('other.org');
-    const mk = (over: Record<string, unknown>) =>
-      t.app.store.artifacts.upsert({ run_id: run.id, workspace: 'example.com', name: 'report', artifact_path: path.join(dir, 'reports', 'summary.md'), artifact_type: 'report', content_type: 'md', size_bytes: 10, line_count: 1, optional: false, description: '', ...over } as never);
-    const a1 = mk({});
-    const a2 = mk({ name: 'subs', artifact_path: path.join(dir, 'subdomains.txt'), artifact_type: 'output', content_type: 'txt', description: '100%_done' });
-    const a3 = mk({ name: 'gone', artifact_path: path.join(dir, 'deleted.json'), content_type: 'json' });
-    const a4 = mk({ name: 'folder', artifact_path: path.join(dir, 'reports'), content_type: 'folder' });
-    const a5 = mk({ run_id: other.id, workspace: 'other.org', name: 'x', artifact_path: '/nonexistent/x.txt' });
+  async function seedArtifacts() {
+    const dir = await seedWorkspace('example.com');
+    const run = await seedRun('example.com');
+    const other = await seedRun('other.org');
+    const mk = async (over: Record<string, unknown>) =>
+      t.app.repos.artifacts.upsert({ run_id: run.id, workspace: 'example.com', name: 'report', artifact_path: path.join(dir, 'reports', 'summary.md'), artifact_type: 'report', content_type: 'md', size_bytes: 10, line_count: 1, optional: false, description: '', ...over } as never);
+    const a1 = await mk({});
+    const a2 = await mk({ name: 'subs', artifact_path: path.join(dir, 'subdomains.txt'), artifact_type: 'output', content_type: 'txt', description: '100%_done' });
+    const a3 = await mk({ name: 'gone', artifact_path: path.join(dir, 'deleted.json'), content_type: 'json' });
+    const a4 = await mk({ name: 'folder', artifact_path: path.join(dir, 'reports'), content_type: 'folder' });
+    const a5 = await mk({ run_id: other.id, workspace: 'other.org', name: 'x', artifact_path: '/nonexistent/x.txt' });
     // Distinct, increasing creation times: a1 oldest … a5 newest.
     const ids = [a1, a2, a3, a4, a5].map((a) => a.id);
-    ids.forEach((id, i) => t.app.store.db.prepare('UPDATE artifacts SET created_at = ? WHERE id = ?').run(`2026-01-0${i + 1}T00:00:00.000Z`, id));
+    for (const [i, id] of ids.entries()) await sqlRun(t, 'UPDATE artifacts SET created_at = ? WHERE id = ?', `2026-01-0${i + 1}T00:00:00.000Z`, id);
     return { run, other, ids };
   }
 
   it('lists newest first with the same fields as /runs/{id}/artifacts and the list envelope', async () => {
-    const { run, ids } = seedArtifacts();
+    const { run, ids } = await seedArtifacts();
     const r = await get('/osm/api/artifacts');
     expect(r.statusCode).toBe(200);
     const body = r.json();
@@ -140,7 +142,7 @@ describe('GET /osm/api/artifacts', () => {
   });
 
   it('filters by workspace (exact) and search over every text field, with LIKE wildcards escaped', async () => {
-    const { other, ids } = seedArtifacts();
+    const { other, ids } = await seedArtifacts();
     const names = async (q: string) => (await get(`/osm/api/artifacts?${q}`)).json().data.map((a: { name: string }) => a.name);
     expect(await names('workspace=other.org')).toEqual(['x']);
     expect(await names('workspace=other')).toEqual([]);
@@ -157,13 +159,13 @@ describe('GET /osm/api/artifacts', () => {
   });
 
   it('accepts status_code and statusCode and ignores them', async () => {
-    seedArtifacts();
+    await seedArtifacts();
     expect((await get('/osm/api/artifacts?status_code=200')).json().pagination.total).toBe(5);
     expect((await get('/osm/api/artifacts?statusCode=abc')).json().pagination.total).toBe(5);
   });
 
   it('paginates like the other lists and rejects junk values with the envelope', async () => {
-    const { ids } = seedArtifacts();
+    const { ids } = await seedArtifacts();
     const p = (await get('/osm/api/artifacts?offset=1&limit=2')).json();
     expect(p.pagination).toEqual({ total: 5, offset: 1, limit: 2 });
     expect(p.data.map((a: { id: string }) => a.id)).toEqual([ids[3], ids[2]]);
@@ -176,7 +178,7 @@ describe('GET /osm/api/artifacts', () => {
   });
 
   it('verify_exist=true drops rows whose path is gone and marks the rest; the total still counts them', async () => {
-    seedArtifacts();
+    await seedArtifacts();
     const body = (await get('/osm/api/artifacts?verify_exist=true')).json();
     expect(body.pagination.total).toBe(5);
     expect(body.data.map((a: { name: string }) => a.name)).toEqual(['folder', 'subs', 'report']);
@@ -188,7 +190,7 @@ describe('GET /osm/api/artifacts', () => {
 
 describe('GET /osm/api/artifacts/{workspace_name}', () => {
   it('streams the file with a content type by extension', async () => {
-    seedWorkspace('example.com');
+    await seedWorkspace('example.com');
     const md = await get('/osm/api/artifacts/example.com?artifact_path=reports/summary.md');
     expect(md.statusCode).toBe(200);
     expect(md.body).toBe('# example.com\n');
@@ -204,7 +206,7 @@ describe('GET /osm/api/artifacts/{workspace_name}', () => {
   });
 
   it('streams a large file completely', async () => {
-    const dir = seedWorkspace('big.io');
+    const dir = await seedWorkspace('big.io');
     const big = Buffer.alloc(3 * 1024 * 1024 + 7, 'x');
     fs.writeFileSync(path.join(dir, 'big.log'), big);
     const r = await get('/osm/api/artifacts/big.io?artifact_path=big.log');
@@ -213,7 +215,7 @@ describe('GET /osm/api/artifacts/{workspace_name}', () => {
   });
 
   it('answers HEAD without a body and leaks no file descriptor', async () => {
-    const dir = seedWorkspace('example.com');
+    const dir = await seedWorkspace('example.com');
     execFileSync('mkfifo', [path.join(dir, 'pipe')]);
     const head = await t.server.inject({ method: 'HEAD', url: '/osm/api/artifacts/example.com?artifact_path=data.json', headers: t.auth });
     expect(head.statusCode).toBe(200);
@@ -233,10 +235,10 @@ describe('GET /osm/api/artifacts/{workspace_name}', () => {
   it('uses the row local_path as the base, else <workspaces>/<name>', async () => {
     const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'osm-local-'));
     try {
-      seedWorkspace('moved.io', { localPath: elsewhere });
+      await seedWorkspace('moved.io', { localPath: elsewhere });
       fs.writeFileSync(path.join(elsewhere, 'only-here.txt'), 'from local_path');
       expect((await get('/osm/api/artifacts/moved.io?artifact_path=only-here.txt')).body).toBe('from local_path');
-      seedWorkspace('norow.io', { row: false });
+      await seedWorkspace('norow.io', { row: false });
       expect((await get('/osm/api/artifacts/norow.io?artifact_path=data.json')).body).toBe('{"ok":true}');
     } finally {
       fs.rmSync(elsewhere, { recursive: true, force: true });
@@ -244,7 +246,7 @@ describe('GET /osm/api/artifacts/{workspace_name}', () => {
   });
 
   it('answers the reference errors word for word', async () => {
-    seedWorkspace('example.com');
+    await seedWorkspace('example.com');
     const cases: [string, number, string][] = [
       ['/osm/api/artifacts/example.com', 400, 'artifact_path query parameter is required'],
       ['/osm/api/artifacts/example.com?artifact_path=', 400, 'artifact_path query parameter is required'],
@@ -276,7 +278,7 @@ describe('GET /osm/api/artifacts/{workspace_name}', () => {
   });
 
   it('refuses encoded traversal sent byte for byte', async () => {
-    seedWorkspace('example.com');
+    await seedWorkspace('example.com');
     for (const p of ['/osm/api/artifacts/%2e%2e?artifact_path=etc/passwd', '/osm/api/artifacts/..?artifact_path=x', '/osm/api/artifacts/%2E%2E?artifact_path=x']) {
       const r = await raw(p);
       expect(r.statusCode, p).toBe(400);
@@ -296,7 +298,7 @@ describe('GET /osm/api/artifacts/{workspace_name}', () => {
   });
 
   it('refuses symlinks that escape the workspace folder (files and folders) with 403', async () => {
-    const dir = seedWorkspace('example.com');
+    const dir = await seedWorkspace('example.com');
     fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(dir, 'leak.txt'));
     fs.symlinkSync(outside, path.join(dir, 'escape'));
     // A relative link climbing to the folder that holds `outside`.
@@ -320,7 +322,7 @@ describe('GET /osm/api/artifacts/{workspace_name}', () => {
   });
 
   it('refuses special files without blocking on them', async () => {
-    const dir = seedWorkspace('example.com');
+    const dir = await seedWorkspace('example.com');
     execFileSync('mkfifo', [path.join(dir, 'pipe')]);
     const r = await get('/osm/api/artifacts/example.com?artifact_path=pipe');
     expect(r.statusCode).toBe(400);
@@ -340,11 +342,10 @@ describe('GET /osm/api/vulnerabilities/diffs', () => {
   });
 
   it('reads vuln_diffs rows like /assets/diffs reads asset_diffs', async () => {
-    const db = t.app.store.db;
-    const ins = db.prepare('INSERT INTO vuln_diffs (workspace_name, from_time, to_time, total_added, diff_data, created_at) VALUES (?, ?, ?, ?, ?, ?)');
-    ins.run('a.io', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', 1, '{"added":[]}', '2026-01-02T00:00:00.000Z');
-    ins.run('b.io', '2026-01-01T00:00:00Z', '2026-01-03T00:00:00Z', 2, '{}', '2026-01-03T00:00:00.000Z');
-    ins.run('a.io', '2026-01-02T00:00:00Z', '2026-01-04T00:00:00Z', 3, '{}', '2026-01-04T00:00:00.000Z');
+    const ins = (...values: unknown[]) => sqlRun(t, 'INSERT INTO vuln_diffs (workspace_name, from_time, to_time, total_added, diff_data, created_at) VALUES (?, ?, ?, ?, ?, ?)', ...values);
+    await ins('a.io', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', 1, '{"added":[]}', '2026-01-02T00:00:00.000Z');
+    await ins('b.io', '2026-01-01T00:00:00Z', '2026-01-03T00:00:00Z', 2, '{}', '2026-01-03T00:00:00.000Z');
+    await ins('a.io', '2026-01-02T00:00:00Z', '2026-01-04T00:00:00Z', 3, '{}', '2026-01-04T00:00:00.000Z');
     const all = (await get('/osm/api/vulnerabilities/diffs')).json();
     expect(all.pagination.total).toBe(3);
     expect(all.data.map((d: { total_added: number }) => d.total_added)).toEqual([3, 2, 1]);
@@ -363,12 +364,12 @@ describe('GET /osm/api/asset-stats', () => {
   });
 
   it('gives sorted distinct technologies, sources, remarks and asset types, per workspace or overall', async () => {
-    const s = t.app.store.assets;
-    s.insert('a.io', { asset_value: 'www.a.io', tech: ['nginx', 'PHP'], source: 'httpx', remarks: 'nginx,Cloudflare', asset_type: 'http' });
-    s.insert('a.io', { asset_value: 'api.a.io', tech: ['nginx', 'Express'], source: 'subfinder', remarks: '', asset_type: 'subdomain' });
-    s.insert('a.io', { asset_value: 'x.a.io', tech: [], source: '', remarks: '["custom", "Cloudflare"]', asset_type: '' });
-    s.insert('b.io', { asset_value: 'b.io', tech: ['IIS'], source: 'manual', remarks: 'waf', asset_type: 'domain' });
-    t.app.store.db.prepare("UPDATE assets SET tech = 'not json' WHERE asset_value = 'x.a.io'").run();
+    const s = t.app.repos.assets;
+    await s.insert('a.io', { asset_value: 'www.a.io', tech: ['nginx', 'PHP'], source: 'httpx', remarks: 'nginx,Cloudflare', asset_type: 'http' });
+    await s.insert('a.io', { asset_value: 'api.a.io', tech: ['nginx', 'Express'], source: 'subfinder', remarks: '', asset_type: 'subdomain' });
+    await s.insert('a.io', { asset_value: 'x.a.io', tech: [], source: '', remarks: '["custom", "Cloudflare"]', asset_type: '' });
+    await s.insert('b.io', { asset_value: 'b.io', tech: ['IIS'], source: 'manual', remarks: 'waf', asset_type: 'domain' });
+    await sqlRun(t, "UPDATE assets SET tech = 'not json' WHERE asset_value = 'x.a.io'");
     const a = (await get('/osm/api/asset-stats?workspace=a.io')).json();
     expect(a).toEqual({ data: { technologies: ['Express', 'PHP', 'nginx'], sources: ['httpx', 'subfinder'], remarks: ['Cloudflare', 'custom', 'nginx'], asset_types: ['http', 'subdomain'] } });
     const all = (await get('/osm/api/asset-stats')).json().data;
@@ -378,16 +379,16 @@ describe('GET /osm/api/asset-stats', () => {
     expect(all.asset_types).toEqual(['domain', 'http', 'subdomain']);
     expect((await get('/osm/api/asset-stats?workspace=none.io')).json().data.asset_types).toEqual([]);
     // A type whose last asset is gone is no longer listed.
-    const b = s.list({ workspace: 'b.io' }, { offset: 0, limit: 10 }).data[0]!;
-    s.delete(b.id);
+    const b = (await s.list({ workspace: 'b.io' }, { offset: 0, limit: 10 })).data[0]!;
+    await s.delete(b.id);
     expect((await get('/osm/api/asset-stats')).json().data.asset_types).toEqual(['http', 'subdomain']);
   });
 });
 
 describe('GET /osm/api/database/tables', () => {
   it('lists the ten tables with row counts and valid_tables', async () => {
-    seedRun('a.io');
-    t.app.store.assets.insert('a.io', { asset_value: 'a.io' });
+    await seedRun('a.io');
+    await t.app.repos.assets.insert('a.io', { asset_value: 'a.io' });
     const body = (await get('/osm/api/database/tables')).json();
     const names = ['runs', 'step_results', 'artifacts', 'assets', 'event_logs', 'schedules', 'workspaces', 'vulnerabilities', 'asset_diffs', 'vuln_diffs'];
     expect(body.valid_tables).toEqual(names);
@@ -410,7 +411,7 @@ describe('POST /osm/api/database/tables/{table}/clear', () => {
   });
 
   it('needs force=true, answering with valid_tables', async () => {
-    t.app.store.events.insert({ topic: 'x' });
+    await t.app.repos.events.insert({ topic: 'x' });
     for (const payload of [{}, { force: false }, { force: null }, { other: true }]) {
       const r = await clear('event_logs', payload);
       expect(r.statusCode).toBe(400);
@@ -418,7 +419,7 @@ describe('POST /osm/api/database/tables/{table}/clear', () => {
     }
     // force is checked before the table name.
     expect((await clear('nope', {})).json().message).toBe(DESTRUCTIVE);
-    expect(t.app.store.events.list({}, { offset: 0, limit: 10 }).total).toBe(1);
+    expect((await t.app.repos.events.list({}, { offset: 0, limit: 10 })).total).toBe(1);
   });
 
   it('refuses unknown tables, including ones osm has but does not let clear', async () => {
@@ -431,54 +432,56 @@ describe('POST /osm/api/database/tables/{table}/clear', () => {
   });
 
   it('clears a table, says so and records an event', async () => {
-    t.app.store.events.insert({ topic: 'a' });
-    t.app.store.events.insert({ topic: 'b' });
+    await t.app.repos.events.insert({ topic: 'a' });
+    await t.app.repos.events.insert({ topic: 'b' });
     const r = await clear('event_logs', { force: true });
     expect(r.statusCode).toBe(200);
     expect(r.json()).toEqual({ message: 'Table cleared successfully', table: 'event_logs' });
-    const left = t.app.store.events.list({}, { offset: 0, limit: 10 }).data;
+    const left = (await t.app.repos.events.list({}, { offset: 0, limit: 10 })).data;
     expect(left.map((e) => e.topic)).toEqual(['database.table_cleared']);
     expect(JSON.parse(left[0]!.data)).toEqual({ table: 'event_logs', rows_deleted: 2 });
   });
 
   it('clears runs with their steps and artifacts, unlinks asset and vulnerability diffs, and keeps everything else', async () => {
-    const dir = seedWorkspace('a.io');
-    const run = seedRun('a.io');
-    t.app.store.steps.create({ run_id: run.id, run_uuid: run.run_uuid, step_name: 's1', step_type: 'bash' });
-    t.app.store.artifacts.upsert({ run_id: run.id, workspace: 'a.io', name: 'r', artifact_path: path.join(dir, 'data.json'), artifact_type: 'report', content_type: 'json', size_bytes: 1, line_count: 1, optional: false, description: '' });
-    t.app.store.artifacts.upsert({ run_id: 0, workspace: 'a.io', name: 'loose', artifact_path: path.join(dir, 'noext'), artifact_type: 'output', content_type: 'unknown', size_bytes: 1, line_count: 1, optional: false, description: '' });
-    t.app.store.assetDiffs.insert({ workspace_name: 'a.io', from_time: 'x', to_time: 'y', total_added: 1, total_removed: 0, total_changed: 0, diff_data: '{}', run_id: run.id });
-    t.app.store.vulnDiffs.insert({ workspace_name: 'a.io', from_time: 'x', to_time: 'y', total_added: 2, total_removed: 0, total_changed: 0, diff_data: '{}', run_id: run.id });
-    t.app.store.assets.insert('a.io', { asset_value: 'a.io' });
+    const dir = await seedWorkspace('a.io');
+    const run = await seedRun('a.io');
+    await t.app.repos.steps.create({ run_id: run.id, run_uuid: run.run_uuid, step_name: 's1', step_type: 'bash' });
+    await t.app.repos.artifacts.upsert({ run_id: run.id, workspace: 'a.io', name: 'r', artifact_path: path.join(dir, 'data.json'), artifact_type: 'report', content_type: 'json', size_bytes: 1, line_count: 1, optional: false, description: '' });
+    await t.app.repos.artifacts.upsert({ run_id: 0, workspace: 'a.io', name: 'loose', artifact_path: path.join(dir, 'noext'), artifact_type: 'output', content_type: 'unknown', size_bytes: 1, line_count: 1, optional: false, description: '' });
+    await t.app.repos.assetDiffs.insert({ workspace_name: 'a.io', from_time: 'x', to_time: 'y', total_added: 1, total_removed: 0, total_changed: 0, diff_data: '{}', run_id: run.id });
+    await t.app.repos.vulnDiffs.insert({ workspace_name: 'a.io', from_time: 'x', to_time: 'y', total_added: 2, total_removed: 0, total_changed: 0, diff_data: '{}', run_id: run.id });
+    await t.app.repos.assets.insert('a.io', { asset_value: 'a.io' });
     const r = await clear('runs', { force: true });
     expect(r.statusCode).toBe(200);
-    const n = (table: string) => (t.app.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
-    expect([n('runs'), n('step_results'), n('artifacts'), n('asset_diffs'), n('vuln_diffs'), n('assets'), n('workspaces')]).toEqual([0, 0, 1, 1, 1, 1, 1]);
-    expect(t.app.store.assetDiffs.list({}, { offset: 0, limit: 1 }).data[0]!.run_id).toBe(0);
-    expect(t.app.store.vulnDiffs.list({}, { offset: 0, limit: 1 }).data[0]).toMatchObject({ run_id: 0, total_added: 2 });
-    expect(t.app.store.db.pragma('foreign_key_check')).toEqual([]);
+    const counts: number[] = [];
+    for (const table of ['runs', 'step_results', 'artifacts', 'asset_diffs', 'vuln_diffs', 'assets', 'workspaces']) counts.push(await sqlCount(t, `SELECT COUNT(*) AS n FROM ${table}`));
+    expect(counts).toEqual([0, 0, 1, 1, 1, 1, 1]);
+    expect((await t.app.repos.assetDiffs.list({}, { offset: 0, limit: 1 })).data[0]!.run_id).toBe(0);
+    expect((await t.app.repos.vulnDiffs.list({}, { offset: 0, limit: 1 })).data[0]).toMatchObject({ run_id: 0, total_added: 2 });
+    // SQLite checks foreign keys on demand; PostgreSQL enforces its REFERENCES constraints on every write.
+    if ('store' in t.app && t.app.store) expect((t.app as SqliteAppContext).store.db.pragma('foreign_key_check')).toEqual([]);
   });
 
   it('refuses to clear runs or step results while runs are running or queued, deleting nothing', async () => {
-    seedRun('a.io', 'running');
-    const queued = seedRun('b.io', 'queued');
-    seedRun('c.io');
+    await seedRun('a.io', 'running');
+    const queued = await seedRun('b.io', 'queued');
+    await seedRun('c.io');
     for (const table of ['runs', 'step_results']) {
       const r = await clear(table, { force: true });
       expect(r.statusCode, table).toBe(409);
       expect(r.json(), table).toEqual(envelope(`Cannot clear ${table}: 2 run(s) are running or queued; cancel them or wait until they finish`));
     }
-    expect(t.app.store.runs.list({}, { offset: 0, limit: 10 }).total).toBe(3);
+    expect((await t.app.repos.runs.list({}, { offset: 0, limit: 10 })).total).toBe(3);
     // Once nothing is active the clear goes through.
-    t.app.store.db.prepare("UPDATE runs SET status = 'cancelled'").run();
+    await sqlRun(t, "UPDATE runs SET status = 'cancelled'");
     expect(queued.id).toBeGreaterThan(0);
     expect((await clear('runs', { force: true })).statusCode).toBe(200);
-    expect(t.app.store.runs.list({}, { offset: 0, limit: 10 }).total).toBe(0);
+    expect((await t.app.repos.runs.list({}, { offset: 0, limit: 10 })).total).toBe(0);
   });
 
   it('clearing assets and vulnerabilities keeps the workspace counters exact', async () => {
-    t.app.store.assets.insert('a.io', { asset_value: 'www.a.io', asset_type: 'http' });
-    t.app.store.vulns.create({ workspace: 'a.io', vuln_info: 'CVE-1', severity: 'high' });
+    await t.app.repos.assets.insert('a.io', { asset_value: 'www.a.io', asset_type: 'http' });
+    await t.app.repos.vulns.create({ workspace: 'a.io', vuln_info: 'CVE-1', severity: 'high' });
     expect((await clear('assets', { force: true })).statusCode).toBe(200);
     expect((await clear('vulnerabilities', { force: true })).statusCode).toBe(200);
     const ws = (await get('/osm/api/workspaces/a.io')).json().data;
@@ -487,8 +490,8 @@ describe('POST /osm/api/database/tables/{table}/clear', () => {
   });
 
   it('refuses to clear workspaces while assets or vulnerabilities remain, then clears', async () => {
-    t.app.store.assets.insert('a.io', { asset_value: 'www.a.io' });
-    t.app.store.workspaces.upsertRunInfo({ name: 'empty.io', local_path: '' });
+    await t.app.repos.assets.insert('a.io', { asset_value: 'www.a.io' });
+    await t.app.repos.workspaces.upsertRunInfo({ name: 'empty.io', local_path: '' });
     const r = await clear('workspaces', { force: true });
     expect(r.statusCode).toBe(409);
     expect(r.json().message).toMatch(/^Cannot clear workspaces while 1 asset\(s\) and 0 vulnerability\(ies\) remain/);
@@ -499,13 +502,13 @@ describe('POST /osm/api/database/tables/{table}/clear', () => {
   });
 
   it('clears schedules, artifacts, step results, asset diffs and vulnerability diffs', async () => {
-    t.app.store.schedules.create({ name: 'nightly', workflow_name: 'sample-recon', schedule: '0 0 * * *' });
-    const run = seedRun('a.io');
-    t.app.store.steps.create({ run_id: run.id, run_uuid: run.run_uuid, step_name: 's', step_type: 'bash' });
+    await t.app.repos.schedules.create({ name: 'nightly', workflow_name: 'sample-recon', schedule: '0 0 * * *' });
+    const run = await seedRun('a.io');
+    await t.app.repos.steps.create({ run_id: run.id, run_uuid: run.run_uuid, step_name: 's', step_type: 'bash' });
     const diff = { workspace_name: 'a.io', from_time: 'x', to_time: 'y', total_added: 1, total_removed: 0, total_changed: 0, diff_data: '{}', run_id: run.id };
-    t.app.store.assetDiffs.insert(diff);
-    t.app.store.vulnDiffs.insert(diff);
-    t.app.store.vulnDiffs.insert(diff);
+    await t.app.repos.assetDiffs.insert(diff);
+    await t.app.repos.vulnDiffs.insert(diff);
+    await t.app.repos.vulnDiffs.insert(diff);
     const before = Object.fromEntries((await get('/osm/api/database/tables')).json().data.map((d: { name: string; row_count: number }) => [d.name, d.row_count]));
     expect(before).toMatchObject({ asset_diffs: 1, vuln_diffs: 2 });
     for (const table of ['schedules', 'step_results', 'artifacts', 'asset_diffs', 'vuln_diffs']) {
@@ -515,7 +518,7 @@ describe('POST /osm/api/database/tables/{table}/clear', () => {
     }
     const counts = Object.fromEntries((await get('/osm/api/database/tables')).json().data.map((d: { name: string; row_count: number }) => [d.name, d.row_count]));
     expect(counts).toMatchObject({ schedules: 0, step_results: 0, runs: 1, asset_diffs: 0, vuln_diffs: 0 });
-    const events = t.app.store.events.list({ topic: 'database.table_cleared' }, { offset: 0, limit: 10 }).data.map((e) => JSON.parse(e.data));
+    const events = (await t.app.repos.events.list({ topic: 'database.table_cleared' }, { offset: 0, limit: 10 })).data.map((e) => JSON.parse(e.data));
     expect(events).toContainEqual({ table: 'vuln_diffs', rows_deleted: 2 });
   });
 });

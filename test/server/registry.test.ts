@@ -210,7 +210,7 @@ describe('POST /osm/api/registry-install (binary)', () => {
       expect(execFileSync(p, ['x'], { encoding: 'utf8' })).toBe('fake-tool-ok x\n');
     }
     expect(body.details).toContainEqual({ name: 'osmfake-zip', action: 'downloaded', path: path.join(binaries, 'osmfake-zip') });
-    const events = t.app.store.events.list({ topic: 'install.binary' }, { offset: 0, limit: 10 });
+    const events = await t.app.repos.events.list({ topic: 'install.binary' }, { offset: 0, limit: 10 });
     expect(events.data.length).toBeGreaterThan(0);
     expect(JSON.parse(events.data[0]!.data)).toMatchObject({ installed: ['osmfake-zip', 'osmfake-tgz'], trusted: false });
 
@@ -322,7 +322,7 @@ describe('POST /osm/api/registry-install (workflow)', () => {
     expect(fs.existsSync(path.join(workflows, 'modules', 'pack-echo.yaml'))).toBe(true);
     expect(fs.existsSync(path.join(workflows, 'flows', 'sample-flow.yaml'))).toBe(false);
     expect(await names()).toEqual(['pack-echo', 'pack-flow']);
-    const events = t.app.store.events.list({ topic: 'install.workflow' }, { offset: 0, limit: 10 });
+    const events = await t.app.repos.events.list({ topic: 'install.workflow' }, { offset: 0, limit: 10 });
     expect(JSON.parse(events.data[0]!.data)).toMatchObject({ kind: 'dir', backup: body.backup });
   });
 

@@ -46,7 +46,7 @@ async function until(cond: () => boolean, what: string, boundMs = 60_000): Promi
 }
 
 
-const statusOf = (uuid: string) => t.app.store.runs.getByUuid(uuid)!.status;
+const statusOf = async (uuid: string) => (await t.app.repos.runs.getByUuid(uuid))!.status;
 
 async function start(module: string): Promise<string> {
   const res = await t.server.inject({ method: 'POST', url: '/osm/api/runs', headers: t.auth, payload: { module, target: 'example.com' } });
@@ -61,13 +61,13 @@ describe('hostile conditions', () => {
     await until(() => fs.existsSync(marker('pre-started')) && fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').trim() !== '', 'the pre_condition to start');
     const health = await t.server.inject({ method: 'GET', url: '/health' });
     expect(health.statusCode).toBe(200);
-    expect(statusOf(uuid)).toBe('running');
+    expect(await statusOf(uuid)).toBe('running');
     const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
     expect(processAlive(pid)).toBe(true);
     expect((await t.server.inject({ method: 'DELETE', url: `/osm/api/runs/${uuid}`, headers: t.auth })).statusCode).toBe(200);
     await until(() => !processAlive(pid), `the pre_condition's command ${pid} to be killed`, 15_000);
     await until(() => !t.queue!.active().some((r) => r.run_uuid === uuid), 'the engine to finish');
-    expect(statusOf(uuid)).toBe('cancelled');
+    expect(await statusOf(uuid)).toBe('cancelled');
   }, 90_000);
 
   it('a decision condition stuck in exec_cmd and then in an endless loop does not block the daemon; cancelling kills it', async () => {
@@ -76,11 +76,11 @@ describe('hostile conditions', () => {
     await until(() => fs.existsSync(marker('decision-started')) && fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').trim() !== '', 'the decision condition to start');
     const health = await t.server.inject({ method: 'GET', url: '/health' });
     expect(health.statusCode).toBe(200);
-    expect(statusOf(uuid)).toBe('running');
+    expect(await statusOf(uuid)).toBe('running');
     const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
     expect((await t.server.inject({ method: 'DELETE', url: `/osm/api/runs/${uuid}`, headers: t.auth })).statusCode).toBe(200);
     await until(() => !processAlive(pid), `the decision condition's command ${pid} to be killed`, 15_000);
     await until(() => !t.queue!.active().some((r) => r.run_uuid === uuid), 'the engine to finish');
-    expect(statusOf(uuid)).toBe('cancelled');
+    expect(await statusOf(uuid)).toBe('cancelled');
   }, 90_000);
 });

@@ -28,15 +28,15 @@ describe('a long synchronous function step', () => {
     const uuid = res.json().run_uuid as string;
     // Wait until the run is executing its step.
     for (let i = 0; i < 100; i++) {
-      const s = t.app.store.steps.listByRun(t.app.store.runs.getByUuid(uuid)!.id);
+      const s = await t.app.repos.steps.listByRun((await t.app.repos.runs.getByUuid(uuid))!.id);
       if (s.some((x) => x.status === 'running')) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     const health = await t.server.inject({ method: 'GET', url: '/health' });
     expect(health.statusCode).toBe(200);
     // The step (a 3 s sleep) had not finished when /health answered.
-    expect(t.app.store.runs.getByUuid(uuid)!.status).toBe('running');
-    for (let i = 0; i < 200 && t.app.store.runs.getByUuid(uuid)!.status === 'running'; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(t.app.store.runs.getByUuid(uuid)!.status).toBe('completed');
+    expect((await t.app.repos.runs.getByUuid(uuid))!.status).toBe('running');
+    for (let i = 0; i < 200 && (await t.app.repos.runs.getByUuid(uuid))!.status === 'running'; i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await t.app.repos.runs.getByUuid(uuid))!.status).toBe('completed');
   });
 });

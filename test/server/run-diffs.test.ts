@@ -56,8 +56,8 @@ async function runFindings(expectedSnapshots: number) {
   const res = await t.server.inject({ method: 'POST', url: '/osm/api/runs', headers: t.auth, payload: { module: 'findings', target: 'example.com' } });
   expect(res.statusCode, res.body).toBe(202);
   const uuid = res.json().run_uuid as string;
-  const run = await until(() => {
-    const r = t.app.store.runs.getByUuid(uuid);
+  const run = await until(async () => {
+    const r = await t.app.repos.runs.getByUuid(uuid);
     return r && ['completed', 'failed', 'cancelled'].includes(r.status) ? r : undefined;
   }, 'the run to finish');
   expect(run.status, run.error_message).toBe('completed');
@@ -78,7 +78,7 @@ describe('diff snapshots of a completed run', () => {
     expect(a).toMatchObject({ workspace_name: 'example.com', run_id: run.id, from_time: v.from_time, to_time: v.to_time, total_added: 5 });
     const data = JSON.parse(v.diff_data);
     expect(data.added).toHaveLength(6);
-    expect(data.added.map((x: { id: number }) => x.id).sort()).toEqual(t.app.store.vulns.list({ workspace: 'example.com' }, { offset: 0, limit: 100 }).data.map((x) => x.id).sort());
+    expect(data.added.map((x: { id: number }) => x.id).sort()).toEqual((await t.app.repos.vulns.list({ workspace: 'example.com' }, { offset: 0, limit: 100 })).data.map((x) => x.id).sort());
     expect(data.added[0]).toEqual({ id: expect.any(Number), vuln_info: expect.any(String), asset_value: expect.any(String), severity: expect.any(String), template_id: expect.any(String), created_at: expect.any(String) });
     expect([data.removed, data.changed]).toEqual([[], []]);
     expect((await get('/osm/api/vulnerabilities/diffs?workspace=other.org')).json().pagination.total).toBe(0);

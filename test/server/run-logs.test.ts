@@ -53,9 +53,9 @@ async function startPastEarlyLines(name: string): Promise<{ uuid: string; gate: 
   return { uuid, gate, seen, sse };
 }
 
-async function waitFor<T>(fn: () => T | undefined, what: string): Promise<T> {
+async function waitFor<T>(fn: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
   for (let i = 0; i < 400; i++) {
-    const v = fn();
+    const v = await fn();
     if (v) return v;
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -76,11 +76,11 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
     expect(data(firstLine)).toMatchObject({ step: 'talk' });
     expect(new Date(String(data(firstLine).ts)).toISOString()).toBe(data(firstLine).ts);
     expect(first.some((e) => e.event === 'step' && data(e).step === 'talk' && data(e).status === 'running')).toBe(true);
-    const run = t.app.store.runs.getByUuid(uuid)!;
+    const run = (await t.app.repos.runs.getByUuid(uuid))!;
     expect(run.status).toBe('running');
-    expect(t.app.store.steps.listByRun(run.id).find((s) => s.step_name === 'talk')?.status).toBe('running');
+    expect((await t.app.repos.steps.listByRun(run.id)).find((s) => s.step_name === 'talk')?.status).toBe('running');
     // current_pid is the running command (a process whose command line is the step's), while it runs.
-    const pid = await waitFor(() => t.app.store.runs.getByUuid(uuid)!.current_pid || undefined, 'current_pid');
+    const pid = await waitFor(async () => (await t.app.repos.runs.getByUuid(uuid))!.current_pid || undefined, 'current_pid');
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).toContain('first-line');
 
     writeFileSync(gate, '');
@@ -98,7 +98,7 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
     const end = rest[rest.length - 1]!;
     expect(end.event).toBe('end');
     expect(data(end)).toEqual({ status: 'completed' });
-    expect(t.app.store.runs.getByUuid(uuid)!.current_pid).toBe(0);
+    expect((await t.app.repos.runs.getByUuid(uuid))!.current_pid).toBe(0);
 
     // Ids grow by one per line or step change; a reconnect after the first line gets exactly the rest.
     const all = [...first, ...rest].filter((e) => e.id !== undefined);
@@ -113,7 +113,7 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
     const { uuid, gate, sse: follower } = await startPastEarlyLines('plain');
     follower.close();
     writeFileSync(gate, '');
-    await waitFor(() => (t.app.store.runs.getByUuid(uuid)!.status === 'completed' ? true : undefined), 'run end');
+    await waitFor(async () => ((await t.app.repos.runs.getByUuid(uuid))!.status === 'completed' ? true : undefined), 'run end');
     const get = (q: string) => fetch(`${url}/osm/api/runs/${uuid}/logs${q}`, { headers: t.auth });
 
     const text = await get('');
@@ -222,8 +222,8 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
     expect(shown).toEqual(['token=[REDACTED]']);
     expect(events.map((e) => e.data).join('')).not.toContain('S3cretTokenValue');
     // The file keeps what the tool printed.
-    const run = t.app.store.runs.getByUuid(uuid)!;
-    const step = t.app.store.steps.listByRun(run.id)[0]!;
+    const run = (await t.app.repos.runs.getByUuid(uuid))!;
+    const step = (await t.app.repos.steps.listByRun(run.id))[0]!;
     expect(readFileSync(step.log_file, 'utf8')).toContain('S3cretTokenValue');
   });
 
@@ -245,8 +245,8 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
     writeFileSync(join(outside, 'output.journal'), 'F 0 0001-x.log "x"\nL 1 0 o 0 15 1 0\n');
     const ws = join(t.app.settings().paths.workspaces, 'linked.example.com');
     mkdirSync(join(ws, 'logs'), { recursive: true });
-    const run = t.app.store.runs.create({ workflow_name: 'live-gate', workflow_kind: 'module', target: 'linked.example.com', workspace: 'linked.example.com', status: 'queued' });
-    t.app.store.runs.transition(run.id, 'cancelled');
+    const run = await t.app.repos.runs.create({ workflow_name: 'live-gate', workflow_kind: 'module', target: 'linked.example.com', workspace: 'linked.example.com', status: 'queued' });
+    await t.app.repos.runs.transition(run.id, 'cancelled');
     symlinkSync(outside, join(ws, 'logs', run.run_uuid));
     const res = await fetch(`${url}/osm/api/runs/${run.run_uuid}/logs?format=jsonl`, { headers: t.auth });
     expect(res.status).toBe(200);
@@ -279,7 +279,7 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
     expect(login.statusCode).toBe(200);
     const token = login.json().token as string;
     const { uuid, gate } = await startGated('cookie');
-    await waitFor(() => (t.app.store.runs.getByUuid(uuid)!.status === 'running' ? true : undefined), 'run start');
+    await waitFor(async () => ((await t.app.repos.runs.getByUuid(uuid))!.status === 'running' ? true : undefined), 'run start');
     writeFileSync(gate, '');
     const sse = await openSse(`${url}/osm/api/runs/${uuid}/logs`, { cookie: `osmedeus_session=${token}` });
     expect(sse.status).toBe(200);
@@ -306,7 +306,7 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
       STREAM_TIMING.heartbeatMs = saved;
       writeFileSync(gate, '');
     }
-    await waitFor(() => (t.app.store.runs.getByUuid(uuid)!.status === 'completed' ? true : undefined), 'run end');
+    await waitFor(async () => ((await t.app.repos.runs.getByUuid(uuid))!.status === 'completed' ? true : undefined), 'run end');
   });
 
   it('leaves no stream, watcher or listener behind after 50 connects and disconnects', async () => {
@@ -325,7 +325,7 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
     await waitFor(() => (eventStreamListeners(t.app) === 0 ? true : undefined), 'event listeners to go');
     await waitFor(() => (liveRunOutput(uuid)?.watcherCount === 0 ? true : undefined), 'log watchers to go');
     writeFileSync(gate, '');
-    await waitFor(() => (t.app.store.runs.getByUuid(uuid)!.status === 'completed' ? true : undefined), 'run end');
+    await waitFor(async () => ((await t.app.repos.runs.getByUuid(uuid))!.status === 'completed' ? true : undefined), 'run end');
   });
 });
 
@@ -364,9 +364,9 @@ describe('GET /events/stream', () => {
     expect(denied.status).toBe(404);
     // A later run of the caller's org shows up; nothing of the default org's run came before it.
     const ws = 'acmecorp.com';
-    t.app.store.workspaces.upsertRunInfo({ name: ws, local_path: join(t.app.settings().paths.workspaces, ws) });
-    const acme = t.app.store.orgs.list().find((o: { name: string }) => o.name === 'acme')!;
-    t.app.store.orgs.assign(acme.uuid, [ws]);
+    await t.app.repos.workspaces.upsertRunInfo({ name: ws, local_path: join(t.app.settings().paths.workspaces, ws) });
+    const acme = (await t.app.repos.orgs.list()).find((o: { name: string }) => o.name === 'acme')!;
+    await t.app.repos.orgs.assign(acme.uuid, [ws]);
     const own = await startGated('acme-org', ws);
     writeFileSync(own.gate, '');
     const seen = await theirs.until((e) => e.event === 'run.completed');

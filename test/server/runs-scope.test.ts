@@ -34,11 +34,11 @@ describe('POST /osm/api/runs with scope', () => {
   });
 
   it('a request with an out-of-scope target is refused as a whole (400), nothing is queued', async () => {
-    const before = t.app.store.runs.list({}, { offset: 0, limit: 1000 }).total;
+    const before = (await t.app.repos.runs.list({}, { offset: 0, limit: 1000 })).total;
     const r = await post({ module: 'sample-foreach', targets: ['www.example.com', 'evil.org'], scope: 'example.com\n.example.com\n!admin.example.com\n' });
     expect(r.statusCode).toBe(400);
     expect(r.json()).toEqual({ error: true, message: expect.stringContaining('evil.org: out of scope: matched by no include entry in the run scope') });
-    expect(t.app.store.runs.list({}, { offset: 0, limit: 1000 }).total).toBe(before);
+    expect((await t.app.repos.runs.list({}, { offset: 0, limit: 1000 })).total).toBe(before);
   });
 
   it('in-scope runs execute with the scope: loop items out of it are dropped and counted in the run detail', async () => {

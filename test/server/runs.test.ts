@@ -164,11 +164,11 @@ describe('POST /osm/api/runs (creation, no queue)', () => {
       concurrency: 1, priority: 'high', job_id: expect.stringMatching(/^[0-9a-f]{8}$/), status: 'queued', poll_url: `/osm/api/jobs/${body.job_id}`,
       runner_type: 'host', timeout: 5,
     });
-    const rec = idle.app.store.runs.getByUuid(body.run_uuid)!;
+    const rec = (await idle.app.repos.runs.getByUuid(body.run_uuid))!;
     expect(rec).toMatchObject({ status: 'queued', trigger_type: 'api', priority: 'high', run_group_id: body.job_id, params: { threads: '5' }, workflow_kind: 'module' });
     expect(rec.options).toMatchObject({ concurrency: 1, runnerType: 'host', timeoutMs: 300_000 });
     // The engine writes run.started when the run really starts; creation writes none.
-    expect(idle.app.store.events.list({ topic: 'run.started' }, { offset: 0, limit: 10 }).total).toBe(0);
+    expect((await idle.app.repos.events.list({ topic: 'run.started' }, { offset: 0, limit: 10 })).total).toBe(0);
   });
 
   it('queues one run per distinct target (multi-target shape) and maps medium to normal', async () => {
@@ -178,7 +178,7 @@ describe('POST /osm/api/runs (creation, no queue)', () => {
     expect(body).toMatchObject({ target_count: 3, targets: ['a.com', 'b.com', 'c.com'], concurrency: 2, priority: 'normal', status: 'queued' });
     expect(body.run_uuid).toBeUndefined();
     expect(body.target).toBeUndefined();
-    const runs = idle.app.store.runs.byGroup(body.job_id);
+    const runs = await idle.app.repos.runs.byGroup(body.job_id);
     expect(runs.map((r) => r.target)).toEqual(['a.com', 'b.com', 'c.com']);
     expect(runs.every((r) => r.status === 'queued' && r.priority === 'normal' && (r.options as { concurrency: number }).concurrency === 2)).toBe(true);
   });
@@ -187,7 +187,7 @@ describe('POST /osm/api/runs (creation, no queue)', () => {
     const a = await post(idle, '/osm/api/runs', { workflow: 'combo', target: 'example.org', workspace: 'my-space', runner_type: 'docker', docker_image: 'alpine:3' });
     expect(a.statusCode).toBe(202);
     expect(a.json()).toMatchObject({ workflow: 'combo', kind: 'flow', runner_type: 'docker' });
-    const rec = idle.app.store.runs.getByUuid(a.json().run_uuid)!;
+    const rec = (await idle.app.repos.runs.getByUuid(a.json().run_uuid))!;
     expect(rec.workspace).toBe('my-space');
     expect(rec.options).toMatchObject({ space: 'my-space', runnerType: 'docker', dockerImage: 'alpine:3' });
     const e = await post(idle, '/osm/api/runs', { module: 'quick', empty_target: true });
@@ -306,7 +306,7 @@ describe('running, steps, artifacts (with the queue)', () => {
     }, 'run to finish');
     expect(done.params).toEqual({ api_token: '[REDACTED]' });
     // The store keeps the real values (the engine needs them); only what is shown is masked.
-    expect(JSON.stringify(live.app.store.steps.listByRun(done.id))).toContain(secret);
+    expect(JSON.stringify(await live.app.repos.steps.listByRun(done.id))).toContain(secret);
     const stepsText = (await get(live, `/osm/api/runs/${done.id}/steps`)).body;
     expect(stepsText).not.toContain(secret);
     expect(stepsText).toContain('[REDACTED]');
@@ -337,16 +337,16 @@ describe('cancel', () => {
     // Once the engine has wound down, the run is still cancelled (terminal statuses are sticky).
     await until(() => !live.queue!.active().some((r) => r.run_uuid === running.run_uuid), 'engine to finish');
     expect((await runOf(live, running.id)).status).toBe('cancelled');
-    const events = live.app.store.events.list({ run_id: running.run_uuid, topic: 'run.cancelled' }, { offset: 0, limit: 10 });
+    const events = await live.app.repos.events.list({ run_id: running.run_uuid, topic: 'run.cancelled' }, { offset: 0, limit: 10 });
     expect(events.total).toBe(1);
-    expect(live.app.store.events.list({ run_id: running.run_uuid, topic: 'run.failed' }, { offset: 0, limit: 10 }).total).toBe(0);
+    expect((await live.app.repos.events.list({ run_id: running.run_uuid, topic: 'run.failed' }, { offset: 0, limit: 10 })).total).toBe(0);
   });
 
   it('cancels a queued run directly (note, no processes) via POST /cancel', async () => {
     const created = (await post(idle, '/osm/api/runs', { module: 'quick', target: 'queued.example.com' })).json();
     const res = await post(idle, `/osm/api/runs/${created.run_uuid}/cancel`);
     expect(res.statusCode).toBe(200);
-    const rec = idle.app.store.runs.getByUuid(created.run_uuid)!;
+    const rec = (await idle.app.repos.runs.getByUuid(created.run_uuid))!;
     expect(res.json()).toEqual({ message: 'Run cancelled successfully', id: rec.id, run_uuid: created.run_uuid, note: 'No active processes found to terminate; database status updated' });
     expect(rec).toMatchObject({ status: 'cancelled', error_message: 'Cancelled by user' });
     const again = await idle.server.inject({ method: 'DELETE', url: `/osm/api/runs/${rec.id}`, headers: idle.auth });
@@ -358,18 +358,18 @@ describe('cancel', () => {
   });
 
   it('kills the process group recorded in the database for a run executing elsewhere', async () => {
-    const store = idle.app.store;
-    const run = store.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: 'elsewhere.com', status: 'running' });
+    const store = idle.app.repos;
+    const run = await store.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: 'elsewhere.com', status: 'running' });
     const child = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
     const pid = child.pid!;
     try {
-      store.runs.update(run.id, { current_pid: pid });
+      await store.runs.update(run.id, { current_pid: pid });
       const res = await idle.server.inject({ method: 'DELETE', url: `/osm/api/runs/${run.id}`, headers: idle.auth });
       expect(res.statusCode).toBe(200);
       expect(res.json()).toMatchObject({ killed_pids: [pid], processes_terminated: 1, kill_method: 'database_pid' });
       await until(() => child.exitCode !== null || child.signalCode !== null, 'child reaped');
       expect(groupAlive(pid)).toBe(false);
-      expect(store.runs.get(run.id)).toMatchObject({ status: 'cancelled', current_pid: 0 });
+      expect(await store.runs.get(run.id)).toMatchObject({ status: 'cancelled', current_pid: 0 });
     } finally {
       try {
         process.kill(-pid, 'SIGKILL');
@@ -380,9 +380,9 @@ describe('cancel', () => {
   });
 
   it('refuses terminal runs', async () => {
-    const store = idle.app.store;
-    const run = store.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: 'done.com', status: 'running' });
-    store.runs.transition(run.id, 'completed');
+    const store = idle.app.repos;
+    const run = await store.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: 'done.com', status: 'running' });
+    await store.runs.transition(run.id, 'completed');
     const res = await idle.server.inject({ method: 'DELETE', url: `/osm/api/runs/${run.run_uuid}`, headers: idle.auth });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: true, message: "Cannot cancel run with status 'completed'" });
@@ -392,12 +392,12 @@ describe('cancel', () => {
 describe('duplicate and start', () => {
   it('duplicates as pending (same workflow, target, params, options, priority; no job)', async () => {
     const created = (await post(idle, '/osm/api/runs', { module: 'quick', target: 'dup.com', params: { a: 'b' }, priority: 'critical', concurrency: 3 })).json();
-    const orig = idle.app.store.runs.getByUuid(created.run_uuid)!;
+    const orig = (await idle.app.repos.runs.getByUuid(created.run_uuid))!;
     const res = await post(idle, `/osm/api/runs/${orig.id}/duplicate`);
     expect(res.statusCode).toBe(201);
     const body = res.json();
     expect(body).toEqual({ message: 'Run duplicated', original_run_id: orig.id, original_run_uuid: orig.run_uuid, new_run_uuid: expect.any(String), run_uuid: body.new_run_uuid, workflow: 'quick', target: 'dup.com', status: 'pending' });
-    const copy = idle.app.store.runs.getByUuid(body.new_run_uuid)!;
+    const copy = (await idle.app.repos.runs.getByUuid(body.new_run_uuid))!;
     expect(copy).toMatchObject({
       status: 'pending', workflow_name: 'quick', target: 'dup.com', params: { a: 'b' }, priority: 'critical', trigger_type: 'api', run_group_id: '', options: orig.options,
     });
@@ -440,7 +440,7 @@ describe('priority order', () => {
         return all.every((r) => r.status === 'completed');
       }, 'all runs');
       // run.started events are written in start order (ids are monotonic).
-      const started = t.app.store.events.list({ topic: 'run.started' }, { offset: 0, limit: 100 }).data.sort((a, b) => a.id - b.id).map((e) => e.run_id);
+      const started = (await t.app.repos.events.list({ topic: 'run.started' }, { offset: 0, limit: 100 })).data.sort((a, b) => a.id - b.id).map((e) => e.run_id);
       const index = Object.fromEntries(Object.entries(uuids).map(([i, u]) => [u, Number(i)]));
       expect(started.filter((u) => u in index).map((u) => index[u])).toEqual([2, 3, 1, 4, 0]);
     } finally {

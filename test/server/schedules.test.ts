@@ -34,7 +34,7 @@ describe('auth', () => {
       const res = await t.server.inject({ method: method as 'GET', url: `/osm/api${url}`, payload: method === 'GET' || method === 'DELETE' ? undefined : valid });
       expect(res.statusCode, `${method} ${url}`).toBe(401);
     }
-    expect(t.app.store.schedules.list({ offset: 0, limit: 10 }).total).toBe(0);
+    expect((await t.app.repos.schedules.list({ offset: 0, limit: 10 })).total).toBe(0);
   });
 });
 
@@ -103,7 +103,7 @@ describe('POST /schedules', () => {
     expect(p.json().message).toMatch(/params\["x"\] contains forbidden character/);
     const ic = await api('POST', '/schedules', { ...valid, target: undefined, input_config: { target: 'a.com|id' } });
     expect(ic.statusCode).toBe(400);
-    expect(t.app.store.schedules.list({ offset: 0, limit: 10 }).total).toBe(0);
+    expect((await t.app.repos.schedules.list({ offset: 0, limit: 10 })).total).toBe(0);
   });
 
   it('refuses watch paths outside the base and data folders (also through a symlink)', async () => {
@@ -193,12 +193,12 @@ describe('POST /schedules/{id}/trigger', () => {
     expect(res.statusCode).toBe(202);
     const body = res.json();
     expect(body).toEqual({ message: 'Schedule triggered', schedule: 'nightly', workflow: 'sample-recon', run_uuid: expect.any(String) });
-    const run = t.app.store.runs.getByUuid(body.run_uuid)!;
+    const run = (await t.app.repos.runs.getByUuid(body.run_uuid))!;
     expect(run).toMatchObject({ status: 'queued', trigger_type: 'manual', schedule_id: id, trigger_name: 'nightly', target: 'example.com', params: { prefixes: 'www,api' } });
     const row = (await api('GET', `/schedules/${id}`)).json();
     expect(row.run_count).toBe(1);
     expect(row.last_run).not.toBeNull();
-    const ev = t.app.store.events.list({ topic: 'schedule.triggered' }, { offset: 0, limit: 5 }).data[0]!;
+    const ev = (await t.app.repos.events.list({ topic: 'schedule.triggered' }, { offset: 0, limit: 5 })).data[0]!;
     expect(JSON.parse(ev.data)).toMatchObject({ schedule_id: id, trigger_type: 'manual', schedule: '0 2 * * *', run_uuid: body.run_uuid });
   });
 
@@ -211,7 +211,7 @@ describe('POST /schedules/{id}/trigger', () => {
     let status = '';
     while (!['completed', 'failed', 'cancelled'].includes(status)) {
       await new Promise((r) => setTimeout(r, 50));
-      status = t.app.store.runs.getByUuid(run_uuid)!.status;
+      status = (await t.app.repos.runs.getByUuid(run_uuid))!.status;
     }
     expect(status).toBe('completed');
   });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { sqlCount } from '../helpers/engine-sql.js';
 import { importAssetsJsonl, importVulnsJsonl } from '../../src/ingest/index.js';
 import { buildZip } from '../unit/snapshot/zip-builder.js';
 import { exportSnapshot } from '../../src/services/snapshots.js';
@@ -23,8 +24,8 @@ beforeAll(async () => {
   fs.mkdirSync(path.join(workspaces, WS, 'http'), { recursive: true });
   fs.writeFileSync(path.join(workspaces, WS, 'run-state.json'), '{"run":{"status":"completed"}}\n');
   fs.copyFileSync(fx('httpx-run1.jsonl'), path.join(workspaces, WS, 'http', 'httpx.jsonl'));
-  await importAssetsJsonl(t.app.store, WS, fx('httpx-run1.jsonl'));
-  await importVulnsJsonl(t.app.store, WS, fx('nuclei.jsonl'));
+  await importAssetsJsonl(t.app.repos, WS, fx('httpx-run1.jsonl'));
+  await importVulnsJsonl(t.app.repos, WS, fx('nuclei.jsonl'));
   files = http.createServer((req, res) => {
     const url = req.url ?? '/';
     const hops = /^\/hop\/(\d+)$/.exec(url);
@@ -62,7 +63,7 @@ const upload = (fields: Record<string, string>, file?: { name: string; data: Buf
   const m = multipart(fields, file);
   return t.server.inject({ method: 'POST', url: '/osm/api/snapshots/import', payload: m.payload, headers: m.headers });
 };
-const count = (table: string, ws: string) => (t.app.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE workspace = ?`).get(ws) as { n: number }).n;
+const count = (table: string, ws: string) => sqlCount(t, `SELECT COUNT(*) AS n FROM ${table} WHERE workspace = ?`, ws);
 
 let exported: { name: string; data: Buffer };
 
@@ -167,8 +168,8 @@ describe('DELETE /osm/api/snapshots/:name', () => {
 
 describe('POST /osm/api/snapshots/import', () => {
   it('imports an uploaded export after the workspace was deleted', async () => {
-    const assetsBefore = count('assets', WS);
-    t.app.store.workspaces.delete(WS);
+    const assetsBefore = await count('assets', WS);
+    await t.app.repos.workspaces.delete(WS);
     fs.rmSync(path.join(workspaces, WS), { recursive: true });
     const r = await upload({}, { name: exported.name, data: exported.data });
     expect(r.statusCode).toBe(200);
@@ -182,8 +183,8 @@ describe('POST /osm/api/snapshots/import', () => {
       warning: 'Imported workspace database state may be unstable. Only import from trusted sources.',
     });
     expect(fs.readFileSync(path.join(workspaces, WS, 'http', 'httpx.jsonl'))).toEqual(fs.readFileSync(fx('httpx-run1.jsonl')));
-    expect(count('assets', WS)).toBe(assetsBefore);
-    expect(t.app.store.workspaces.get(WS)).toMatchObject({ data_source: 'imported', total_assets: assetsBefore, total_vulns: 6 });
+    expect(await count('assets', WS)).toBe(assetsBefore);
+    expect(await t.app.repos.workspaces.get(WS)).toMatchObject({ data_source: 'imported', total_assets: assetsBefore, total_vulns: 6 });
   });
 
   it('refuses an existing workspace without force (409, no server path) and replaces it with force', async () => {
@@ -193,7 +194,7 @@ describe('POST /osm/api/snapshots/import', () => {
     expect(r.body).not.toContain(workspaces);
     const forced = await upload({ force: 'true' }, { name: exported.name, data: exported.data });
     expect(forced.statusCode).toBe(200);
-    expect(count('vulnerabilities', WS)).toBe(6); // replaced, not doubled
+    expect(await count('vulnerabilities', WS)).toBe(6); // replaced, not doubled
   });
 
   it('skip_db extracts files only', async () => {

@@ -46,26 +46,26 @@ describe('GET /osm/api/stats', () => {
   });
 
   it('counts everything and keeps the invariants', async () => {
-    const store = t.app.store;
+    const store = t.app.repos;
     await indexWorkflows(t.app.repos, t.app.settings().paths.workflows, { loader: t.app.loader });
-    const kinds = store.workflows.countByKind();
+    const kinds = await store.workflows.countByKind();
     expect(kinds.flows + kinds.modules).toBeGreaterThan(0);
     const statuses: RunStatus[] = ['completed', 'completed', 'failed', 'running', 'queued', 'pending', 'cancelled'];
     for (const status of statuses) {
       const initial = status === 'pending' || status === 'queued' ? status : 'running';
-      const run = store.runs.create({ workflow_name: 'w', workflow_kind: 'module', target: 'x.com', status: initial });
-      if (initial !== status) store.runs.transition(run.id, status);
+      const run = await store.runs.create({ workflow_name: 'w', workflow_kind: 'module', target: 'x.com', status: initial });
+      if (initial !== status) await store.runs.transition(run.id, status);
     }
-    store.workspaces.upsertRunInfo({ name: 'a.com', local_path: '/tmp/a' });
-    store.workspaces.upsertRunInfo({ name: 'b.com', local_path: '/tmp/b' });
-    store.assets.insert('a.com', { asset_value: 'www.a.com' });
-    store.assets.insert('a.com', { asset_value: 'api.a.com' });
-    store.assets.insert('b.com', { asset_value: 'b.com' });
+    await store.workspaces.upsertRunInfo({ name: 'a.com', local_path: '/tmp/a' });
+    await store.workspaces.upsertRunInfo({ name: 'b.com', local_path: '/tmp/b' });
+    await store.assets.insert('a.com', { asset_value: 'www.a.com' });
+    await store.assets.insert('a.com', { asset_value: 'api.a.com' });
+    await store.assets.insert('b.com', { asset_value: 'b.com' });
     for (const severity of ['critical', 'high', 'high', 'medium', 'low', 'info', 'info'] as const) {
-      store.vulns.create({ workspace: 'a.com', vuln_info: `v-${severity}-${Math.random()}`, severity, asset_value: 'www.a.com' });
+      await store.vulns.create({ workspace: 'a.com', vuln_info: `v-${severity}-${Math.random()}`, severity, asset_value: 'www.a.com' });
     }
-    store.schedules.create({ name: 's1', workflow_name: 'w', schedule: '0 * * * *' });
-    store.schedules.create({ name: 's2', workflow_name: 'w', schedule: '0 * * * *', is_enabled: false });
+    await store.schedules.create({ name: 's1', workflow_name: 'w', schedule: '0 * * * *' });
+    await store.schedules.create({ name: 's2', workflow_name: 'w', schedule: '0 * * * *', is_enabled: false });
 
     const s = await stats();
     expect(s.workflows).toEqual({ total: kinds.flows + kinds.modules, flows: kinds.flows, modules: kinds.modules });

@@ -9,20 +9,20 @@ const KEYS = ['command', 'completed_at', 'created_at', 'duration_ms', 'error_mes
 
 beforeAll(async () => {
   t = await makeTestServer();
-  const s = t.app.store;
-  runA = s.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: 'a.com', workspace: 'a.com', status: 'running' });
-  runB = s.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: 'b.com', workspace: 'b.com', status: 'running' });
-  const step = (run: { id: number; run_uuid: string }, ws: string, name: string, type: string, final: 'completed' | 'failed' | 'running' | 'skipped') => {
+  const s = t.app.repos;
+  runA = await s.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: 'a.com', workspace: 'a.com', status: 'running' });
+  runB = await s.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: 'b.com', workspace: 'b.com', status: 'running' });
+  const step = async (run: { id: number; run_uuid: string }, ws: string, name: string, type: string, final: 'completed' | 'failed' | 'running' | 'skipped') => {
     if (final === 'skipped') return s.steps.create({ run_id: run.id, run_uuid: run.run_uuid, workspace: ws, step_name: name, step_type: type, status: 'skipped' });
-    const st = s.steps.create({ run_id: run.id, run_uuid: run.run_uuid, workspace: ws, step_name: name, step_type: type, status: 'running', command: `echo ${name}` });
-    if (final !== 'running') s.steps.transition(st.id, final, { output: `out ${name}`, exports: { k: name }, duration_ms: 5 });
+    const st = await s.steps.create({ run_id: run.id, run_uuid: run.run_uuid, workspace: ws, step_name: name, step_type: type, status: 'running', command: `echo ${name}` });
+    if (final !== 'running') await s.steps.transition(st.id, final, { output: `out ${name}`, exports: { k: name }, duration_ms: 5 });
     return st;
   };
-  step(runA, 'a.com', 'a1', 'bash', 'completed');
-  step(runA, 'a.com', 'a2', 'function', 'failed');
-  step(runA, 'a.com', 'a3', 'bash', 'skipped');
-  step(runB, 'b.com', 'b1', 'bash', 'completed');
-  step(runB, 'b.com', 'b2', 'bash', 'running');
+  await step(runA, 'a.com', 'a1', 'bash', 'completed');
+  await step(runA, 'a.com', 'a2', 'function', 'failed');
+  await step(runA, 'a.com', 'a3', 'bash', 'skipped');
+  await step(runB, 'b.com', 'b1', 'bash', 'completed');
+  await step(runB, 'b.com', 'b2', 'bash', 'running');
 });
 
 afterAll(async () => {

@@ -32,10 +32,10 @@ describe.skipIf(!s3)('artifacts and object storage', () => {
     const uuid = res.json().run_uuid as string;
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const run = t.app.store.runs.getByUuid(uuid);
+      const run = await t.app.repos.runs.getByUuid(uuid);
       if (run && ['completed', 'failed', 'cancelled'].includes(run.status)) {
         // the upload follows the final status: wait for its event
-        const ev = t.app.store.events.list({ run_id: uuid } as never, { offset: 0, limit: 50 }).data.find((e) => e.topic.startsWith('storage.'));
+        const ev = (await t.app.repos.events.list({ run_id: uuid } as never, { offset: 0, limit: 50 })).data.find((e) => e.topic.startsWith('storage.'));
         if (ev) return run;
       }
       if (Date.now() > deadline) throw new Error(`run ${uuid} did not finish with an upload event`);
@@ -43,7 +43,7 @@ describe.skipIf(!s3)('artifacts and object storage', () => {
     }
   }
 
-  const storageEvents = (uuid: string) => t.app.store.events.list({ run_id: uuid } as never, { offset: 0, limit: 50 }).data.filter((e) => e.topic.startsWith('storage.'));
+  const storageEvents = async (uuid: string) => (await t.app.repos.events.list({ run_id: uuid } as never, { offset: 0, limit: 50 })).data.filter((e) => e.topic.startsWith('storage.'));
 
   beforeAll(async () => {
     wfDir = fs.mkdtempSync(path.join(os.tmpdir(), 'osm-wf-storage-'));
@@ -85,7 +85,7 @@ describe.skipIf(!s3)('artifacts and object storage', () => {
     // a workflow's own cdn_* call (in an evaluator process) uses the storage settings too
     const direct = await raw.send(new GetObjectCommand({ Bucket: fx.bucket, Key: 'direct/up.example/report.txt' }));
     expect(await direct.Body!.transformToString()).toBe('report for up.example\n');
-    const [ev] = storageEvents(run.run_uuid);
+    const [ev] = await storageEvents(run.run_uuid);
     expect(ev).toMatchObject({ topic: 'storage.uploaded', workspace: 'up.example' });
     const data = JSON.parse(ev!.data as unknown as string) as { uploaded: number; keys: string[]; errors: unknown[] };
     // the run's state files are artifacts of the run too
@@ -143,7 +143,7 @@ describe.skipIf(!s3)('artifacts and object storage', () => {
     try {
       const run = await runAndWait('fail.example');
       expect(run.status).toBe('completed');
-      const [ev] = storageEvents(run.run_uuid);
+      const [ev] = await storageEvents(run.run_uuid);
       expect(ev).toMatchObject({ topic: 'storage.upload_failed', data_type: 'warning' });
       expect(ev!.error).toContain('storage request failed');
       const events = await t.server.inject({ method: 'GET', url: `/osm/api/events?run_id=${run.run_uuid}`, headers: t.auth });

@@ -3,6 +3,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { sqlGet, sqlRun } from '../helpers/engine-sql.js';
 import { hashApiToken } from '../../src/auth/api-tokens.js';
 
 let t: TestServer;
@@ -113,7 +114,7 @@ describe('API tokens', () => {
     expect(token).toMatch(/^osm_[A-Za-z0-9_-]{43}$/);
     expect(view).toMatchObject({ name: 'ci', role: 'operator', status: 'active', prefix: token.slice(0, 10) });
     expect(Date.parse(view.expires_at) - Date.now()).toBeGreaterThan(29 * 86_400_000);
-    const row = t.app.store.db.prepare('SELECT * FROM api_tokens').get() as Record<string, unknown>;
+    const row = (await sqlGet(t, 'SELECT * FROM api_tokens'))!;
     expect(JSON.stringify(row)).not.toContain(token);
     expect(row.token_hash).toBe(hashApiToken(token));
     expect(JSON.stringify((await asAdmin('GET', '/osm/api/tokens')).json())).not.toContain(token);
@@ -124,7 +125,7 @@ describe('API tokens', () => {
 
   it('expired or revoked → 401 with a clear message; a revoked name can be reused', async () => {
     const tok = (await asAdmin('POST', '/osm/api/tokens', { name: 'short', role: 'viewer' })).json().data;
-    t.app.store.db.prepare('UPDATE api_tokens SET expires_at = ? WHERE id = ?').run(new Date(Date.now() - 1000).toISOString(), tok.id);
+    await sqlRun(t, 'UPDATE api_tokens SET expires_at = ? WHERE id = ?', new Date(Date.now() - 1000).toISOString(), tok.id);
     const expired = await req('GET', '/osm/api/runs', { 'x-osm-api-key': tok.token });
     expect(expired.statusCode).toBe(401);
     expect(expired.json().message).toMatch(/^API token 'short' expired at /);

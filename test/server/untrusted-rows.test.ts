@@ -68,15 +68,15 @@ async function importRuns(ws: string, runs: Record<string, unknown>[]) {
   ]);
   const res = await t.server.inject({ method: 'POST', url: '/osm/api/snapshots/import', payload, headers: { ...t.auth, 'content-type': `multipart/form-data; boundary=${boundary}` } });
   expect(res.statusCode, res.body).toBe(200);
-  return t.app.store.runs.list({ workspace: ws }, { offset: 0, limit: 100 }).data;
+  return (await t.app.repos.runs.list({ workspace: ws }, { offset: 0, limit: 100 })).data;
 }
 
 const post = (url: string, payload?: object) => t.server.inject({ method: 'POST', url, headers: t.auth, ...(payload ? { payload } : {}) });
 
-async function until<T>(fn: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
+async function until<T>(fn: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = fn();
+    const v = await fn();
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -84,16 +84,16 @@ async function until<T>(fn: () => T | undefined, what: string, timeoutMs = 30_00
 }
 
 const finished = (uuid: string) =>
-  until(() => {
-    const r = t.app.store.runs.getByUuid(uuid);
+  until(async () => {
+    const r = await t.app.repos.runs.getByUuid(uuid);
     return r && ['completed', 'failed', 'cancelled'].includes(r.status) ? r : undefined;
   }, `run ${uuid} to finish`);
 
 /** A row inserted as any client could have written it. */
-function insertRun(fields: Partial<Parameters<TestServer['app']['store']['runs']['create']>[0]>, finalStatus?: 'failed' | 'cancelled'): RunRecord {
-  const run = t.app.store.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: 'row.example', status: 'pending', workspace: 'row.example', ...fields });
-  if (finalStatus) t.app.store.runs.transition(run.id, finalStatus, { error_message: 'earlier failure' });
-  return t.app.store.runs.get(run.id)!;
+async function insertRun(fields: Partial<Parameters<TestServer['app']['repos']['runs']['create']>[0]>, finalStatus?: 'failed' | 'cancelled'): Promise<RunRecord> {
+  const run = await t.app.repos.runs.create({ workflow_name: 'quick', workflow_kind: 'module', target: 'row.example', status: 'pending', workspace: 'row.example', ...fields });
+  if (finalStatus) await t.app.repos.runs.transition(run.id, finalStatus, { error_message: 'earlier failure' });
+  return (await t.app.repos.runs.get(run.id))!;
 }
 
 describe('a snapshot cannot smuggle work', () => {
@@ -113,7 +113,7 @@ describe('a snapshot cannot smuggle work', () => {
     }
     expect(runs.map((r) => r.target)).toEqual(['smuggle.example', 'smuggle.example']); // display fields stay
     t.queue!.kick();
-    expect(t.app.store.runs.list({ workspace: 'smuggle-a.example', status: 'queued' }, { offset: 0, limit: 10 }).total).toBe(0);
+    expect((await t.app.repos.runs.list({ workspace: 'smuggle-a.example', status: 'queued' }, { offset: 0, limit: 10 })).total).toBe(0);
     expect(fs.existsSync(m1) || fs.existsSync(m2)).toBe(false);
   });
 
@@ -127,7 +127,7 @@ describe('a snapshot cannot smuggle work', () => {
     const done = await finished(res.json().run_uuid);
     expect(done.status).toBe('completed');
     expect(fs.existsSync(m)).toBe(false);
-    expect(t.app.store.steps.listByRun(done.id).map((s) => s.step_name)).toEqual(['hello']);
+    expect((await t.app.repos.steps.listByRun(done.id)).map((s) => s.step_name)).toEqual(['hello']);
     expect(done.options).not.toHaveProperty('workspacesOverride');
     expect(done.options.workflow_path).toBe(path.join(wfDir, 'modules', 'quick.yaml'));
     expect(fs.readdirSync(elsewhere)).toEqual([]);
@@ -147,50 +147,50 @@ describe('a snapshot cannot smuggle work', () => {
     expect(resumed.json()).toEqual({ error: true, message });
     await new Promise((r) => setTimeout(r, 300));
     expect(fs.existsSync(m)).toBe(false);
-    expect(t.app.store.runs.list({ workflow_name: 'evil', workspace: 'smuggle-c.example' }, { offset: 0, limit: 10 }).total).toBe(1);
+    expect((await t.app.repos.runs.list({ workflow_name: 'evil', workspace: 'smuggle-c.example' }, { offset: 0, limit: 10 })).total).toBe(1);
   });
 });
 
 describe('stored rows are checked again before they become work', () => {
   it('resume and duplicate of a row with a hostile target or params answer 400', async () => {
-    const shell = insertRun({ target: 'a.example;touch /tmp/osm-pwned' }, 'failed');
+    const shell = await insertRun({ target: 'a.example;touch /tmp/osm-pwned' }, 'failed');
     for (const action of ['resume', 'duplicate']) {
       const res = await post(`/osm/api/runs/${shell.run_uuid}/${action}`);
       expect(res.statusCode, action).toBe(400);
       expect(res.json().message).toMatch(/forbidden character ";"/);
     }
-    const reserved = insertRun({ params: { Output: '/etc' } }, 'cancelled');
+    const reserved = await insertRun({ params: { Output: '/etc' } }, 'cancelled');
     const res = await post(`/osm/api/runs/${reserved.run_uuid}/resume`);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: true, message: 'params.Output is a reserved variable name and cannot be set' });
-    const subst = insertRun({ params: { note: '$(id)' } }, 'failed');
+    const subst = await insertRun({ params: { note: '$(id)' } }, 'failed');
     expect((await post(`/osm/api/runs/${subst.run_uuid}/duplicate`)).statusCode).toBe(400);
     // Nothing was created from them.
-    expect(t.app.store.runs.list({ target: 'row.example' }, { offset: 0, limit: 10 }).total).toBe(2);
+    expect((await t.app.repos.runs.list({ target: 'row.example' }, { offset: 0, limit: 10 })).total).toBe(2);
   });
 
   it('start refuses a pending row with a hostile target; the row stays pending', async () => {
-    const run = insertRun({ target: 'b.example`id`' });
+    const run = await insertRun({ target: 'b.example`id`' });
     const res = await post(`/osm/api/runs/${run.run_uuid}/start`);
     expect(res.statusCode).toBe(400);
     expect(res.json().message).toMatch(/forbidden character "`"/);
-    expect(t.app.store.runs.get(run.id)!.status).toBe('pending');
+    expect((await t.app.repos.runs.get(run.id))!.status).toBe('pending');
   });
 
   it('the queue fails a queued row that names a file outside the workflows folder or carries a hostile target; nothing of it runs', async () => {
     const m1 = marker('queue-path');
-    const byPath = insertRun({ workflow_name: 'evil', status: 'queued', options: { workflow_path: attackerWorkflow('evil', m1) } });
+    const byPath = await insertRun({ workflow_name: 'evil', status: 'queued', options: { workflow_path: attackerWorkflow('evil', m1) } });
     t.queue!.kick();
     const a = await finished(byPath.run_uuid);
     expect(a.status).toBe('failed');
     expect(a.error_message).toBe('failed to load workflow: Workflow "evil" is not in the workflows folder');
     const m2 = marker('queue-target');
-    const byTarget = insertRun({ status: 'queued', target: `c.example$(touch${'${IFS}'}${m2})` });
+    const byTarget = await insertRun({ status: 'queued', target: `c.example$(touch${'${IFS}'}${m2})` });
     t.queue!.kick();
     const b = await finished(byTarget.run_uuid);
     expect(b.status).toBe('failed');
     expect(b.error_message).toMatch(/^refusing to execute: target .* contains forbidden character "\$"$/);
-    expect(t.app.store.steps.listByRun(b.id)).toEqual([]);
+    expect(await t.app.repos.steps.listByRun(b.id)).toEqual([]);
     expect(fs.existsSync(m1) || fs.existsSync(m2)).toBe(false);
   });
 });
@@ -218,7 +218,7 @@ describe('params cannot set built-in variables', () => {
       priority: 'normal', workspace: '', options: {}, submitted_at: new Date().toISOString(), requires: { tools: [], labels: [] },
     };
     await expect(runTask(t.app, task, { workerId: 'w1', hostname: 'h' })).rejects.toThrow('params.Workspaces is a reserved variable name and cannot be set');
-    expect(t.app.store.runs.getByUuid(task.run_uuid)).toBeUndefined();
+    expect(await t.app.repos.runs.getByUuid(task.run_uuid)).toBeUndefined();
   });
 });
 

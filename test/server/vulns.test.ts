@@ -12,7 +12,7 @@ beforeAll(async () => {
   t = await makeTestServer();
   vi.useFakeTimers({ toFake: ['Date'] });
   vi.setSystemTime(new Date('2026-02-01T10:00:00.000Z'));
-  await importVulnsJsonl(t.app.store, 'example.com', fx('nuclei.jsonl'));
+  await importVulnsJsonl(t.app.repos, 'example.com', fx('nuclei.jsonl'));
   vi.useRealTimers();
 });
 afterAll(async () => {
@@ -87,7 +87,7 @@ describe('GET and DELETE /osm/api/vulnerabilities/:id', () => {
       expect(r.json()).toEqual({ error: true, message: 'Vulnerability not found' });
     }
     // Re-import brings it back (deleted rows are not remembered).
-    await importVulnsJsonl(t.app.store, 'example.com', fx('nuclei.jsonl'));
+    await importVulnsJsonl(t.app.repos, 'example.com', fx('nuclei.jsonl'));
   });
 
   it('answers 400 Invalid vulnerability ID for a non-integer id', async () => {
@@ -132,7 +132,7 @@ describe('GET /osm/api/vulnerabilities/diff', () => {
   it('lists added findings with the spec fields', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(new Date('2026-02-02T10:00:00.000Z'));
-    t.app.store.vulns.upsertMany('example.com', [{ template_id: 'fresh', vuln_info: 'fresh', asset_value: 'new.example.com', severity: 'low' }]);
+    await t.app.repos.vulns.upsertMany('example.com', [{ template_id: 'fresh', vuln_info: 'fresh', asset_value: 'new.example.com', severity: 'low' }]);
     vi.useRealTimers();
     const d = (await get('/osm/api/vulnerabilities/diff?workspace=example.com&from=2026-02-02&to=2026-02-02T23:59:59Z')).json().data;
     expect(d.added).toEqual([{ id: expect.any(Number), vuln_info: 'fresh', asset_value: 'new.example.com', severity: 'low', template_id: 'fresh', created_at: '2026-02-02T10:00:00.000Z' }]);

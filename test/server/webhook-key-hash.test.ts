@@ -9,6 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { sqlAll } from '../helpers/engine-sql.js';
 import { setSettingValue } from '../../src/settings/set.js';
 import { registerWebhookRuns, triggerWebhookRun } from '../../src/services/webhook-runs.js';
 import { applyMigrations } from '../../src/store/migrate.js';
@@ -37,7 +38,7 @@ function storedText(db: Database.Database): string {
 describe('webhook auth keys at rest', () => {
   it('the table never holds the key, and the trigger still checks it', async () => {
     const [tpl] = await registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['keyed.example.com'], authKey: KEY });
-    expect(storedText(t.app.store.db)).not.toContain(KEY);
+    expect(JSON.stringify(await sqlAll(t, 'SELECT * FROM webhook_runs'))).not.toContain(KEY);
     expect(JSON.stringify(tpl)).not.toContain(KEY);
     const url = `/osm/api/webhook-runs/${tpl!.webhook_uuid}/trigger`;
     expect((await t.server.inject({ method: 'POST', url: `${url}?key=${encodeURIComponent(KEY)}` })).statusCode).toBe(202);
@@ -49,7 +50,7 @@ describe('webhook auth keys at rest', () => {
     }
     // Two templates with the same key get different hashes (salted).
     const [again] = await registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['again.example.com'], authKey: KEY });
-    const hashes = t.app.store.db.prepare('SELECT webhook_auth_key_hash AS h FROM webhook_runs WHERE webhook_uuid IN (?, ?)').all(tpl!.webhook_uuid, again!.webhook_uuid) as { h: string }[];
+    const hashes = await sqlAll<{ h: string }>(t, 'SELECT webhook_auth_key_hash AS h FROM webhook_runs WHERE webhook_uuid IN (?, ?)', tpl!.webhook_uuid, again!.webhook_uuid);
     expect(new Set(hashes.map((r) => r.h)).size).toBe(2);
   });
 

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { sqlCount } from '../helpers/engine-sql.js';
 import { setSettingValue } from '../../src/settings/set.js';
 import { registerWebhookRuns } from '../../src/services/webhook-runs.js';
 import type { WebhookRunRecord } from '../../src/store/index.js';
@@ -48,7 +49,7 @@ const trigger = (uuid: string, opts: { key?: string; payload?: string | object; 
     ...(opts.payload !== undefined ? { payload: opts.payload } : {}),
   });
 
-const runCount = () => (t.app.store.db.prepare('SELECT COUNT(*) AS n FROM runs').get() as { n: number }).n;
+const runCount = () => sqlCount(t, 'SELECT COUNT(*) AS n FROM runs');
 
 beforeAll(async () => {
   wfDir = fs.mkdtempSync(path.join(os.tmpdir(), 'osm-test-'));
@@ -66,7 +67,7 @@ afterAll(async () => {
 describe('disabled (the default)', () => {
   it('the trigger is not reachable: 404 like an unknown route, nothing created', async () => {
     expect(t.app.settings().settings.server.enable_trigger_via_webhook).toBe(false);
-    const before = runCount();
+    const before = await runCount();
     for (const method of ['POST', 'GET'] as const) {
       const res = await trigger(plain.webhook_uuid, { method });
       expect(res.statusCode).toBe(404);
@@ -75,7 +76,7 @@ describe('disabled (the default)', () => {
     // Same answer with a body, and the body is not even read.
     const withBody = await trigger(keyed.webhook_uuid, { key: KEY, payload: { target: 'x.example.com' } });
     expect(withBody.statusCode).toBe(404);
-    expect(runCount()).toBe(before);
+    expect(await runCount()).toBe(before);
     // The listing is authenticated and does not depend on the setting.
     expect((await t.server.inject({ method: 'GET', url: '/osm/api/webhook-runs/list', headers: t.auth })).statusCode).toBe(200);
   });
@@ -94,7 +95,7 @@ describe('enabled', () => {
   });
 
   it('wrong or missing key: 401; the API key does not replace it', async () => {
-    const before = runCount();
+    const before = await runCount();
     for (const key of [undefined, '', 'wrong', KEY.slice(0, -1), `${KEY}x`, KEY.toUpperCase()]) {
       const res = await trigger(keyed.webhook_uuid, { key });
       expect(res.statusCode, String(key)).toBe(401);
@@ -104,15 +105,15 @@ describe('enabled', () => {
     expect(repeated.statusCode).toBe(401);
     const apiKeyOnly = await trigger(keyed.webhook_uuid, { headers: t.auth });
     expect(apiKeyOnly.statusCode).toBe(401);
-    expect(runCount()).toBe(before);
+    expect(await runCount()).toBe(before);
   });
 
   it('GET triggers too (the reference accepts both), without reading overrides', async () => {
-    const before = runCount();
+    const before = await runCount();
     const res = await trigger(plain.webhook_uuid, { method: 'GET' });
     expect(res.statusCode).toBe(202);
     expect(res.json()).toMatchObject({ message: 'Run triggered successfully', target: plain.target });
-    expect(runCount()).toBe(before + 1);
+    expect(await runCount()).toBe(before + 1);
   });
 
   it('a trigger queues a high-priority webhook run that the daemon executes to completed', async () => {
@@ -122,23 +123,23 @@ describe('enabled', () => {
     expect(Object.keys(body).sort()).toEqual(['message', 'run_id', 'run_uuid', 'target', 'workflow']);
     expect(body).toMatchObject({ message: 'Run triggered successfully', target: 'keyed.example.com', workflow: 'quick' });
     expect(body.run_uuid).toMatch(/^[0-9a-f-]{36}$/);
-    const done = await until(() => {
-      const r = t.app.store.runs.getByUuid(body.run_uuid);
+    const done = await until(async () => {
+      const r = await t.app.repos.runs.getByUuid(body.run_uuid);
       return r && ['completed', 'failed', 'cancelled'].includes(r.status) ? r : undefined;
     }, 'run to finish');
     expect(done).toMatchObject({ id: body.run_id, status: 'completed', trigger_type: 'webhook', priority: 'high', run_mode: 'local', target: 'keyed.example.com', workflow_name: 'quick' });
-    const steps = t.app.store.steps.listByRun(done.id);
+    const steps = await t.app.repos.steps.listByRun(done.id);
     expect(steps.map((s) => s.output)).toEqual(['hello keyed.example.com']);
     // Like any API run: run.started / run.completed events, plus the webhook's own record.
-    const topics = t.app.store.events.list({ run_id: done.run_uuid }, { offset: 0, limit: 50 }).data.map((e) => e.topic);
+    const topics = (await t.app.repos.events.list({ run_id: done.run_uuid }, { offset: 0, limit: 50 })).data.map((e) => e.topic);
     expect(topics).toEqual(expect.arrayContaining(['webhook.received', 'run.started', 'run.completed']));
     // The template is untouched except for its counters.
-    const tpl = t.app.store.webhookRuns.getByUuid(keyed.webhook_uuid)!;
+    const tpl = (await t.app.repos.webhookRuns.getByUuid(keyed.webhook_uuid))!;
     expect(tpl).toMatchObject({ target: 'keyed.example.com', trigger_count: 1, last_run_uuid: body.run_uuid });
     // Templates never appear among runs (only the spec's states there).
     const runs = (await t.server.inject({ method: 'GET', url: '/osm/api/runs?limit=100', headers: t.auth })).json().data;
     expect(runs.every((r: { status: string }) => ['pending', 'queued', 'running', 'completed', 'failed', 'cancelled'].includes(r.status))).toBe(true);
-    const plainTriggers = t.app.store.webhookRuns.getByUuid(plain.webhook_uuid)!.trigger_count;
+    const plainTriggers = (await t.app.repos.webhookRuns.getByUuid(plain.webhook_uuid))!.trigger_count;
     expect(runs.filter((r: { target: string }) => r.target === 'example.com').length).toBe(plainTriggers);
   });
 
@@ -146,7 +147,7 @@ describe('enabled', () => {
     const fire = async (payload: string | object | undefined, headers: Record<string, string> = {}) => {
       const res = await trigger(plain.webhook_uuid, { payload, headers });
       expect(res.statusCode, res.body).toBe(202);
-      return t.app.store.runs.getByUuid(res.json().run_uuid)!;
+      return (await t.app.repos.runs.getByUuid(res.json().run_uuid))!;
     };
     expect(await fire({ target: 'override.example.com' })).toMatchObject({ target: 'override.example.com', workflow_name: 'quick', workflow_kind: 'module' });
     expect(await fire({ module: 'other' })).toMatchObject({ target: 'example.com', workflow_name: 'other' });
@@ -161,7 +162,7 @@ describe('enabled', () => {
   });
 
   it('a hostile target override is rejected with 400 and creates nothing', async () => {
-    const before = runCount();
+    const before = await runCount();
     const [emptyTpl] = await registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['placeholder'], options: { emptyTarget: true } });
     for (const [target, ch] of [['a.com;id', ';'], ['$(id)', '$'], ['-oProxyCommand=x', '-'], ['a.com\nb', '\\n'], ['x`id`', '`']] as const) {
       for (const uuid of [plain.webhook_uuid, emptyTpl!.webhook_uuid]) {
@@ -172,7 +173,7 @@ describe('enabled', () => {
         if (ch !== '\\n' && ch !== '-') expect(res.json().message).toContain(`"${ch}"`);
       }
     }
-    expect(runCount()).toBe(before);
+    expect(await runCount()).toBe(before);
   });
 
   it('workflow overrides: unknown 404, path 400, kind mismatch 400; a removed workflow is 404', async () => {
@@ -195,11 +196,11 @@ describe('enabled', () => {
   });
 
   it('bodies over the public limit are refused with 413', async () => {
-    const before = runCount();
+    const before = await runCount();
     const res = await trigger(plain.webhook_uuid, { payload: JSON.stringify({ target: 'big.example.com', pad: 'x'.repeat(70 * 1024) }), headers: { 'content-type': 'application/json' } });
     expect(res.statusCode).toBe(413);
     expect(res.json()).toEqual({ error: true, message: 'Request body is too large (limit 65536 bytes)' });
-    expect(runCount()).toBe(before);
+    expect(await runCount()).toBe(before);
   });
 
   it('disabling again by reload closes the route without a restart', async () => {

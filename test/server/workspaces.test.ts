@@ -24,16 +24,16 @@ afterEach(async () => {
 });
 
 /** A workspace with a row, a folder with state files, an asset, a vulnerability and a finished run. */
-function seed(name: string): string {
+async function seed(name: string): Promise<string> {
   const dir = path.join(wsRoot, name);
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'run-execution.log'), `log of ${name}\n`);
   fs.writeFileSync(path.join(dir, 'run-state.json'), '{"ok":true}\n');
-  t.app.store.workspaces.upsertRunInfo({ name, local_path: dir, last_run: '2030-01-01T00:00:00.000Z', run_workflow: 'sample-recon' });
-  t.app.store.assets.insert(name, { asset_value: `www.${name}` });
-  t.app.store.vulns.create({ workspace: name, vuln_info: 'CVE-1', severity: 'high' });
-  const run = t.app.store.runs.create({ workflow_name: 'sample-recon', workflow_kind: 'module', target: name, workspace: name, status: 'running' });
-  t.app.store.runs.transition(run.id, 'completed');
+  await t.app.repos.workspaces.upsertRunInfo({ name, local_path: dir, last_run: '2030-01-01T00:00:00.000Z', run_workflow: 'sample-recon' });
+  await t.app.repos.assets.insert(name, { asset_value: `www.${name}` });
+  await t.app.repos.vulns.create({ workspace: name, vuln_info: 'CVE-1', severity: 'high' });
+  const run = await t.app.repos.runs.create({ workflow_name: 'sample-recon', workflow_kind: 'module', target: name, workspace: name, status: 'running' });
+  await t.app.repos.runs.transition(run.id, 'completed');
   return dir;
 }
 
@@ -67,9 +67,9 @@ describe('auth', () => {
 
 describe('GET /workspaces', () => {
   it('lists rows by name with filters and pagination', async () => {
-    seed('b.example.com');
-    seed('a.example.com');
-    t.app.store.workspaces.upsertRunInfo({ name: 'imported.io', local_path: '', data_source: 'imported' });
+    await seed('b.example.com');
+    await seed('a.example.com');
+    await t.app.repos.workspaces.upsertRunInfo({ name: 'imported.io', local_path: '', data_source: 'imported' });
     const res = await get('/osm/api/workspaces');
     expect(res.statusCode).toBe(200);
     const body = res.json();
@@ -91,7 +91,7 @@ describe('GET /workspaces', () => {
   });
 
   it('filesystem=true merges the folders of the workspaces folder', async () => {
-    seed('a.example.com');
+    await seed('a.example.com');
     fs.mkdirSync(path.join(wsRoot, 'disk-only.io'));
     fs.writeFileSync(path.join(wsRoot, 'not-a-dir.txt'), 'x');
     const body = (await get('/osm/api/workspaces?filesystem=true')).json();
@@ -106,7 +106,7 @@ describe('GET /workspaces', () => {
 
 describe('GET /workspaces/{name}', () => {
   it('returns the row with its run count', async () => {
-    seed('a.example.com');
+    await seed('a.example.com');
     const res = await get('/osm/api/workspaces/a.example.com');
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toMatchObject({ name: 'a.example.com', data_source: 'local', local_path: path.join(wsRoot, 'a.example.com'), total_assets: 1, total_vulns: 1, vuln_high: 1, runs_count: 1, run_workflow: 'sample-recon', last_run: '2030-01-01T00:00:00.000Z' });
@@ -126,7 +126,7 @@ describe('GET /workspaces/{name}', () => {
 
 describe('GET /workspaces/{name}/state-file', () => {
   it('returns a state file of the workspace', async () => {
-    const dir = seed('a.example.com');
+    const dir = await seed('a.example.com');
     const res = await get('/osm/api/workspaces/a.example.com/state-file?state_file=execution_log');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ workspace: 'a.example.com', state_file: 'execution_log', file_path: path.join(dir, 'run-execution.log'), content: 'log of a.example.com\n', size: 21, truncated: false });
@@ -134,7 +134,7 @@ describe('GET /workspaces/{name}/state-file', () => {
   });
 
   it('caps big files', async () => {
-    const dir = seed('a.example.com');
+    const dir = await seed('a.example.com');
     fs.writeFileSync(path.join(dir, 'run-console.log'), Buffer.alloc(5 * 1024 * 1024 + 10, 'a'));
     const body = (await get('/osm/api/workspaces/a.example.com/state-file?state_file=console_log')).json();
     expect(body.truncated).toBe(true);
@@ -143,7 +143,7 @@ describe('GET /workspaces/{name}/state-file', () => {
   });
 
   it('400 for a missing or unknown state_file, 404 for a missing file or workspace', async () => {
-    seed('a.example.com');
+    await seed('a.example.com');
     for (const q of ['', '?state_file=', '?state_file=../../etc/passwd', '?state_file=secrets']) {
       const res = await get(`/osm/api/workspaces/a.example.com/state-file${q}`);
       expect(res.statusCode, q).toBe(400);
@@ -162,12 +162,12 @@ describe('GET /workspaces/{name}/state-file', () => {
 
   it('never reads through a symlink that points outside the workspaces folder', async () => {
     fs.symlinkSync(outside, path.join(wsRoot, 'evil.io'));
-    t.app.store.workspaces.upsertRunInfo({ name: 'evil.io', local_path: outside });
+    await t.app.repos.workspaces.upsertRunInfo({ name: 'evil.io', local_path: outside });
     const res = await get('/osm/api/workspaces/evil.io/state-file?state_file=execution_log');
     expect(res.statusCode).toBe(400);
     expect(res.body).not.toContain('SECRET OUTSIDE');
     // A state file that is itself a link out of the workspace.
-    const dir = seed('a.example.com');
+    const dir = await seed('a.example.com');
     fs.rmSync(path.join(dir, 'run-execution.log'));
     fs.symlinkSync(path.join(outside, 'run-execution.log'), path.join(dir, 'run-execution.log'));
     const linked = await get('/osm/api/workspaces/a.example.com/state-file?state_file=execution_log');
@@ -178,15 +178,15 @@ describe('GET /workspaces/{name}/state-file', () => {
 
 describe('DELETE /workspaces/{name}', () => {
   it('deletes the row and its data but keeps the folder without purge_files', async () => {
-    const dir = seed('a.example.com');
-    seed('b.example.com');
+    const dir = await seed('a.example.com');
+    await seed('b.example.com');
     const res = await t.server.inject({ method: 'DELETE', url: '/osm/api/workspaces/a.example.com', headers: t.auth });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ message: 'Workspace deleted', name: 'a.example.com', deleted: { assets: 1, vulns: 1, runs: 1 }, files_removed: false });
-    expect(t.app.store.workspaces.get('a.example.com')).toBeUndefined();
-    expect(t.app.store.assets.list({ workspace: 'a.example.com' }, { offset: 0, limit: 10 }).total).toBe(0);
-    expect(t.app.store.runs.list({ workspace: 'a.example.com' }, { offset: 0, limit: 10 }).total).toBe(0);
-    expect(t.app.store.assets.list({ workspace: 'b.example.com' }, { offset: 0, limit: 10 }).total).toBe(1);
+    expect(await t.app.repos.workspaces.get('a.example.com')).toBeUndefined();
+    expect((await t.app.repos.assets.list({ workspace: 'a.example.com' }, { offset: 0, limit: 10 })).total).toBe(0);
+    expect((await t.app.repos.runs.list({ workspace: 'a.example.com' }, { offset: 0, limit: 10 })).total).toBe(0);
+    expect((await t.app.repos.assets.list({ workspace: 'b.example.com' }, { offset: 0, limit: 10 })).total).toBe(1);
     expect(fs.existsSync(dir)).toBe(true);
     expect((await t.server.inject({ method: 'DELETE', url: '/osm/api/workspaces/a.example.com', headers: t.auth })).statusCode).toBe(200); // folder still there
     fs.rmSync(dir, { recursive: true });
@@ -196,7 +196,7 @@ describe('DELETE /workspaces/{name}', () => {
   });
 
   it('purge_files=true removes the folder', async () => {
-    const dir = seed('a.example.com');
+    const dir = await seed('a.example.com');
     const res = await t.server.inject({ method: 'DELETE', url: '/osm/api/workspaces/a.example.com?purge_files=true', headers: t.auth });
     expect(res.json().files_removed).toBe(true);
     expect(fs.existsSync(dir)).toBe(false);
@@ -204,7 +204,7 @@ describe('DELETE /workspaces/{name}', () => {
 
   it('purging a symlinked workspace removes the link, never the target', async () => {
     fs.symlinkSync(outside, path.join(wsRoot, 'evil.io'));
-    t.app.store.workspaces.upsertRunInfo({ name: 'evil.io', local_path: outside });
+    await t.app.repos.workspaces.upsertRunInfo({ name: 'evil.io', local_path: outside });
     const res = await t.server.inject({ method: 'DELETE', url: '/osm/api/workspaces/evil.io?purge_files=true', headers: t.auth });
     expect(res.statusCode).toBe(200);
     expect(fs.existsSync(path.join(wsRoot, 'evil.io'))).toBe(false);
@@ -212,7 +212,7 @@ describe('DELETE /workspaces/{name}', () => {
   });
 
   it('does not follow links inside a purged folder', async () => {
-    const dir = seed('a.example.com');
+    const dir = await seed('a.example.com');
     fs.symlinkSync(outside, path.join(dir, 'link-out'));
     await t.server.inject({ method: 'DELETE', url: '/osm/api/workspaces/a.example.com?purge_files=true', headers: t.auth });
     expect(fs.existsSync(dir)).toBe(false);
@@ -220,8 +220,8 @@ describe('DELETE /workspaces/{name}', () => {
   });
 
   it('refuses while runs are active, and validates the name', async () => {
-    seed('a.example.com');
-    t.app.store.runs.create({ workflow_name: 'sample-recon', workflow_kind: 'module', target: 'a.example.com', workspace: 'a.example.com', status: 'queued' });
+    await seed('a.example.com');
+    await t.app.repos.runs.create({ workflow_name: 'sample-recon', workflow_kind: 'module', target: 'a.example.com', workspace: 'a.example.com', status: 'queued' });
     const busy = await t.server.inject({ method: 'DELETE', url: '/osm/api/workspaces/a.example.com', headers: t.auth });
     expect(busy.statusCode).toBe(409);
     expect(busy.json().message).toMatch(/active run/);

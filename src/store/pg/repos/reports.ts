@@ -41,8 +41,19 @@ export function createPgStatsRepo(db: PgDb): Async<StatsRepo> {
   };
 }
 
-/** The string items of the tech column (a non-array counts as none). */
-const TECH_ITEMS = `jsonb_array_elements(CASE WHEN jsonb_typeof(a.tech::jsonb) = 'array' THEN a.tech::jsonb ELSE '[]'::jsonb END)`;
+/**
+ * The non-empty string items of one tech column value; a corrupt (not JSON) or non-array value
+ * counts as none, as on SQLite. Parsed here, not with `::jsonb` in SQL: that cast fails the whole
+ * query on one corrupt row (PostgreSQL 15 has no pg_input_is_valid to guard it).
+ */
+function techItems(value: string): string[] {
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? parsed.filter((v): v is string => typeof v === 'string' && v !== '') : [];
+  } catch {
+    return [];
+  }
+}
 
 export function createPgAssetStatsRepo(db: PgDb): Async<AssetStatsRepo> {
   const col = (rows: Record<string, unknown>[]) => rows.map((r) => String(r.v));
@@ -51,13 +62,8 @@ export function createPgAssetStatsRepo(db: PgDb): Async<AssetStatsRepo> {
       const { wsTerm, args } = facetScope(workspace, orgs);
       return db.tx(
         async () => {
-          const technologies = col(
-            await db.all(
-              `SELECT DISTINCT (j #>> '{}') COLLATE "C" AS v FROM assets a, ${TECH_ITEMS} j
-               WHERE a.tech <> '[]' AND jsonb_typeof(j) = 'string' AND j #>> '{}' <> ''${wsTerm('a.workspace')} ORDER BY v`,
-              args,
-            ),
-          );
+          const techValues = col(await db.all(`SELECT DISTINCT tech AS v FROM assets WHERE tech <> '[]'${wsTerm('workspace')}`, args));
+          const technologies = [...new Set(techValues.flatMap(techItems))].sort(byteOrder);
           const sources = col(await db.all(`SELECT DISTINCT source COLLATE "C" AS v FROM assets WHERE source <> ''${wsTerm('workspace')} ORDER BY v`, args));
           const remarkValues = col(await db.all(`SELECT DISTINCT remarks AS v FROM assets WHERE remarks <> ''${wsTerm('workspace')}`, args));
           const remarks = [...new Set(remarkValues.flatMap(remarkLabels))].sort(byteOrder);
