@@ -9,14 +9,8 @@ const shared = {
   pool: 'forks' as const,
 };
 
-// Route suites that cannot run on PostgreSQL yet, with the reason (keep this list short).
-const NOT_ON_PG: string[] = [
-  // Workflow functions that write through the synchronous SQLite store (src/engine/functions/
-  // database.ts storeOf: db_import_*_from_file, store_artifact) do nothing on PostgreSQL, so these
-  // runs import no findings and record no artifacts. Re-enable once those functions use app.repos.
-  'test/server/run-diffs.test.ts',
-  'test/server/storage-artifacts.test.ts',
-];
+// Route suites that cannot run on PostgreSQL, with the reason (keep this list short; empty today).
+const NOT_ON_PG: string[] = [];
 
 // The server the api-pg project creates its databases on (as test/helpers/pg.ts).
 const PG_ADMIN_URL = process.env.OSM_TEST_PG_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';

@@ -181,7 +181,7 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
     expect(text[0]).toBe('warmup-line');
     expect(text.slice(1, 3).sort()).toEqual(['[left] left-line', '[right] right-line']);
     // The hook has no step row but wrote lines; a child is named on its lines; the group has both.
-    expect(t.app.store.steps.listByRun(t.app.store.runs.getByUuid(uuid)!.id).map((s) => s.step_name)).toEqual(['group']);
+    expect((await t.app.repos.steps.listByRun((await t.app.repos.runs.getByUuid(uuid))!.id)).map((s) => s.step_name)).toEqual(['group']);
     expect(await (await get('?step=warmup')).text()).toBe('warmup-line\n');
     expect(await (await get('?step=left')).text()).toBe('[left] left-line\n');
     expect((await (await get('?step=group')).text()).split('\n').sort()).toEqual(['', '[left] left-line', '[right] right-line']);
@@ -202,7 +202,7 @@ describe('GET /runs/{id}/logs as Server-Sent Events', () => {
     const got = await later.rest();
     expect(got.map(lineOf).filter(Boolean)).toEqual(['after-line']);
     expect(got[got.length - 1]).toMatchObject({ event: 'end' });
-    await waitFor(() => (t.app.store.runs.getByUuid(uuid)!.status === 'completed' ? true : undefined), 'run end');
+    await waitFor(async () => ((await t.app.repos.runs.getByUuid(uuid))!.status === 'completed' ? true : undefined), 'run end');
     for (const [q, headers] of [['?step=nosuch', {}], ['?step=nosuch&format=jsonl', {}], ['?step=nosuch', { accept: 'text/event-stream' }], ['?step=talk%20', {}]] as const) {
       const r = await get(q, headers);
       expect(r.status, q).toBe(404);
