@@ -22,6 +22,7 @@ const BENCHES = [
   () => import('./08-dashboard.mjs'),
   () => import('./09-db-copy.mjs'),
   () => import('./10-fleet.mjs'),
+  () => import('./11-postgresql.mjs'),
 ];
 
 /** Newest modification time (ms) of the files under `dir` whose names end with `ext`. */
