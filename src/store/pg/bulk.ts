@@ -35,6 +35,8 @@ export interface BulkSpec<V, R extends { id: number; updated_at: string }> {
   /** The exact match key of an incoming row and of a stored one. */
   key(v: V): string;
   rowKey(r: R): string;
+  /** The columns `rowKey` reads (all an INSERT sends back besides the id). */
+  keyColumns: readonly string[];
   /** The fallback match of an incoming row without an exact match (the oldest row with this key), if any. */
   fallbackKey?(v: V): string | undefined;
   rowFallbackKey?(r: R): string;
@@ -141,8 +143,9 @@ async function insertFresh<V, R extends { id: number; updated_at: string }>(db: 
       params.push(...spec.columns.map((c) => p[c]), now, now, now, org ?? null);
       return `(${spec.columns.map(() => '?').join(', ')}, ?, ?, ?, COALESCE(?, '00000000-0000-0000-0000-000000000001'))`;
     });
-    const { rows } = await db.query(`INSERT INTO ${spec.table} (${cols.join(', ')}) VALUES ${tuples.join(', ')} RETURNING *`, params);
-    const ids = new Map(rows.map((r) => [spec.rowKey(spec.map(r)), Number(r.id)]));
+    // Only the id and the key come back: the rows themselves are what was just sent.
+    const { rows } = await db.query(`INSERT INTO ${spec.table} (${cols.join(', ')}) VALUES ${tuples.join(', ')} RETURNING id, ${spec.keyColumns.join(', ')}`, params);
+    const ids = new Map(rows.map((r) => [spec.rowKey(r as unknown as R), Number(r.id)]));
     for (const slot of chunk) slot.id = ids.get(spec.key(slot.values));
   }
 }
