@@ -28,6 +28,12 @@ import type { ImportScope } from '../scope/index.js';
  */
 /** Rows per committed transaction by default, per kind (an interrupted import keeps whole batches only). */
 export const DEFAULT_BATCH = { asset: 2_500, vuln: 10_000 } as const;
+/**
+ * On PostgreSQL findings go in batches of 2,500 too: a batch is one multi-row statement set whose
+ * rows, parameters and answers the client holds at once (10,000 findings peaked at 368 MB RSS for
+ * 100k findings, 2,500 stay under 300 MB), and the server gains nothing from bigger ones.
+ */
+export const PG_BATCH = { asset: 2_500, vuln: 2_500 } as const;
 /** Individual asset events: at most `eventsPerBatch` per this many rows (see assetEvents). */
 const EVENT_BUDGET_ROWS = 10_000;
 
@@ -115,6 +121,11 @@ export abstract class ImportCore<T> {
   /** A full batch (and, at the end, the last one) to store. */
   protected abstract batchReady(rows: T[]): void;
 
+  /** Rows per batch: the option, else the kind's default. */
+  protected batchLimit(): number {
+    return this.opts.batchSize ?? DEFAULT_BATCH[this.kind.kind];
+  }
+
   /** One line of a JSONL file (null: over the length cap). Blank lines are ignored. */
   line(lineNo: number, text: string | null): void {
     if (text === null) {
@@ -173,7 +184,7 @@ export abstract class ImportCore<T> {
       }
     }
     this.batch.push(mapped.value);
-    if (this.batch.length >= (this.opts.batchSize ?? DEFAULT_BATCH[this.kind.kind])) this.takeBatch();
+    if (this.batch.length >= this.batchLimit()) this.takeBatch();
   }
 
   /** Hands the rows collected so far to batchReady. */
@@ -302,6 +313,10 @@ export class AsyncRecordImporter<T> extends ImportCore<T> {
 
   protected batchReady(rows: T[]): void {
     this.ready.push(rows);
+  }
+
+  protected override batchLimit(): number {
+    return this.opts.batchSize ?? (this.repos.engine === 'postgresql' ? PG_BATCH : DEFAULT_BATCH)[this.kind.kind];
   }
 
   /** Stores the batches filled so far. */

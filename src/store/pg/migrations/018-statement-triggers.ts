@@ -5,9 +5,11 @@
  * adds a row version PostgreSQL cannot prune until the transaction ends, so each next update
  * walks a longer chain and a 1,000-row batch costs quadratically. A statement trigger aggregates
  * the statement's rows (`new_rows` / `old_rows`) and touches each hot row once. Same counts as
- * before (the pg-schema and engine tests check them against COUNT(*)). PostgreSQL does not allow
- * column lists on UPDATE triggers with transition tables, so the UPDATE triggers compare the old
- * and new rows themselves and return at once when no counted column changed.
+ * before (the pg-schema and engine tests check them against COUNT(*)). Only INSERT and DELETE
+ * move to statement triggers: the UPDATE triggers of 002/004 stay row triggers, because they fire
+ * only WHEN a counted column changes (rare), while a statement trigger with transition tables
+ * cannot have a column list and would join every updated row's old and new versions — on every
+ * re-import's `last_seen_at` update.
  * (SQLite's twin, src/store/migrations/018-statement-triggers.ts, changes nothing.)
  */
 import { PG_NOW } from './sql-helpers.js';
@@ -23,8 +25,8 @@ END
 $fn$;`;
 }
 
-function trigger(name: string, table: string, event: 'INSERT' | 'DELETE' | 'UPDATE'): string {
-  const ref = event === 'INSERT' ? 'NEW TABLE AS new_rows' : event === 'DELETE' ? 'OLD TABLE AS old_rows' : 'OLD TABLE AS old_rows NEW TABLE AS new_rows';
+function trigger(name: string, table: string, event: 'INSERT' | 'DELETE'): string {
+  const ref = event === 'INSERT' ? 'NEW TABLE AS new_rows' : 'OLD TABLE AS old_rows';
   return `CREATE TRIGGER ${name} AFTER ${event} ON ${table} REFERENCING ${ref} FOR EACH STATEMENT EXECUTE FUNCTION ${name}();`;
 }
 
@@ -35,18 +37,15 @@ const ensureWorkspaces = (rows: string) =>
   `  INSERT INTO workspaces (name, data_source, created_at, updated_at) SELECT DISTINCT workspace, 'local', ${PG_NOW}, ${PG_NOW} FROM ${rows} r
     ON CONFLICT (name) DO NOTHING;`;
 
-/**
- * Asset counters (total, per workspace, per status code and type) for the rows of `rows`, added or
- * taken away; `total` false leaves the global total alone (an update moves rows, never adds any).
- */
-function assetEffect(rows: string, sign: '+' | '-', total = true): string {
+/** Asset counters (total, per workspace, per status code and type) for the rows of `rows`, added or taken away. */
+function assetEffect(rows: string, sign: '+' | '-'): string {
   const facet = (table: string, column: string) =>
     sign === '+'
       ? `  INSERT INTO ${table} (workspace, ${column}, n) SELECT workspace, ${column}, COUNT(*) FROM ${rows} r GROUP BY workspace, ${column}
     ON CONFLICT (workspace, ${column}) DO UPDATE SET n = ${table}.n + EXCLUDED.n;`
       : `  UPDATE ${table} c SET n = c.n - d.n FROM (SELECT workspace, ${column}, COUNT(*) AS n FROM ${rows} r GROUP BY workspace, ${column}) d
     WHERE c.workspace = d.workspace AND c.${column} = d.${column};`;
-  return `${total ? `  UPDATE counters SET value = value ${sign} (SELECT COUNT(*) FROM ${rows} r) WHERE name = 'assets.total';` : ''}
+  return `  UPDATE counters SET value = value ${sign} (SELECT COUNT(*) FROM ${rows} r) WHERE name = 'assets.total';
 ${sign === '+' ? ensureWorkspaces(rows) : ''}
   UPDATE workspaces w SET total_assets = w.total_assets ${sign} d.n FROM (SELECT workspace, COUNT(*) AS n FROM ${rows} r GROUP BY workspace) d WHERE w.name = d.workspace;
 ${facet('asset_status_counts', 'status_code')}
@@ -65,15 +64,9 @@ function vulnEffect(rows: string, sign: '+' | '-'): string {
     FROM (SELECT workspace, COUNT(*) AS n, ${filters} FROM ${rows} r GROUP BY workspace) d WHERE w.name = d.workspace;`;
 }
 
-/** Old and new versions of the updated rows whose counted columns changed. */
-const changed = (cond: string) => (side: 'o' | 'n') =>
-  `(SELECT ${side}.* FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE ${cond})`;
-const assetChanged = changed('o.workspace IS DISTINCT FROM n.workspace OR o.status_code IS DISTINCT FROM n.status_code OR o.asset_type IS DISTINCT FROM n.asset_type');
-const vulnChanged = changed('o.severity IS DISTINCT FROM n.severity OR o.workspace IS DISTINCT FROM n.workspace');
-
 export const sql = /* sql */ `
-${['trg_assets_insert', 'trg_assets_delete', 'trg_assets_move', 'trg_asset_facets_insert', 'trg_asset_facets_delete', 'trg_asset_facets_update'].map((t) => drop(t, 'assets')).join('\n')}
-${['trg_vulns_insert', 'trg_vulns_delete', 'trg_vulns_update'].map((t) => drop(t, 'vulnerabilities')).join('\n')}
+${['trg_assets_insert', 'trg_assets_delete', 'trg_asset_facets_insert', 'trg_asset_facets_delete'].map((t) => drop(t, 'assets')).join('\n')}
+${['trg_vulns_insert', 'trg_vulns_delete'].map((t) => drop(t, 'vulnerabilities')).join('\n')}
 
 ${fn('trg_assets_insert', assetEffect('new_rows', '+'))}
 ${trigger('trg_assets_insert', 'assets', 'INSERT')}
@@ -81,19 +74,9 @@ ${trigger('trg_assets_insert', 'assets', 'INSERT')}
 ${fn('trg_assets_delete', assetEffect('old_rows', '-'))}
 ${trigger('trg_assets_delete', 'assets', 'DELETE')}
 
-${fn('trg_assets_update', `  IF NOT EXISTS ${assetChanged('n')} THEN RETURN NULL; END IF;
-${assetEffect(assetChanged('o'), '-', false)}
-${assetEffect(assetChanged('n'), '+', false)}`)}
-${trigger('trg_assets_update', 'assets', 'UPDATE')}
-
 ${fn('trg_vulns_insert', vulnEffect('new_rows', '+'))}
 ${trigger('trg_vulns_insert', 'vulnerabilities', 'INSERT')}
 
 ${fn('trg_vulns_delete', vulnEffect('old_rows', '-'))}
 ${trigger('trg_vulns_delete', 'vulnerabilities', 'DELETE')}
-
-${fn('trg_vulns_update', `  IF NOT EXISTS ${vulnChanged('n')} THEN RETURN NULL; END IF;
-${vulnEffect(vulnChanged('o'), '-')}
-${vulnEffect(vulnChanged('n'), '+')}`)}
-${trigger('trg_vulns_update', 'vulnerabilities', 'UPDATE')}
 `;
