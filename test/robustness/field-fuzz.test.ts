@@ -556,3 +556,38 @@ describe('field fuzz: one hostile field at a time', () => {
     expect(problems).toEqual([]);
   }, TIMEOUT);
 });
+
+describe('field fuzz: regressions (each was a 500 or a leak)', () => {
+  const get = (url: string) => t.server.inject({ method: 'GET', url, headers: t.auth });
+
+  it('an offset beyond 2^53 is a 400 naming the parameter; a huge limit is still capped', async () => {
+    for (const route of ['workflows', 'runs', 'step-results', 'event-logs', 'events', 'schedules', 'assets', 'assets/diffs', 'vulnerabilities', 'workspaces', 'audit']) {
+      const res = await get(`/osm/api/${route}?offset=99999999999999999999`);
+      expect(res.statusCode, route).toBe(400);
+      expect(res.json(), route).toEqual({ error: true, message: expect.stringMatching(/offset is out of range \(at most 9007199254740991\), got 99999999999999999999/) });
+    }
+    const capped = await get('/osm/api/runs?limit=99999999999999999999');
+    expect(capped.statusCode).toBe(200);
+    expect(capped.json().pagination.limit).toBe(10_000);
+  });
+
+  it('a 1 MB substring filter is a 400, not a database error', async () => {
+    for (const url of [`/osm/api/workflows?search=${MB}`, `/osm/api/runs?target=${MB}`, `/osm/api/assets?search=${MB}`, `/osm/api/workspaces?search=${MB}`, `/osm/api/vulnerabilities?asset_value=${MB}`]) {
+      const res = await get(url);
+      expect(res.statusCode, url.slice(0, 40)).toBe(400);
+      expect(res.json(), url.slice(0, 40)).toEqual({ error: true, message: `Filter text is too long: ${MB.length} characters (at most 1000)` });
+    }
+    // 1000 characters are still a filter.
+    expect((await get(`/osm/api/runs?target=${'y'.repeat(1000)}`)).statusCode).toBe(200);
+  });
+
+  it('a refused target_file names no server path', async () => {
+    for (const target_file of ['../../../../etc/passwd', '/etc/passwd']) {
+      const res = await t.server.inject({ method: 'POST', url: '/osm/api/runs', headers: t.auth, payload: { module: 'sample-recon', target_file } });
+      expect(res.statusCode).toBe(400);
+      const { message } = res.json();
+      expect(message).toMatch(/^Invalid target_file: .*it must be a file inside the uploads folder \(<base folder>\/external-data\/uploads\) or the data folder \(<base folder>\/external-data\)$/);
+      expect(message).not.toContain(t.base);
+    }
+  });
+});
