@@ -20,6 +20,8 @@ import { makeTestServer, type TestServer } from '../helpers/server.js';
 import { routesOf, type RouteSpec } from '../../src/server/route.js';
 import { registerWebhookRuns } from '../../src/services/webhook-runs.js';
 import { setSettingValue } from '../../src/settings/set.js';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import fs from 'node:fs';
 
 type AnyRoute = RouteSpec<any, any, any>;
 const keyOf = (r: { method: string; url: string }) => `${r.method} ${r.url}`;
@@ -33,10 +35,11 @@ const LOG = process.env.FIELD_FUZZ_LOG === '1';
 /** FIELD_FUZZ_ONLY=regex: only the routes whose "METHOD /url" matches (to replay one route). */
 const ONLY = process.env.FIELD_FUZZ_ONLY ? new RegExp(process.env.FIELD_FUZZ_ONLY) : undefined;
 /**
- * Routes that evaluate a script in an evaluator process (hundreds of ms a request): fewer values
+ * Routes that evaluate a script in an evaluator process, or rewrite and reload the settings file
+ * (tens to hundreds of ms a request, and the settings have a hundred fields): fewer values
  * per field, whatever FIELD_FUZZ_ALL says.
  */
-const SLOW: Record<string, number> = { 'POST /osm/api/functions/eval': 3, 'POST /osm/api/functions/execute': 3 };
+const SLOW: Record<string, number> = { 'POST /osm/api/functions/eval': 3, 'POST /osm/api/functions/execute': 3, 'PUT /osm/api/settings/yaml': 2 };
 const TIMEOUT = Number(process.env.FIELD_FUZZ_TIMEOUT_MS ?? 180_000);
 
 /** mulberry32: a small seeded generator, so a failure replays. */
@@ -95,6 +98,11 @@ interface Example {
   body?: Record<string, unknown>;
   /** A text body (PUT /settings/yaml). */
   text?: string;
+  /**
+   * The text body or the uploaded file is this YAML document: its keys (one level down) are
+   * mutated too, except `skipYaml` (paths whose change would lock the test out or move folders).
+   */
+  yaml?: { doc: Record<string, unknown>; into: 'text' | 'file'; skip?: RegExp };
   multipart?: Multipart;
   /** Statuses the valid example may get (default: any 2xx). */
   ok?: number[];
@@ -103,6 +111,7 @@ interface Example {
 /** Objects the examples name (filled in beforeAll). */
 const fx: Record<string, string> = {};
 let snapshotZip: Buffer = Buffer.alloc(0);
+let settingsFile = '';
 const WS = 'fuzz2.example.com';
 const OTHER = 'other.fuzz2.example.com';
 
@@ -129,7 +138,7 @@ const DOCUMENTED_EXTRA_KEYS: Record<string, string[]> = {
 
 const chat = { model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5, temperature: 0.5, top_p: 0.5, top_k: 1, n: 1, stream: false };
 
-const EXAMPLES: Record<string, () => Example> = {
+const EXAMPLES: Record<string, () => Example | Example[]> = {
   'GET /health': () => ({}),
   'GET /health/ready': () => ({ ok: [200, 503] }),
   'GET /server-info': () => ({}),
@@ -143,8 +152,11 @@ const EXAMPLES: Record<string, () => Example> = {
   'POST /osm/api/workflows/refresh': () => ({ query: { force: 'true' } }),
   'GET /osm/api/workflows/:name': () => ({ params: { name: 'sample-recon' }, query: { json: 'true' } }),
   'GET /osm/api/workflows/:name/lint': () => ({ params: { name: 'sample-recon' } }),
-  'POST /osm/api/workflow-upload': () => ({ query: { force: 'true' }, multipart: { fields: {}, file: { field: 'file', name: 'fuzz-up.yaml', content: 'kind: module\nname: fuzz-up\nsteps:\n  - name: s\n    type: bash\n    command: echo hi\n' } } }),
-  'POST /osm/api/runs': () => ({ body: { module: 'sample-recon', target: 'run.fuzz2.example.com', params: { threads: '5' }, priority: 'low', timeout: 3600, workspace: WS, labels: ['a'], run_mode: 'local' } }),
+  'POST /osm/api/workflow-upload': () => {
+    const doc = { kind: 'module', name: 'fuzz-up', description: 'd', tags: ['t'], params: [{ name: 'p', default: 'v' }], steps: [{ name: 's', type: 'bash', command: 'echo hi' }] };
+    return { query: { force: 'true' }, multipart: { fields: {}, file: { field: 'file', name: 'fuzz-up.yaml', content: stringifyYaml(doc) } }, yaml: { doc, into: 'file' } };
+  },
+  'POST /osm/api/runs': () => [{ body: { flow: 'sample-flow', targets: [`t1.${WS}`, `t2.${WS}`], threads_hold: 2, heuristics_check: 'basic', concurrency: 1, labels: ['x'], scope: { include: [WS] } }, ok: [200, 201, 202, 400, 404] }, { body: { module: 'sample-recon', target: 'run.fuzz2.example.com', params: { threads: '5' }, priority: 'low', timeout: 3600, workspace: WS, labels: ['a'], run_mode: 'local' } }],
   'GET /osm/api/runs': () => ({ query: { status: 'queued', workflow_name: 'sample-recon', target: WS, workspace: WS, offset: '0', limit: '5' } }),
   'GET /osm/api/runs/:id': () => ({ params: { id: fx.run! }, query: { include_steps: 'true', include_artifacts: 'true' } }),
   'DELETE /osm/api/runs/:id': () => ({ params: { id: fx.runDel! } }),
@@ -163,7 +175,7 @@ const EXAMPLES: Record<string, () => Example> = {
   'POST /osm/api/upload-file': () => ({ multipart: { fields: {}, file: { field: 'file', name: 'targets.txt', content: 'a.example.com\nb.example.com\n' } } }),
   'GET /osm/api/settings/yaml': () => ({}),
   'GET /osm/api/settings/yaml/': () => ({}),
-  'PUT /osm/api/settings/yaml': () => ({ text: fx.settingsYaml! }),
+  'PUT /osm/api/settings/yaml': () => ({ text: fx.settingsYaml!, yaml: { doc: parseYaml(fx.settingsYaml!), into: 'text', skip: /^(base_folder|environments|server)\b/ } }),
   'POST /osm/api/settings/reload': () => ({}),
   'GET /osm/api/settings/status': () => ({}),
   'GET /osm/api/workspaces': () => ({ query: { offset: '0', limit: '5', search: 'fuzz', data_source: 'database', filesystem: 'true', org: 'default' } }),
@@ -179,7 +191,11 @@ const EXAMPLES: Record<string, () => Example> = {
   'POST /osm/api/llm/v1/embeddings': () => ({ body: { input: ['hi'], model: 'm' }, ok: [500, 502] }),
   'POST /osm/api/llm/embeddings': () => ({ body: { input: 'hi', model: 'm' }, ok: [500, 502] }),
   'GET /osm/api/schedules': () => ({ query: { offset: '0', limit: '5' } }),
-  'POST /osm/api/schedules': () => ({ body: { name: 'fz-#N#', workflow_name: 'sample-recon', workflow_kind: 'module', target: WS, trigger_type: 'cron', schedule: '0 3 * * *', enabled: false, params: { a: 'b' }, runner_type: 'host', workspace: WS } }),
+  'POST /osm/api/schedules': () => [
+    { body: { name: 'fz-#N#', workflow_name: 'sample-recon', workflow_kind: 'module', target: WS, trigger_type: 'cron', schedule: '0 3 * * *', enabled: false, params: { a: 'b' }, runner_type: 'host', workspace: WS } },
+    { body: { name: 'fze-#N#', workflow_name: 'sample-recon', target: WS, trigger_type: 'event', event_topic: 'fuzz.topic', enabled: false, input_config: { type: 'param', name: 'x' } } },
+    { body: { name: 'fzw-#N#', workflow_name: 'sample-recon', target: WS, trigger_type: 'watch', watch_path: 'watched', enabled: false } },
+  ],
   'GET /osm/api/schedules/:id': () => ({ params: { id: fx.schedule! } }),
   'PUT /osm/api/schedules/:id': () => ({ params: { id: fx.schedule! }, body: { name: 'fz2', workflow_name: 'sample-recon', target: WS, trigger_type: 'cron', schedule: '0 4 * * *', enabled: false, params: { a: 'c' } } }),
   'DELETE /osm/api/schedules/:id': () => ({ params: { id: fx.scheduleDel! } }),
@@ -198,7 +214,7 @@ const EXAMPLES: Record<string, () => Example> = {
   'GET /osm/api/vulnerabilities/diff': () => ({ query: { workspace: WS, from: '2026-01-01T00:00:00Z', to: '2026-12-31T00:00:00Z' } }),
   'GET /osm/api/vulnerabilities/diffs': () => ({ query: { workspace: WS, offset: '0', limit: '5' } }),
   'GET /osm/api/vulnerabilities/:id': () => ({ params: { id: fx.vuln! } }),
-  'POST /osm/api/vulnerabilities': () => ({ body: { workspace: WS, vuln_title: 't', severity: 'high', confidence: 'firm', asset_value: `x.${WS}`, vuln_info: 'i', tags: ['a'] } }),
+  'POST /osm/api/vulnerabilities': () => ({ body: { workspace: WS, vuln_title: 't', severity: 'high', confidence: 'firm', asset_value: `x.${WS}`, asset_type: 'subdomain', vuln_info: 'i', vuln_desc: 'd', vuln_poc: 'p', tags: ['a'], detail_http_request: 'GET /', detail_http_response: 'HTTP/1.1 200', raw_vuln_json: { a: 1 } } }),
   'DELETE /osm/api/vulnerabilities/:id': () => ({ params: { id: fx.vulnDel! } }),
   'POST /osm/api/vulnerabilities/import': () => ({ body: { workspace: WS, data: [{ vuln_title: 'imp', severity: 'low', asset_value: `y.${WS}` }, { 'template-id': 'tid', info: { name: 'n', severity: 'info' }, host: `z.${WS}`, 'matched-at': `https://z.${WS}/` }] } }),
   'GET /osm/api/snapshots': () => ({}),
@@ -230,7 +246,7 @@ const EXAMPLES: Record<string, () => Example> = {
   'GET /osm/api/workspace-names': () => ({}),
   'GET /osm/api/asset-stats': () => ({ query: { workspace: WS } }),
   'GET /osm/api/orgs': () => ({}),
-  'POST /osm/api/orgs': () => ({ body: { name: 'fuzz-org-#N#', description: 'd', tags: ['t'] } }),
+  'POST /osm/api/orgs': () => ({ body: { name: 'fuzz-org-#N#', description: 'd', tags: ['t'], uuid: '' } }),
   'GET /osm/api/orgs/:uuid': () => ({ params: { uuid: fx.org! } }),
   'GET /osm/api/orgs/:uuid/stats': () => ({ params: { uuid: fx.org! } }),
   'PUT /osm/api/orgs/:uuid': () => ({ params: { uuid: fx.org! }, body: { name: 'fuzz-org', description: 'd2', tags: ['u'], workspaces: [WS] } }),
@@ -414,6 +430,29 @@ function mutations(route: AnyRoute, ex: Example, random: () => number): Req[] {
       }
     }
   }
+  if (ex.yaml) {
+    const { doc, into, skip } = ex.yaml;
+    const put = (d: unknown, what: string): Req => {
+      const text = stringifyYaml(d);
+      const r = base();
+      if (into === 'text') r.text = text;
+      else r.multipart!.file = { ...r.multipart!.file!, content: text };
+      return { ...r, what };
+    };
+    for (const [k, v] of Object.entries(doc)) {
+      if (skip?.test(k)) continue;
+      for (const h of sample(HOSTILE_JSON.filter((x) => x !== MB), rand)) out.push(put({ ...doc, [k]: h }, `yaml ${k}=${JSON.stringify(h)?.slice(0, 40)}`));
+      const inner = Array.isArray(v) && isPlain(v[0]) ? v[0] : isPlain(v) ? v : undefined;
+      if (!inner) continue;
+      for (const ik of Object.keys(inner)) {
+        if (skip?.test(`${k}.${ik}`)) continue;
+        for (const h of sample(HOSTILE_JSON.filter((x) => x !== MB), rand)) {
+          const changed = { ...inner, [ik]: h };
+          out.push(put({ ...doc, [k]: Array.isArray(v) ? [changed, ...v.slice(1)] : changed }, `yaml ${k}.${ik}=${JSON.stringify(h)?.slice(0, 40)}`));
+        }
+      }
+    }
+  }
   if (ex.text !== undefined) {
     for (const v of sample(HOSTILE_STRINGS, rand)) out.push({ ...base(), what: `text ${JSON.stringify(v.slice(0, 40))}`, text: v });
   }
@@ -496,6 +535,7 @@ beforeAll(async () => {
   fx.webhook = hooks[0]!.webhook_uuid;
   fx.webhookDel = hooks[1]!.webhook_uuid;
   fx.settingsYaml = (await inj('GET', '/osm/api/settings/yaml')).body;
+  settingsFile = fs.readFileSync(t.app.manager.path, 'utf8');
   for (const [k, v] of Object.entries(fx)) if (!v) throw new Error(`fixture ${k} was not created`);
 }, 60_000);
 
@@ -510,6 +550,12 @@ describe('field fuzz: the table', () => {
     expect(Object.keys(EXAMPLES).filter((k) => !keys.includes(k)), 'examples without a route').toEqual([]);
   });
 });
+
+/** Puts back the settings file as it was before the fuzzing, and reloads it. */
+function restoreSettings(): void {
+  fs.writeFileSync(t.app.manager.path, settingsFile);
+  t.app.manager.reload();
+}
 
 /** The valid example succeeds (so the mutations of its fields reach the handler). */
 async function checkValid(route: AnyRoute, ex: Example): Promise<string[]> {
@@ -532,25 +578,30 @@ describe('field fuzz: one hostile field at a time', () => {
     let sent = 0;
     for (const route of order) {
       const key = keyOf(route);
-      const ex = EXAMPLES[key]?.();
-      if (!ex || (ONLY && !ONLY.test(key))) continue;
-      const muts = mutations(route, ex, rand);
-      const started = Date.now();
-      // The valid example first (a deleting one then deletes its fixture: the mutations that
-      // follow still pass validation of every other field, then find nothing).
-      problems.push(...(await checkValid(route, ex)));
-      for (const r of muts) {
-        if (GUARDED.has(key) && (r.body === undefined || !route.body || route.body.safeParse(r.rawJson !== undefined ? JSON.parse(r.rawJson) : r.body).success)) continue;
-        if (STREAMS.has(key)) continue;
-        const t0 = Date.now();
-        const res = await send(t, r);
-        sent++;
-        if (LOG && Date.now() - t0 > 500) console.log(`SLOW ${key} [${r.what}] ${Date.now() - t0} ms → ${res.statusCode} ${res.body.slice(0, 150)}`);
-        const found = problemsOf(key, r, res);
-        if (LOG) for (const f of found) console.log(`PROBLEM ${f}`);
-        problems.push(...found);
+      const made = EXAMPLES[key]?.();
+      if (!made || (ONLY && !ONLY.test(key))) continue;
+      for (const ex of Array.isArray(made) ? made : [made]) {
+        const muts = mutations(route, ex, rand);
+        const started = Date.now();
+        // The valid example first (a deleting one then deletes its fixture: the mutations that
+        // follow still pass validation of every other field, then find nothing).
+        problems.push(...(await checkValid(route, ex)));
+        for (const r of muts) {
+          if (GUARDED.has(key) && (r.body === undefined || !route.body || route.body.safeParse(r.rawJson !== undefined ? JSON.parse(r.rawJson) : r.body).success)) continue;
+          if (STREAMS.has(key)) continue;
+          const t0 = Date.now();
+          const res = await send(t, r);
+          sent++;
+          if (LOG && Date.now() - t0 > 500) console.log(`SLOW ${key} [${r.what}] ${Date.now() - t0} ms → ${res.statusCode} ${res.body.slice(0, 150)}`);
+          const found = problemsOf(key, r, res);
+          if (LOG) for (const f of found) console.log(`PROBLEM ${f}`);
+          problems.push(...found);
+          // A settings mutation that was accepted is undone before the next one.
+          if (key === 'PUT /osm/api/settings/yaml' && res.statusCode < 400) restoreSettings();
+        }
+        if (LOG) console.log(`ROUTE ${key}: ${muts.length} mutations, ${Date.now() - started} ms`);
+        if (key === 'PUT /osm/api/settings/yaml') restoreSettings();
       }
-      if (LOG) console.log(`ROUTE ${key}: ${muts.length} mutations, ${Date.now() - started} ms`);
     }
     if (!ONLY) expect(sent).toBeGreaterThan(1000);
     expect(problems).toEqual([]);
@@ -579,6 +630,16 @@ describe('field fuzz: regressions (each was a 500 or a leak)', () => {
     }
     // 1000 characters are still a filter.
     expect((await get(`/osm/api/runs?target=${'y'.repeat(1000)}`)).statusCode).toBe(200);
+  });
+
+  it('a constructor key in the settings YAML is an unknown key (it was a 500)', async () => {
+    const doc = parseYaml(fx.settingsYaml!);
+    for (const value of [{ constructor: { prototype: { polluted: 1 } } }, { constructor: 1 }]) {
+      doc.redis = value;
+      const res = await t.server.inject({ method: 'PUT', url: '/osm/api/settings/yaml', headers: { ...t.auth, 'content-type': 'text/plain' }, payload: stringifyYaml(doc) });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ error: true, message: 'Invalid YAML configuration: unknown key: redis.constructor' });
+    }
   });
 
   it('a refused target_file names no server path', async () => {
