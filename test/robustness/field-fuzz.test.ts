@@ -156,7 +156,7 @@ const EXAMPLES: Record<string, () => Example | Example[]> = {
     const doc = { kind: 'module', name: 'fuzz-up', description: 'd', tags: ['t'], params: [{ name: 'p', default: 'v' }], steps: [{ name: 's', type: 'bash', command: 'echo hi' }] };
     return { query: { force: 'true' }, multipart: { fields: {}, file: { field: 'file', name: 'fuzz-up.yaml', content: stringifyYaml(doc) } }, yaml: { doc, into: 'file' } };
   },
-  'POST /osm/api/runs': () => [{ body: { flow: 'sample-flow', targets: [`t1.${WS}`, `t2.${WS}`], threads_hold: 2, heuristics_check: 'basic', concurrency: 1, labels: ['x'], scope: { include: [WS] } }, ok: [200, 201, 202, 400, 404] }, { body: { module: 'sample-recon', target: 'run.fuzz2.example.com', params: { threads: '5' }, priority: 'low', timeout: 3600, workspace: WS, labels: ['a'], run_mode: 'local' } }],
+  'POST /osm/api/runs': () => [{ body: { flow: 'sample-flow', targets: [`t1.${WS}`, `t2.${WS}`], threads_hold: 2, heuristics_check: 'basic', concurrency: 1, labels: ['x'], scope: { include: [`.${WS}`], exclude: [`admin.${WS}`] } } }, { body: { module: 'sample-recon', target: 'run.fuzz2.example.com', params: { threads: '5' }, priority: 'low', timeout: 3600, workspace: WS, labels: ['a'], run_mode: 'local' } }],
   'GET /osm/api/runs': () => ({ query: { status: 'queued', workflow_name: 'sample-recon', target: WS, workspace: WS, offset: '0', limit: '5' } }),
   'GET /osm/api/runs/:id': () => ({ params: { id: fx.run! }, query: { include_steps: 'true', include_artifacts: 'true' } }),
   'DELETE /osm/api/runs/:id': () => ({ params: { id: fx.runDel! } }),
