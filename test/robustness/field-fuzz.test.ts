@@ -235,7 +235,7 @@ const EXAMPLES: Record<string, () => Example | Example[]> = {
   'GET /osm/api/tasks': () => ({ query: { limit: '5' }, ok: [200, 400] }),
   'GET /osm/api/tasks/:id': () => ({ params: { id: 't1' }, ok: [400, 404] }),
   'POST /osm/api/tasks': () => ({ body: { workflow: 'sample-recon', workflow_name: 'sample-recon', workflow_kind: 'module', target: WS, params: { a: 'b' }, priority: 'low', labels: ['a'] }, ok: [400] }),
-  'POST /osm/api/webhook-runs/:uuid/trigger': () => ({ params: { uuid: fx.webhook! }, query: { key: 'fuzz-key' } }),
+  'POST /osm/api/webhook-runs/:uuid/trigger': () => ({ params: { uuid: fx.webhook! }, query: { key: 'fuzz-key' }, body: { target: `hooked.${WS}`, module: 'sample-recon' } }),
   'GET /osm/api/webhook-runs/:uuid/trigger': () => ({ params: { uuid: fx.webhook! }, query: { key: 'fuzz-key' } }),
   'GET /osm/api/webhook-runs/list': () => ({ query: { offset: '0', limit: '5' } }),
   'DELETE /osm/api/webhook-runs/:uuid': () => ({ params: { uuid: fx.webhookDel! } }),
