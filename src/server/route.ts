@@ -114,6 +114,12 @@ export function intParam(name: string, opts: { min?: number; max?: number; cap?:
         return z.NEVER;
       }
       let n = Number(text);
+      // Beyond 2^53 the number is no longer the one given (and the database refuses it): a cap
+      // applies (limit), otherwise it is out of range.
+      if (!Number.isSafeInteger(n) && !(opts.cap !== undefined && n > opts.cap)) {
+        ctx.addIssue({ code: 'custom', message: `${name} is out of range (at most ${Number.MAX_SAFE_INTEGER}), got ${text.length > 40 ? `${text.slice(0, 40)}…` : text}` });
+        return z.NEVER;
+      }
       if (opts.min !== undefined && n < opts.min) {
         ctx.addIssue({ code: 'custom', message: `${name} must be ≥ ${opts.min}, got ${n}` });
         return z.NEVER;

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errors, messageOf } from '../errors.js';
 import type { Priority, RunRecord } from '../store/index.js';
 import type { Workflow } from '../workflow/types.js';
@@ -258,7 +258,9 @@ export function parsePriority(value: string | undefined): Priority {
 export function readTargetFile(app: AppContext, given: string): string[] {
   const paths = app.settings().paths;
   const roots = [paths.uploads, paths.data];
-  const where = `it must be a file inside the uploads folder (${paths.uploads}) or the data folder (${paths.data})`;
+  // Folders are named relative to the base folder: an API caller learns no server path.
+  const shown = (dir: string) => (isInside(resolve(paths.base), resolve(dir)) ? `<base folder>/${relative(resolve(paths.base), resolve(dir)).split(sep).join('/')}` : 'set in the settings');
+  const where = `it must be a file inside the uploads folder (${shown(paths.uploads)}) or the data folder (${shown(paths.data)})`;
   if (given.includes('\0') || given.split(/[\\/]+/).includes('..')) throw errors.invalidTargetFile(`'..' is not allowed; ${where}`);
   const candidate = isAbsolute(given) ? resolve(given) : resolve(paths.uploads, given);
   if (!roots.some((r) => isInside(resolve(r), candidate))) throw errors.invalidTargetFile(where);

@@ -72,7 +72,8 @@ function leafTypes(s: AnySchema): { types: LeafType[]; values?: string[] } {
 export function childSchema(schema: AnySchema, seg: string | number): AnySchema | undefined {
   const s = unwrapSchema(schema);
   const d = defOf(s);
-  if (d.type === 'object') return typeof seg === 'string' ? d.shape?.[seg] : undefined;
+  // Own keys only: `constructor` or `__proto__` is an unknown key, not Object.prototype's member.
+  if (d.type === 'object') return typeof seg === 'string' && d.shape && Object.hasOwn(d.shape, seg) ? d.shape[seg] : undefined;
   if (d.type === 'record') return d.valueType;
   if (d.type === 'array') return typeof seg === 'number' ? d.element : undefined;
   return undefined;

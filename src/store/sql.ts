@@ -4,6 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { ListResult, Page } from './types.js';
+import { errors } from '../errors.js';
 
 export type Db = Database.Database;
 export type Row = Record<string, unknown>;
@@ -54,8 +55,15 @@ export function bit(value: boolean | undefined | null): 0 | 1 {
   return value ? 1 : 0;
 }
 
-/** A `%substring%` LIKE pattern with the wildcards of `text` escaped (use with `ESCAPE '\'`). */
+/** Longest text a substring filter takes (SQLite refuses LIKE patterns over 50 000 bytes). */
+export const MAX_FILTER_TEXT = 1000;
+
+/**
+ * A `%substring%` LIKE pattern with the wildcards of `text` escaped (use with `ESCAPE '\'`).
+ * Text longer than MAX_FILTER_TEXT characters is a 400 (it would be a database error otherwise).
+ */
 export function likeContains(text: string): string {
+  if (text.length > MAX_FILTER_TEXT) throw errors.validation(`Filter text is too long: ${text.length} characters (at most ${MAX_FILTER_TEXT})`);
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
