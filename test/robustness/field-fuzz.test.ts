@@ -16,7 +16,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { makeTestServer, type TestServer } from '../helpers/server.js';
+import { makeSqliteTestServer as makeTestServer, type SqliteTestServer as TestServer } from '../helpers/server.js';
 import { routesOf, type RouteSpec } from '../../src/server/route.js';
 import { registerWebhookRuns } from '../../src/services/webhook-runs.js';
 import { setSettingValue } from '../../src/settings/set.js';
