@@ -101,7 +101,7 @@ describe('reference run flags', () => {
     const strict = await osm(['health', '--json', '--strict']);
     expect(strict.code).toBe(1);
     expect(JSON.parse(strict.stdout).ok).toBe(false);
-    const e = await runOsm(['eval', '-t', 'a.com', 'toUpperCase("{{Target}}")']);
+    const e = await osm(['eval', '-t', 'a.com', 'toUpperCase("{{Target}}")']);
     expect(e.stdout.trim()).toBe('A.COM');
   });
 
