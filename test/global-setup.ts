@@ -1,8 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { createPgTemplate } from './helpers/pg.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
+
 
 function newest(dir: string): number {
   let max = 0;
@@ -18,7 +21,18 @@ function newest(dir: string): number {
  * End-to-end tests spawn the built CLI: build once before the suite when `dist/` is missing or
  * older than `src/` (`npm test` already builds in its pretest step, so this is usually a no-op).
  */
-export default function setup(): void {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  build();
+  // One migrated PostgreSQL template for the whole run (test/helpers/pg.ts copies it per test
+  // database), dropped when the run ends. No PostgreSQL: none (its tests skip, or fail on CI).
+  const template = await createPgTemplate().catch(() => undefined);
+  project.provide('pgTemplate', template?.name ?? '');
+  return async () => {
+    await template?.drop().catch(() => undefined);
+  };
+}
+
+function build(): void {
   const marker = join(ROOT, 'dist/cli/main.js');
   if (existsSync(marker) && statSync(marker).mtimeMs >= newest(join(ROOT, 'src'))) {
     generateCompletions();

@@ -57,22 +57,50 @@ export async function createPgDatabase(prefix = 'osm_test', template?: string): 
   };
 }
 
-let migratedTemplate: Promise<PgDatabase> | undefined;
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The migrated template database made once per test run by test/global-setup.ts ('' when none). */
+    pgTemplate: string;
+  }
+}
 
 /**
- * A fresh database with osm's schema: a copy of a template migrated once per test process
- * (copying is much faster than migrating). The template is dropped when the process exits.
+ * A migrated template database for a whole test run: created by the global setup (which drops it
+ * when the run ends) and handed to the test processes through vitest's provide/inject.
  */
-export async function createMigratedPgDatabase(prefix = 'osm_test'): Promise<PgDatabase> {
-  migratedTemplate ??= (async () => {
-    const { openPgStore } = await import('../../src/store/pg/store.js');
-    const db = await createPgDatabase('osm_tmpl');
+export async function createPgTemplate(): Promise<PgDatabase> {
+  const { openPgStore } = await import('../../src/store/pg/store.js');
+  const db = await createPgDatabase('osm_tmpl');
+  try {
     const store = await openPgStore(db.url, { max: 1 });
     await store.close();
-    process.once('beforeExit', () => void db.drop().catch(() => undefined));
-    return db;
-  })();
-  return createPgDatabase(prefix, (await migratedTemplate).name);
+  } catch (err) {
+    await db.drop().catch(() => undefined);
+    throw err;
+  }
+  return db;
+}
+
+/**
+ * A fresh database with osm's schema: a copy of the run's migrated template (copying is much
+ * faster than migrating), or — outside a vitest run with the global setup — a new database
+ * migrated on the spot. The caller drops it.
+ */
+export async function createMigratedPgDatabase(prefix = 'osm_test'): Promise<PgDatabase> {
+  let template = '';
+  try {
+    // Loaded here, not at the top: the global setup imports this file outside the test runtime.
+    const { inject } = await import('vitest');
+    template = inject('pgTemplate') ?? '';
+  } catch {
+    // not inside a vitest worker
+  }
+  if (template) return createPgDatabase(prefix, template);
+  const db = await createPgDatabase(prefix);
+  const { openPgStore } = await import('../../src/store/pg/store.js');
+  const store = await openPgStore(db.url, { max: 1 });
+  await store.close();
+  return db;
 }
 
 /** The engine the API tests run on: OSM_TEST_ENGINE=postgresql selects PostgreSQL (the api-pg project in vitest.config.ts). */
