@@ -43,6 +43,12 @@ export interface AttemptsRepo {
    * `superseded` when a newer attempt holds the fence, `finished` when the run already ended.
    */
   claimRun(runUuid: string, attempt: number): ClaimOutcome;
+  /**
+   * The worker holding `attempt` gives the run up (it stops, or lost its lease): the fence moves
+   * one past it, so nothing of this attempt is written any more, and a run still open waits in
+   * `queued` for the next attempt. False when the attempt no longer holds the run.
+   */
+  releaseRun(runUuid: string, attempt: number): boolean;
 }
 
 export type ClaimOutcome = 'claimed' | 'superseded' | 'finished' | 'missing';
@@ -55,6 +61,8 @@ export const CLAIM_SQL = {
   raise: `UPDATE runs SET fence_attempt = ?, completed_steps = 0, error_message = '', current_pid = 0, updated_at = ? WHERE id = ?`,
   clearSteps: 'DELETE FROM step_results WHERE run_id = ?',
   clearArtifacts: 'DELETE FROM artifacts WHERE run_id = ?',
+  release: `UPDATE runs SET fence_attempt = ?, current_pid = 0, updated_at = ?,
+     status = CASE WHEN status IN ('running', 'pending') THEN 'queued' ELSE status END WHERE id = ?`,
 } as const;
 
 /** What claimRun does with the run's row (read under the engine's lock): the outcome, and whether to write. */
@@ -126,6 +134,14 @@ export function createAttemptsRepo(db: Db, q: StatementCache): AttemptsRepo {
         q(CLAIM_SQL.clearSteps).run(row.id);
         q(CLAIM_SQL.clearArtifacts).run(row.id);
         return outcome;
+      });
+    },
+    releaseRun(runUuid, attempt) {
+      return inTransaction(db, () => {
+        const row = q('SELECT id, fence_attempt FROM runs WHERE run_uuid = ?').get(runUuid) as { id: number; fence_attempt: number } | undefined;
+        if (!row || Number(row.fence_attempt) !== attempt) return false;
+        q(CLAIM_SQL.release).run(attempt + 1, nowIso(), row.id);
+        return true;
       });
     },
   };

@@ -46,5 +46,13 @@ export function createPgAttemptsRepo(db: PgDb): Async<AttemptsRepo> {
         return outcome;
       });
     },
+    releaseRun(runUuid, attempt) {
+      return db.tx(async () => {
+        const row = (await db.one('SELECT id, fence_attempt FROM runs WHERE run_uuid = ? FOR UPDATE', [runUuid])) as { id: number; fence_attempt: number } | undefined;
+        if (!row || Number(row.fence_attempt) !== attempt) return false;
+        await db.query(CLAIM_SQL.release, [attempt + 1, nowIso(), row.id]);
+        return true;
+      });
+    },
   };
 }
