@@ -218,7 +218,7 @@ export async function runTask(app: AppContext, data: TaskData, ctx: TaskContext,
   try {
     void tick();
     // The same path as a local run of the daemon (options carry disableNotification).
-    await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor', { workflow: wf });
+    await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor');
   } finally {
     clearInterval(timer);
   }

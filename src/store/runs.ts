@@ -41,6 +41,8 @@ export interface RunRecord {
   owner_pid: number;
   /** Host of `owner_pid` (migration 017; '' for older rows and runs without an owner). */
   owner_host: string;
+  /** Attempt of a distributed run allowed to write it (migration 019; 0 for runs never claimed by a worker). */
+  fence_attempt?: number;
   created_at: string;
   updated_at: string;
   /** The org the run belongs to (migration 007); not part of the API's run JSON. */

@@ -36,6 +36,14 @@ describe.each(ENGINES)('attempt fence on $name', (engine) => {
     expect(await s().artifacts.listByRun(run.id)).toEqual([]);
     expect(await s().runs.get(run.id)).toMatchObject({ completed_steps: 0, current_pid: 0 });
     expect(await s().attempts.claimRun(run.run_uuid, 1)).toBe('superseded');
+    // The holder gives the run back: the fence moves past it, the run waits queued for attempt 3.
+    await s().runs.transition(run.id, 'running');
+    expect(await s().attempts.releaseRun(run.run_uuid, 1)).toBe(false);
+    expect(await s().attempts.releaseRun(run.run_uuid, 2)).toBe(true);
+    expect(await s().runs.get(run.id)).toMatchObject({ status: 'queued', fence_attempt: 3, current_pid: 0 });
+    expect(await s().attempts.releaseRun(run.run_uuid, 2)).toBe(false);
+    expect(await s().attempts.claimRun(run.run_uuid, 2)).toBe('superseded');
+    expect(await s().attempts.claimRun(run.run_uuid, 3)).toBe('claimed');
     const done = await distributedRun(s());
     await s().runs.transition(done.id, 'running');
     await s().runs.transition(done.id, 'cancelled');
