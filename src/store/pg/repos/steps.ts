@@ -14,6 +14,8 @@ import {
   type StepsRepo,
 } from '../../steps.js';
 import { nowIso } from '../../sql.js';
+import { runProgress } from '../../run-sql.js';
+import { eventPart, prefixed, withParts } from '../cte.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
 
@@ -34,6 +36,19 @@ export function createPgStepsRepo(db: PgDb): Async<StepsRepo> {
       const t = stepTransition(id, to, patch, PG_ELAPSED_MS);
       if (!t) return undefined;
       const { rows } = await db.queryNamed(t.sql, t.values);
+      return rows[0] ? mapStep(rows[0]) : undefined;
+    },
+    async finish(id, to, patch, writes) {
+      // The step, its event and its run's progress in one statement: one round trip, atomic.
+      const t = stepTransition(id, to, patch, PG_ELAPSED_MS);
+      const p = runProgress(writes.runId, { count: writes.count, pid: writes.pid });
+      const parts: [string, ReturnType<typeof eventPart> | undefined][] = [
+        ['s', t ? prefixed(t, 's_') : { sql: 'SELECT * FROM step_results WHERE false', values: {} }],
+        ['e', eventPart(writes.event)],
+        ['r', p ? prefixed(p, 'r_') : undefined],
+      ];
+      const q = withParts(parts, 's');
+      const { rows } = await db.queryNamed(q.sql, q.values);
       return rows[0] ? mapStep(rows[0]) : undefined;
     },
     async runningNames(runId) {
