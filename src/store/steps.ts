@@ -94,6 +94,8 @@ export interface StepsRepo {
   listByRun(runId: number): StepRecord[];
   /** Names of the run's steps running now, in start order. */
   runningNames(runId: number): string[];
+  /** runningNames of several runs in one query (a job's status): run id → names; runs with none are absent. */
+  runningNamesOf(runIds: number[]): Record<number, string[]>;
   /** Filtered page, newest first (id DESC). */
   list(filter: StepListFilter, page: Page): ListResult<StepRecord>;
   /** Marks every pending or running step of a run failed (reconciliation); returns how many. */
@@ -259,6 +261,13 @@ export function stepListWhere(filter: StepListFilter): Where {
   return where;
 }
 
+/** Step names by run id, in the rows' order (runningNamesOf). */
+export function groupNames(rows: Record<string, unknown>[]): Record<number, string[]> {
+  const out: Record<number, string[]> = {};
+  for (const r of rows) (out[Number(r.run_id)] ??= []).push(String(r.step_name));
+  return out;
+}
+
 /** Creates the step results repository on one connection. */
 export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
   const get = (id: number): StepRecord | undefined => {
@@ -297,6 +306,12 @@ export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
     runningNames(runId) {
       const rows = q("SELECT step_name FROM step_results WHERE run_id = ? AND status = 'running' ORDER BY id").all(runId) as { step_name: string }[];
       return rows.map((r) => r.step_name);
+    },
+
+    runningNamesOf(runIds) {
+      if (runIds.length === 0) return {};
+      const rows = q("SELECT run_id, step_name FROM step_results WHERE run_id IN (SELECT value FROM json_each(?)) AND status = 'running' ORDER BY id").all(JSON.stringify(runIds)) as { run_id: number; step_name: string }[];
+      return groupNames(rows);
     },
 
     listByRun(runId) {

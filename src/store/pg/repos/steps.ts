@@ -1,6 +1,7 @@
 /** The `step_results` table on PostgreSQL (statements shared with src/store/steps.ts where dialect-neutral). */
 import type { Async } from '../../async.js';
 import {
+  groupNames,
   mapStep,
   planStepImport,
   stepInsertValues,
@@ -54,6 +55,10 @@ export function createPgStepsRepo(db: PgDb): Async<StepsRepo> {
     async runningNames(runId) {
       const rows = await db.all("SELECT step_name FROM step_results WHERE run_id = ? AND status = 'running' ORDER BY id", [runId]);
       return rows.map((r) => r.step_name as string);
+    },
+    async runningNamesOf(runIds) {
+      if (runIds.length === 0) return {};
+      return groupNames(await db.all("SELECT run_id, step_name FROM step_results WHERE run_id = ANY(?::bigint[]) AND status = 'running' ORDER BY id", [runIds]));
     },
     async listByRun(runId) {
       return (await db.all('SELECT * FROM step_results WHERE run_id = ? ORDER BY id ASC', [runId])).map(mapStep);

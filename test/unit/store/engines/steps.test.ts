@@ -42,6 +42,15 @@ describe.each(ENGINES)('steps on $name', (engine) => {
     expect(await s().runs.get(r.id)).toMatchObject({ current_pid: 0, current_pid_start: '' });
   });
 
+  it('runningNamesOf: the running steps of several runs in one query, in start order', async () => {
+    const [r1, r2, r3] = [await run(s()), await run(s()), await run(s())];
+    for (const [r, name, status] of [[r1, 'a', 'running'], [r2, 'b', 'running'], [r1, 'c', 'running'], [r1, 'd', 'pending'], [r3, 'e', 'skipped']] as const) {
+      await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: name, step_type: 'bash', status });
+    }
+    expect(await s().steps.runningNamesOf([r1.id, r2.id, r3.id, 999999])).toEqual({ [r1.id]: ['a', 'c'], [r2.id]: ['b'] });
+    expect(await s().steps.runningNamesOf([])).toEqual({});
+  });
+
   it('creates, transitions with sticky terminal states and computes durations', async () => {
     const r = await run(s());
     const p = await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: 'a', step_type: 'bash' });
