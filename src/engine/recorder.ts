@@ -63,18 +63,17 @@ export class RunRecorder {
    * cancelled or finished meanwhile.
    */
   async started(): Promise<boolean> {
-    const next = await this.repos.runs.start(this.run.id, process.pid, {
-      topic: 'run.started',
-      name: 'run.started',
-      source: this.source,
-      source_type: 'run',
-      data_type: 'scan',
-      data: { scan_id: this.run.run_uuid, run_uuid: this.run.run_uuid, target: this.run.target, params: this.run.params, workflow: this.run.workflow_name },
-      workspace: this.run.workspace,
-      run_id: this.run.run_uuid,
-      workflow_name: this.run.workflow_name,
-      processed: true,
-    });
+    const data = { scan_id: this.run.run_uuid, run_uuid: this.run.run_uuid, target: this.run.target, params: this.run.params, workflow: this.run.workflow_name };
+    return this.adopt(await this.repos.runs.start(this.run.id, process.pid, this.event('run.started', 'run.started', this.source, 'scan', data)));
+  }
+
+  /** An event of this run: the fields its run and step events share. */
+  private event<D>(topic: string, name: string, source: string, dataType: 'scan' | 'step', data: D) {
+    return { topic, name, source, source_type: 'run', data_type: dataType, data, workspace: this.run.workspace, run_id: this.run.run_uuid, workflow_name: this.run.workflow_name, processed: true };
+  }
+
+  /** Takes the row a run write returned; reads it back when the write changed nothing. True when it changed. */
+  private async adopt(next: RunRecord | undefined): Promise<boolean> {
     if (next) this.run = next;
     else await this.refresh();
     return next !== undefined;
@@ -175,25 +174,14 @@ export class RunRecorder {
         ...(info.command !== undefined ? { command: info.command } : {}),
       },
       {
-        event: {
-          topic: status === 'completed' ? 'step.completed' : 'step.failed',
-          name: stepName,
-          source: 'executor',
-          source_type: 'run',
-          data_type: 'step',
-          data: {
-            scan_id: this.run.run_uuid,
-            step_name: stepName,
-            duration_ms: Math.round(info.durationMs),
-            output_lines: info.outputLines,
-            ...(info.exitCode !== undefined ? { exit_code: info.exitCode } : {}),
-            ...(info.error ? { error: info.error } : {}),
-          },
-          workspace: this.run.workspace,
-          run_id: this.run.run_uuid,
-          workflow_name: this.run.workflow_name,
-          processed: true,
-        },
+        event: this.event(status === 'completed' ? 'step.completed' : 'step.failed', stepName, 'executor', 'step', {
+          scan_id: this.run.run_uuid,
+          step_name: stepName,
+          duration_ms: Math.round(info.durationMs),
+          output_lines: info.outputLines,
+          ...(info.exitCode !== undefined ? { exit_code: info.exitCode } : {}),
+          ...(info.error ? { error: info.error } : {}),
+        }),
         runId: this.run.id,
         count,
         ...(pid !== undefined ? { pid: { current_pid: pid, current_pid_start: pid ? (processStartTime(pid) ?? '') : '' } } : {}),
@@ -219,27 +207,8 @@ export class RunRecorder {
     const topic = status === 'completed' ? 'run.completed' : status === 'failed' ? 'run.failed' : 'run.cancelled';
     // A terminal transition clears current_pid itself (runTransition).
     this.shownPid = 0;
-    const next = await this.repos.runs.finish(this.run.id, status, info.error ? { error_message: info.error } : {}, {
-      topic,
-      name: topic,
-      source: 'executor',
-      source_type: 'run',
-      data_type: 'scan',
-      // steps_completed (the row's completed_steps) is added by the store.
-      data: {
-        scan_id: this.run.run_uuid,
-        target: this.run.target,
-        duration_ms: Math.round(info.durationMs),
-        assets_found: info.assetsFound ?? 0,
-        ...(info.error ? { error: info.error } : {}),
-      },
-      workspace: this.run.workspace,
-      run_id: this.run.run_uuid,
-      workflow_name: this.run.workflow_name,
-      processed: true,
-    });
-    if (next) this.run = next;
-    else await this.refresh();
-    return next !== undefined;
+    // steps_completed (the row's completed_steps) is added to the data by the store.
+    const data = { scan_id: this.run.run_uuid, target: this.run.target, duration_ms: Math.round(info.durationMs), assets_found: info.assetsFound ?? 0, ...(info.error ? { error: info.error } : {}) };
+    return this.adopt(await this.repos.runs.finish(this.run.id, status, info.error ? { error_message: info.error } : {}, this.event(topic, topic, 'executor', 'scan', data)));
   }
 }
