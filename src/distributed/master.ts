@@ -54,7 +54,7 @@ function isOpen(run: RunRecord): boolean {
 }
 
 /** Job data of a stored run; only allowlisted options travel (none that name paths of this machine). */
-export function taskDataOf(run: RunRecord, requires: TaskRequirements = { tools: [], labels: [] }): TaskData {
+export function taskDataOf(run: RunRecord, requires: TaskRequirements = { tools: [], labels: [] }, storeId = ''): TaskData {
   const options = taskOptionsSchema.safeParse(storedRunOptions(run.options));
   return {
     v: PROTOCOL_VERSION,
@@ -68,6 +68,7 @@ export function taskDataOf(run: RunRecord, requires: TaskRequirements = { tools:
     options: options.success ? options.data : {},
     submitted_at: new Date().toISOString(),
     requires,
+    store_id: storeId,
   };
 }
 
@@ -84,6 +85,8 @@ export class DistributedMaster {
   private consumeAgain = false;
   private recordsTimer?: NodeJS.Timeout;
   private stopped = false;
+  /** This master's database identity when it is PostgreSQL (sent with each task), else ''. */
+  private storeId = '';
 
   constructor(
     private readonly app: AppContext,
@@ -136,6 +139,8 @@ export class DistributedMaster {
       this.log('task stalled: its worker stopped renewing the lock; BullMQ moved it back to wait', { run_uuid: jobId });
       void this.serial(jobId, () => this.onStalled(jobId));
     });
+    // Workers on this very database write their runs straight into it (docs/distributed.md).
+    this.storeId = this.app.repos.engine === 'postgresql' ? await this.app.repos.maintenance.storeId() : '';
     // Records written while the master was away first: they are the truth about finished attempts.
     await this.consume();
     await this.adoptQueuedJobs();
@@ -196,7 +201,7 @@ export class DistributedMaster {
         if (!tools.has(run.workflow_name)) tools.set(run.workflow_name, workflowTools(this.app, run.workflow_name));
         return { tools: tools.get(run.workflow_name)!, labels };
       };
-      await this.q.addBulk(runs.map((run) => ({ name: 'run', data: taskDataOf(run, requires(run)), opts: this.jobOptions(run) })));
+      await this.q.addBulk(runs.map((run) => ({ name: 'run', data: taskDataOf(run, requires(run), this.storeId), opts: this.jobOptions(run) })));
     } catch (err) {
       const message = `failed to submit to distributed queue: ${messageOf(err)}`;
       for (const run of runs) await failRemoteRun(this.app, run, message);
@@ -413,7 +418,8 @@ export class DistributedMaster {
     }
     await repos.attempts.start({ run_uuid: uuid, attempt: rec.attempt, worker_id: rec.worker_id, started_at: rec.at, cause: 'first' });
     if (rec.outcome === 'result' && rec.result) {
-      const r = await applyTaskResult(this.app, run, rec.result);
+      const firstSight = (await repos.attempts.get(uuid, rec.attempt))?.ended_at === null;
+      const r = await applyTaskResult(this.app, run, rec.result, { firstSight });
       await repos.attempts.end(uuid, rec.attempt, rec.result.run.status, { at: rec.at, error: rec.result.run.error_message });
       this.inflight.delete(uuid);
       this.log('distributed run recorded', { run_uuid: uuid, status: r.run.status, worker: rec.worker_id, attempt: rec.attempt, steps: rec.result.steps.length });

@@ -28,15 +28,22 @@ async function notify(app: AppContext, run: RunRecord): Promise<void> {
   void notifyRunFinished(app, run, artifacts).catch(() => undefined);
 }
 
-/** Writes a worker's result for `run`. */
-export async function applyTaskResult(app: AppContext, run: RunRecord, result: TaskResult): Promise<PersistOutcome> {
+/**
+ * Writes a worker's result for `run`. A `direct` result (the worker wrote the run, its steps and
+ * events straight into this database) only has its artifact rows replaced by ones naming the
+ * master's copies of the shipped files; `firstSight` (the attempt's end is being recorded for the
+ * first time) then decides the webhooks, since the worker already wrote the terminal status.
+ */
+export async function applyTaskResult(app: AppContext, run: RunRecord, result: TaskResult, opts: { firstSight?: boolean } = {}): Promise<PersistOutcome> {
   const repos = app.repos;
   const out = await repos.tx(async () => {
     const cur = await repos.runs.get(run.id);
     if (!cur) return undefined;
     if (cur.status === 'queued' || cur.status === 'pending') await repos.runs.transition(run.id, 'running', { at: result.run.started_at ?? undefined });
-    const steps = await repos.steps.importForRun(run.id, run.run_uuid, result.steps);
-    const events = await repos.events.importForRun(run.run_uuid, result.events);
+    const steps = result.direct ? { inserted: 0, updated: 0 } : await repos.steps.importForRun(run.id, run.run_uuid, result.steps);
+    const events = result.direct ? 0 : await repos.events.importForRun(run.run_uuid, result.events);
+    // The worker's rows name its own paths: replaced by the master's (a replay writes the same rows).
+    if (result.direct) await repos.artifacts.deleteByRun(run.id);
     // A file the worker shipped names its workspace-relative path: it is now the master's file.
     const ws = result.run.workspace || run.workspace;
     for (const a of result.artifacts) {
@@ -57,7 +64,7 @@ export async function applyTaskResult(app: AppContext, run: RunRecord, result: T
   forgetShippedFiles(app, run.run_uuid);
   const final = (await repos.runs.get(run.id)) ?? run;
   if (!out) return { transitioned: false, run: final, steps: { inserted: 0, updated: 0 }, events: 0 };
-  if (out.transitioned) await notify(app, final);
+  if (out.transitioned || (result.direct && opts.firstSight && final.status === result.run.status)) await notify(app, final);
   return { ...out, run: final };
 }
 

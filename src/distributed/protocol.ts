@@ -59,6 +59,12 @@ export const taskDataSchema = z.object({
   submitted_at: z.string(),
   /** Additive: a task of an older master has none (any worker with the workflow may take it). */
   requires: taskRequirementsSchema.default({ tools: [], labels: [] }),
+  /**
+   * Additive: the identity of the master's database (store_meta.store_id). A worker whose own
+   * settings open the same PostgreSQL database writes the run straight into it (fenced by the
+   * attempt number) instead of shipping its rows.
+   */
+  store_id: z.string().max(64).default(''),
 });
 export type TaskData = z.infer<typeof taskDataSchema>;
 
@@ -137,6 +143,8 @@ export const taskResultSchema = z.object({
   events: z.array(eventSchema),
   artifacts: z.array(artifactSchema),
   truncated: z.boolean(),
+  /** The worker wrote the run, its steps and events straight into the master's database (only artifact paths are left to map). */
+  direct: z.boolean().optional(),
 });
 export type TaskResult = z.infer<typeof taskResultSchema>;
 export type TaskStep = TaskResult['steps'][number];

@@ -13,6 +13,7 @@ import { checkRunOptions } from '../services/run-options.js';
 import { isSafeName } from '../util/fs-safe.js';
 import { analyzeTarget } from '../workflow/heuristics.js';
 import type { RunRecord } from '../store/index.js';
+import type { Workflow } from '../workflow/types.js';
 import { boundResult, PROTOCOL_VERSION, RESULT_LIMITS, type TaskData, type TaskProgress, type TaskResult } from './protocol.js';
 import { WORKER_POLL_MS } from './keys.js';
 
@@ -49,9 +50,8 @@ function workflowFor(app: AppContext, data: TaskData, workerId: string) {
   return wf;
 }
 
-/** Creates the scratch run row (replacing one left by an earlier attempt of the same task). */
-async function scratchRun(app: AppContext, data: TaskData, workerId: string): Promise<RunRecord> {
-  // Targets, params and options come out of Redis: validated again here, as at every creation path.
+/** The task's inputs checked again (they come out of Redis) and its workflow from this worker's folder. */
+function checkTask(app: AppContext, data: TaskData, workerId: string) {
   let options: ReturnType<typeof checkRunOptions>;
   try {
     validateRunInputs([data.target], data.params, { emptyTarget: data.options.emptyTarget });
@@ -66,10 +66,15 @@ async function scratchRun(app: AppContext, data: TaskData, workerId: string): Pr
   } catch (err) {
     throw new TaskRejected(messageOf(err));
   }
-  const wf = workflowFor(app, data, workerId);
+  return { wf: workflowFor(app, data, workerId), options };
+}
+
+/** Creates the scratch run row (replacing one left by an earlier attempt of the same task). */
+async function scratchRun(app: AppContext, data: TaskData, workerId: string): Promise<{ run: RunRecord; wf: Workflow }> {
+  const { wf, options } = checkTask(app, data, workerId);
   const earlier = await app.repos.runs.getByUuid(data.run_uuid);
   if (earlier) await app.repos.runs.delete(earlier.id);
-  return app.repos.runs.create({
+  const run = await app.repos.runs.create({
     run_uuid: data.run_uuid,
     workflow_name: wf.name,
     workflow_kind: wf.kind,
@@ -89,6 +94,20 @@ async function scratchRun(app: AppContext, data: TaskData, workerId: string): Pr
     options: { ...options, workflow_path: wf.file_path, disableNotification: true },
     owner_pid: process.pid,
   });
+  return { run, wf };
+}
+
+/**
+ * The master's own run row, for a worker writing straight into the master's database (`app` is
+ * then the attempt's fenced store, which claimRun already gave to this attempt). Webhooks stay
+ * the master's job: the notification is switched off for this execution only (not in the row).
+ */
+async function sharedRun(app: AppContext, data: TaskData, workerId: string): Promise<{ run: RunRecord; wf: Workflow }> {
+  const { wf } = checkTask(app, data, workerId);
+  const run = await app.repos.runs.getByUuid(data.run_uuid);
+  if (!run) throw new TaskRejected(`run ${data.run_uuid} is not in the shared database`);
+  if (run.workflow_name !== wf.name) throw new TaskRejected(`run ${data.run_uuid} is a run of ${run.workflow_name}, the task names ${wf.name}`);
+  return { run: { ...run, options: { ...(run.options ?? {}), disableNotification: true } }, wf };
 }
 
 /** Progress of a run from the worker's database. */
@@ -99,7 +118,7 @@ async function progressOf(app: AppContext, run: RunRecord, workerId: string): Pr
 }
 
 /** The run as recorded in the worker's database, bounded for the queue. */
-export async function collectResult(app: AppContext, runId: number, ctx: Pick<TaskContext, 'workerId' | 'hostname'>): Promise<TaskResult> {
+export async function collectResult(app: AppContext, runId: number, ctx: Pick<TaskContext, 'workerId' | 'hostname'>, direct = false): Promise<TaskResult> {
   const run = await app.repos.runs.get(runId);
   if (!run) throw new Error(`scratch run ${runId} disappeared`);
   const status = run.status === 'completed' || run.status === 'cancelled' ? run.status : 'failed';
@@ -163,6 +182,7 @@ export async function collectResult(app: AppContext, runId: number, ctx: Pick<Ta
       description: a.description,
     })),
     truncated: events.length >= RESULT_LIMITS.maxEvents,
+    ...(direct ? { direct: true } : {}),
   });
 }
 
@@ -171,11 +191,11 @@ export async function collectResult(app: AppContext, runId: number, ctx: Pick<Ta
  * not an error: only a task this worker cannot run throws (TaskRejected). `cancelledBeforeStart`
  * short-cuts a task whose cancellation flag was already set.
  */
-export async function runTask(app: AppContext, data: TaskData, ctx: TaskContext, opts: { cancelledBeforeStart?: boolean } = {}): Promise<{ result: TaskResult; run: RunRecord }> {
-  const run = await scratchRun(app, data, ctx.workerId);
+export async function runTask(app: AppContext, data: TaskData, ctx: TaskContext, opts: { cancelledBeforeStart?: boolean; direct?: boolean } = {}): Promise<{ result: TaskResult; run: RunRecord }> {
+  const { run, wf } = opts.direct ? await sharedRun(app, data, ctx.workerId) : await scratchRun(app, data, ctx.workerId);
   if (opts.cancelledBeforeStart) {
     await app.repos.runs.transition(run.id, 'cancelled', { error_message: 'Cancelled by user' });
-    return { result: await collectResult(app, run.id, ctx), run };
+    return { result: await collectResult(app, run.id, ctx, opts.direct), run };
   }
   let last = '';
   const report = async () => {
@@ -198,13 +218,13 @@ export async function runTask(app: AppContext, data: TaskData, ctx: TaskContext,
   try {
     void tick();
     // The same path as a local run of the daemon (options carry disableNotification).
-    await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor');
+    await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor', { workflow: wf });
   } finally {
     clearInterval(timer);
   }
   await reading;
   await tick();
-  return { result: await collectResult(app, run.id, ctx), run };
+  return { result: await collectResult(app, run.id, ctx, opts.direct), run };
 }
 
 /** A TaskRejected, or a catalogue error, as the job's failure message. */

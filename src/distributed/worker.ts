@@ -20,6 +20,9 @@ import { MAX_SHIPPED_ROWS, readLock, recordEnd, recordStart, ROWS_PER_RECORD, ty
 import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { rejectionMessage, runTask } from './task-runner.js';
+import type { AsyncStore } from '../store/async.js';
+import { openPgStore } from '../store/pg/store.js';
+import { fencedUrl, isFenceError } from '../store/pg/fence.js';
 import { RoutingGate } from './routing.js';
 import { FileShipper } from './files-ship.js';
 import { effectiveStatus, liveWorkerNames, readWorkerEntry, writeWorkerEntry, type WorkerEntry } from './worker-registry.js';
@@ -43,8 +46,25 @@ export interface WorkerOptions {
   heartbeatMs?: number;
   /** Custom routing labels (`--label`, checked with parseWorkerLabels). */
   labels?: string[];
+  /**
+   * The master's PostgreSQL database, when this worker's settings open it too: a task whose
+   * `store_id` is this database's is written straight into it (fenced by its attempt number)
+   * instead of being recorded here and shipped.
+   */
+  shared?: SharedDatabase;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
+
+/** The shared database of a worker writing straight into the master's store. */
+export interface SharedDatabase {
+  repos: AsyncStore;
+  url: string;
+  /** store_meta.store_id of that database. */
+  storeId: string;
+}
+
+/** How long a stopping worker waits for the shared database to take a run back before stopping it anyway. */
+const RELEASE_TIMEOUT_MS = 2000;
 
 /**
  * At `osm worker join`, as `osm serve` does for its runs: this worker's own records of tasks that
@@ -74,6 +94,24 @@ export async function reconcileWorkerRuns(app: AppContext): Promise<{ failed: st
     report.failed.push(run.run_uuid);
   }
   return report;
+}
+
+/**
+ * At `osm worker join` with a shared database: step process groups of runs this host's worker
+ * was executing straight in the shared database when it died (killed with its spawner) are
+ * killed, when they are the very process recorded. The runs themselves are left to the queue:
+ * their task stalls, and the next attempt's claim resets them.
+ */
+export async function reconcileSharedRuns(repos: AsyncStore): Promise<number[]> {
+  const killed: number[] = [];
+  for (const run of await repos.runs.listUnfinishedByMode('distributed')) {
+    if (ownedOnOtherHost(run) || !run.owner_pid || run.owner_pid === process.pid || isAlive(run.owner_pid)) continue;
+    if (run.current_pid > 1 && sameProcess(run.current_pid, run.current_pid_start)) {
+      killGroup(run.current_pid, 0);
+      killed.push(run.current_pid);
+    }
+  }
+  return killed;
 }
 
 /** A shipped row: the values only (ids, workspace and timestamps are the master's own). */
@@ -112,6 +150,8 @@ export class DistributedWorker {
   private draining = false;
   private running?: Promise<void>;
   private gate?: RoutingGate;
+  /** Tasks written straight into the shared database: their attempt and fenced store. */
+  private readonly direct = new Map<string, { attempt: number; store: AsyncStore }>();
 
   constructor(
     private readonly app: AppContext,
@@ -166,6 +206,10 @@ export class DistributedWorker {
 
     const orphans = await reconcileWorkerRuns(this.app);
     if (orphans.failed.length > 0) this.log('runs left unfinished by a previous worker process marked failed', { ...orphans });
+    if (this.opts.shared) {
+      const killed = await reconcileSharedRuns(this.opts.shared.repos);
+      if (killed.length > 0) this.log('step processes of a previous worker process killed (shared database)', { killedPids: killed });
+    }
 
     this.worker = new Worker(QUEUE_NAME, (job, token, signal) => this.process(job, token, signal), {
       connection,
@@ -308,37 +352,51 @@ export class DistributedWorker {
       return ok;
     };
     const attemptStartedAt = nowIso();
-    // The run's log folder follows on the master while it runs; the rest and the artifacts before the end record.
-    const files = new FileShipper(this.app, uuid, (c) => recordEnd(client, this.prefix, token ?? '', attempt, { v: PROTOCOL_VERSION, kind: 'file', run_uuid: uuid, worker_id: this.id, at: nowIso(), ...c }), (m, f) => this.log(m, f));
-    files.startLive(WORKER_POLL_MS);
+    // Written straight into the master's database when this worker opens it too (same store_id).
+    const shared = this.opts.shared && data.store_id && data.store_id === this.opts.shared.storeId ? this.opts.shared : undefined;
+    let files: FileShipper | undefined;
+    const handBack = async (): Promise<never> => {
+      // Aborted by our own shutdown, not by a user: hand the task back for another worker.
+      await end({ outcome: 'handed back', error: `worker ${this.id} stopped`, final: false });
+      await job.moveToWait(token);
+      throw new WaitingError();
+    };
     try {
+      const taskApp = shared ? await this.openDirect(shared, uuid, attempt) : this.app;
+      // The run's log folder follows on the master while it runs; the rest and the artifacts before the end record.
+      files = new FileShipper(taskApp, uuid, (c) => recordEnd(client, this.prefix, token ?? '', attempt, { v: PROTOCOL_VERSION, kind: 'file', run_uuid: uuid, worker_id: this.id, at: nowIso(), ...c }), (m, f) => this.log(m, f));
+      files.startLive(WORKER_POLL_MS);
       const flagged = await this.isFlagged(uuid);
       if (flagged) this.userCancelled.add(uuid);
       const { result } = await runTask(
-        this.app,
+        taskApp,
         data,
         { workerId: this.id, hostname: this.hostname, attempt, onProgress: (p) => void job.updateProgress({ ...p, attempt }).catch(() => undefined) },
-        { cancelledBeforeStart: flagged },
+        { cancelledBeforeStart: flagged, direct: Boolean(shared) },
       );
       if (this.lostLock.has(uuid)) throw new Fenced(`worker ${this.id} lost the task's lease; attempt ${attempt} was stopped here`);
-      if (this.stopping && result.run.status === 'cancelled' && !this.userCancelled.has(uuid)) {
-        // Aborted by our own shutdown, not by a user: hand the task back for another worker.
-        await end({ outcome: 'handed back', error: `worker ${this.id} stopped`, final: false });
-        await job.moveToWait(token);
-        throw new WaitingError();
+      if (this.stopping && result.run.status === 'cancelled' && !this.userCancelled.has(uuid)) await handBack();
+      if (!shared) {
+        // The rows the attempt wrote into this worker's database travel first, fenced like the end record.
+        const shipped = await this.shipRows(client, token ?? '', attempt, uuid, attemptStartedAt);
+        if (shipped === undefined) throw new Fenced(`rows of attempt ${attempt} refused`);
+        if (shipped.capped) result.truncated = true;
       }
-      // The rows the attempt wrote into this worker's database travel first, fenced like the end record.
-      const shipped = await this.shipRows(client, token ?? '', attempt, uuid, attemptStartedAt);
-      if (shipped === undefined) throw new Fenced(`rows of attempt ${attempt} refused`);
-      if (shipped.capped) result.truncated = true;
       if (!(await files.finish(result, this.id))) throw new Fenced(`files of attempt ${attempt} refused`);
       if (!(await end({ outcome: 'result', error: '', final: true, result }))) throw new Fenced(`late result of attempt ${attempt} refused`);
       if (result.run.status === 'completed') this.counters.complete++;
       else this.counters.failed++;
-      this.log('task finished', { run_uuid: uuid, status: result.run.status, steps: result.steps.length, attempt });
+      this.log('task finished', { run_uuid: uuid, status: result.run.status, steps: result.steps.length, attempt, ...(shared ? { direct: true } : {}) });
       return result;
     } catch (err) {
       if (err instanceof WaitingError || err instanceof DelayedError) throw err;
+      // A run written straight into the shared database and stopped here (lease lost, or this
+      // worker stopping) fails its next writes on purpose: that is not the task's outcome.
+      if (shared && (this.lostLock.has(uuid) || isFenceError(err))) {
+        this.counters.failed++;
+        throw new Fenced(`attempt ${attempt} of ${uuid} was stopped here: ${messageOf(err)}`);
+      }
+      if (shared && this.stopping && !this.userCancelled.has(uuid)) await handBack();
       this.counters.failed++;
       if (err instanceof Fenced) throw err;
       // BullMQ keeps err.message as the job's failedReason; the end record is what the master applies.
@@ -347,7 +405,12 @@ export class DistributedWorker {
       await end({ outcome: 'error', error: message, final }).catch(() => undefined);
       throw new Error(message);
     } finally {
-      files.stop();
+      files?.stop();
+      const d = this.direct.get(uuid);
+      if (d) {
+        this.direct.delete(uuid);
+        await d.store.close().catch(() => undefined);
+      }
       signal?.removeEventListener('abort', onAbort);
       this.current.delete(uuid);
       this.leases.delete(uuid);
@@ -355,6 +418,43 @@ export class DistributedWorker {
       this.lostLock.delete(uuid);
       await this.publish();
     }
+  }
+
+  /**
+   * Takes the run for `attempt` in the shared database (claimRun raises its fence and clears an
+   * earlier attempt) and opens the attempt's fenced store: every write of this execution —
+   * engine, evaluator processes, bridge threads, which reopen the locator's URL — carries the
+   * fence, and the database refuses it once a newer attempt has claimed the run.
+   */
+  private async openDirect(shared: SharedDatabase, uuid: string, attempt: number): Promise<AppContext> {
+    const claim = await shared.repos.attempts.claimRun(uuid, attempt);
+    if (claim === 'superseded') throw new Fenced(`attempt ${attempt} of ${uuid} is older than the one holding the run in the shared database`);
+    if (claim === 'missing') throw new UnrecoverableError(`run ${uuid} is not in the shared database`);
+    if (claim === 'finished') throw new UnrecoverableError(`run ${uuid} already ended in the shared database`);
+    const url = fencedUrl(shared.url, uuid, attempt);
+    const store = await openPgStore(url, { migrate: false, max: 4 });
+    this.direct.set(uuid, { attempt, store });
+    const { store: _sqlite, ...rest } = this.app;
+    return { ...rest, repos: store, db: { engine: 'postgresql', url } };
+  }
+
+  /**
+   * Stops a run executing here. Written straight into the shared database, it is first given back
+   * there (its fence moves past this attempt, the run waits queued) and its store closed, so the
+   * aborted run's own last writes — a `cancelled` status — never reach the shared run.
+   */
+  private async halt(uuid: string): Promise<void> {
+    const d = this.direct.get(uuid);
+    if (d && this.opts.shared) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, RELEASE_TIMEOUT_MS);
+      });
+      await Promise.race([this.opts.shared.repos.attempts.releaseRun(uuid, d.attempt).catch(() => false), timeout]);
+      if (timer) clearTimeout(timer);
+      await d.store.close().catch(() => undefined);
+    }
+    abortRun(uuid, 'shutdown');
   }
 
   /**
@@ -396,7 +496,7 @@ export class DistributedWorker {
     if (!this.current.has(uuid) || this.lostLock.has(uuid)) return;
     this.log(`lost the lease of a running task (${why}); stopping it here, it may be re-run elsewhere`, { run_uuid: uuid });
     this.lostLock.add(uuid);
-    abortRun(uuid, 'shutdown');
+    void this.halt(uuid);
   }
 
   /**
@@ -441,7 +541,7 @@ export class DistributedWorker {
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.poller) clearInterval(this.poller);
     if (this.leaseTimer) clearInterval(this.leaseTimer);
-    for (const uuid of this.current) abortRun(uuid, 'shutdown');
+    await Promise.all([...this.current].map((uuid) => this.halt(uuid)));
     if (this.worker) {
       const closing = this.worker.close();
       let timer: NodeJS.Timeout | undefined;

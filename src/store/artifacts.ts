@@ -37,6 +37,8 @@ export interface ArtifactsRepo {
   get(id: string): ArtifactRecord | undefined;
   /** Artifacts of one run, newest first. */
   listByRun(runId: number): ArtifactRecord[];
+  /** Removes the artifact rows of one run (the files stay); the number removed. */
+  deleteByRun(runId: number): number;
   /** Filtered page, newest first. */
   list(filter: ArtifactListFilter, page: Page): ListResult<ArtifactRecord>;
 }
@@ -130,6 +132,10 @@ export function createArtifactsRepo(db: Db, q: StatementCache): ArtifactsRepo {
 
     listByRun(runId) {
       return (q('SELECT * FROM artifacts WHERE run_id = ? ORDER BY created_at DESC, rowid DESC').all(runId) as Row[]).map(mapArtifact);
+    },
+
+    deleteByRun(runId) {
+      return q('DELETE FROM artifacts WHERE run_id = ?').run(runId).changes;
     },
 
     list(filter, page) {

@@ -3,7 +3,7 @@
  * attempt number is the fencing token handed out by Redis; the master writes these rows from the
  * workers' durable start/end records, idempotently (UNIQUE run_uuid + attempt).
  */
-import { nowIso, type Db, type StatementCache } from './sql.js';
+import { inTransaction, nowIso, type Db, type StatementCache } from './sql.js';
 
 export type AttemptOutcome = 'running' | 'completed' | 'failed' | 'cancelled' | 'error' | 'stalled' | 'worker lost' | 'refused' | 'handed back';
 export type AttemptCause = 'first' | 'stalled' | 'worker lost' | 'retry' | 'handed back';
@@ -36,6 +36,41 @@ export interface AttemptsRepo {
   countByCause(): Record<string, number>;
   /** running → queued for a distributed run waiting for a worker again (after a stall or hand-back). */
   requeueRun(runUuid: string): boolean;
+  /**
+   * A worker writing straight into the shared database takes the run for `attempt`: raises the
+   * run's fence (`runs.fence_attempt`, migration 019) so every write of an older attempt is
+   * refused from now on, and clears what an earlier attempt left (steps, artifacts, progress).
+   * `superseded` when a newer attempt holds the fence, `finished` when the run already ended.
+   */
+  claimRun(runUuid: string, attempt: number): ClaimOutcome;
+  /**
+   * The worker holding `attempt` gives the run up (it stops, or lost its lease): the fence moves
+   * one past it, so nothing of this attempt is written any more, and a run still open waits in
+   * `queued` for the next attempt. False when the attempt no longer holds the run.
+   */
+  releaseRun(runUuid: string, attempt: number): boolean;
+}
+
+export type ClaimOutcome = 'claimed' | 'superseded' | 'finished' | 'missing';
+
+/** Terminal run statuses (a finished run is never executed again). */
+const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+
+/** The writes of claimRun once the run's row is held (positional parameters, both engines). */
+export const CLAIM_SQL = {
+  raise: `UPDATE runs SET fence_attempt = ?, completed_steps = 0, error_message = '', current_pid = 0, updated_at = ? WHERE id = ?`,
+  clearSteps: 'DELETE FROM step_results WHERE run_id = ?',
+  clearArtifacts: 'DELETE FROM artifacts WHERE run_id = ?',
+  release: `UPDATE runs SET fence_attempt = ?, current_pid = 0, updated_at = ?,
+     status = CASE WHEN status IN ('running', 'pending') THEN 'queued' ELSE status END WHERE id = ?`,
+} as const;
+
+/** What claimRun does with the run's row (read under the engine's lock): the outcome, and whether to write. */
+export function claimDecision(row: { status: string; fence_attempt: number } | undefined, attempt: number): ClaimOutcome {
+  if (!row) return 'missing';
+  if (Number(row.fence_attempt) > attempt) return 'superseded';
+  if (FINISHED.has(row.status)) return 'finished';
+  return 'claimed';
 }
 
 /** The statements of the attempts repository (positional parameters; dialect-neutral, shared with PostgreSQL). */
@@ -59,7 +94,7 @@ export function workerTotals(rows: { worker_id: unknown; outcome: unknown; n: un
   return out;
 }
 
-export function createAttemptsRepo(_db: Db, q: StatementCache): AttemptsRepo {
+export function createAttemptsRepo(db: Db, q: StatementCache): AttemptsRepo {
   return {
     start(a) {
       return q(ATTEMPT_SQL.start).run(a.run_uuid, a.attempt, a.worker_id, a.started_at ?? nowIso(), a.cause).changes > 0;
@@ -89,6 +124,25 @@ export function createAttemptsRepo(_db: Db, q: StatementCache): AttemptsRepo {
     },
     requeueRun(runUuid) {
       return q(ATTEMPT_SQL.requeueRun).run(nowIso(), runUuid).changes > 0;
+    },
+    claimRun(runUuid, attempt) {
+      return inTransaction(db, () => {
+        const row = q('SELECT id, status, fence_attempt FROM runs WHERE run_uuid = ?').get(runUuid) as { id: number; status: string; fence_attempt: number } | undefined;
+        const outcome = claimDecision(row, attempt);
+        if (outcome !== 'claimed' || !row) return outcome;
+        q(CLAIM_SQL.raise).run(attempt, nowIso(), row.id);
+        q(CLAIM_SQL.clearSteps).run(row.id);
+        q(CLAIM_SQL.clearArtifacts).run(row.id);
+        return outcome;
+      });
+    },
+    releaseRun(runUuid, attempt) {
+      return inTransaction(db, () => {
+        const row = q('SELECT id, fence_attempt FROM runs WHERE run_uuid = ?').get(runUuid) as { id: number; fence_attempt: number } | undefined;
+        if (!row || Number(row.fence_attempt) !== attempt) return false;
+        q(CLAIM_SQL.release).run(attempt + 1, nowIso(), row.id);
+        return true;
+      });
     },
   };
 }

@@ -36,8 +36,8 @@ import type { PgPool } from './pg/pool.js';
 const PARENTS = ['orgs', 'runs', 'assets', 'vulnerabilities'];
 /** Derived from other tables by triggers: loaded last, as the source holds them. */
 const DERIVED = ['workspaces', 'counters', 'asset_status_counts', 'asset_type_counts'];
-/** Never copied: each side records its own migrations; leases belong to the processes of each side. */
-const SKIP = new Set(['schema_migrations', 'sqlite_sequence', 'leases']);
+/** Never copied: each side records its own migrations and identity (store_meta); leases belong to the processes of each side. */
+const SKIP = new Set(['schema_migrations', 'sqlite_sequence', 'leases', 'store_meta']);
 
 export interface TableCopyResult {
   table: string;

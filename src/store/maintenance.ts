@@ -35,6 +35,8 @@ export interface MaintenanceRepo {
   /** Migrations not applied yet (none for an open store: opening migrates). */
   pending(): { version: number; name: string }[];
   latestVersion(): number;
+  /** This database's random identity (migration 019): a worker recognises its master's database by it. */
+  storeId(): string;
   /** Row count of each table the API may clear (GET /database/tables), in one read. */
   adminCounts(): { name: AdminTable; row_count: number }[];
   /** Clears one of those tables with what depends on it, or says why not (src/store/admin.ts). */
@@ -67,6 +69,7 @@ export function createMaintenanceRepo(db: Db): MaintenanceRepo {
     schemaVersion: () => schemaVersion(db),
     pending: () => pendingMigrations(db).map((m) => ({ version: m.version, name: m.name })),
     latestVersion: () => latestVersion(),
+    storeId: () => String((db.prepare(`SELECT value FROM store_meta WHERE key = 'store_id'`).get() as { value?: string } | undefined)?.value ?? ''),
     adminCounts: () => adminTableCounts(db),
     clearTable: (table) => clearAdminTable(db, table),
   };

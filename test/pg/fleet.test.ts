@@ -1,9 +1,12 @@
 /**
  * A fleet whose master stores on PostgreSQL (issue 15 with issue 14): `osm serve --master` on
- * PostgreSQL, `osm worker join` as a process (its settings name the same PostgreSQL database; the
- * worker still keeps its scratch runs in its own SQLite file and ships the results). The run, its
- * steps and the assets its step imported end up in PostgreSQL, visible through the master's API;
- * the master's run row is never replaced by a worker's scratch copy.
+ * PostgreSQL and `osm worker join` as a process, in both store modes:
+ * - shipped: the worker's settings name no PostgreSQL database; it records the run in its own
+ *   SQLite file and ships the results, which the master writes to PostgreSQL;
+ * - direct: the worker's settings name the master's database (same store_id); it writes the run,
+ *   its steps and assets straight into it, fenced by the attempt number, and keeps no copy.
+ * Either way the run, its steps and the assets its step imported end up in PostgreSQL, visible
+ * through the master's API, and the master's run row is the API's one.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -41,7 +44,7 @@ describe.skipIf(!ready)('fleet with the master on PostgreSQL', () => {
     await dropPrefix(prefix);
   });
 
-  it('a distributed run is executed by the worker and recorded in PostgreSQL with its steps and assets', async () => {
+  it.each(['shipped', 'direct'] as const)('%s: a distributed run is executed by the worker and recorded in PostgreSQL with its steps and assets', async (mode) => {
     const pg = await createMigratedPgDatabase('osm_fleet');
     try {
       const wf = tmp();
@@ -56,10 +59,12 @@ describe.skipIf(!ready)('fleet with the master on PostgreSQL', () => {
       expect(url, serve.out()).not.toBe('exited');
       expect(serve.out()).toContain('Database:      PostgreSQL');
       const workerBase = tmp();
-      const worker = start(['-b', workerBase, '-F', wf, 'worker', 'join', '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--name', `pg-${prefix}`], env);
-      await until(() => worker.out().includes(`worker pg-${prefix} joined`) || worker.child.exitCode !== null, 'the worker to join');
+      const name = `pg-${mode}-${prefix}`;
+      const worker = start(['-b', workerBase, '-F', wf, 'worker', 'join', '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--name', name], mode === 'direct' ? env : { OSM_REDIS_PREFIX: prefix });
+      await until(() => worker.out().includes(`worker ${name} joined`) || worker.child.exitCode !== null, 'the worker to join');
       expect(worker.child.exitCode, worker.out()).toBeNull();
-      expect(worker.out()).toContain("database.db_engine postgresql is the master's store");
+      if (mode === 'direct') expect(worker.out()).toContain('runs of a master on this database are written straight into it');
+      else expect(worker.out()).not.toContain('Shared:');
 
       const res = await fetch(`${url}/osm/api/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ module: 'hosts', target: 'fleet.example.com', run_mode: 'distributed' }) });
       expect(res.status).toBe(202);
@@ -84,7 +89,22 @@ describe.skipIf(!ready)('fleet with the master on PostgreSQL', () => {
       } finally {
         await store.close();
       }
-      expect(fs.existsSync(path.join(workerBase, 'database-osm.sqlite'))).toBe(true);
+      // Direct: the run row is completed by the worker itself, just before its end record.
+      const finished = await until(() => worker.out().split('\n').find((l) => l.includes('"task finished"') && l.includes(run_uuid)), 'the worker to finish the task');
+      // Shipped: the worker's scratch copy is in its own SQLite file. Direct: no copy, no rows shipped.
+      const { openStore } = await import('../../src/store/db.js');
+      const own = openStore(path.join(workerBase, 'database-osm.sqlite'));
+      try {
+        expect(Boolean(own.runs.getByUuid(run_uuid))).toBe(mode === 'shipped');
+      } finally {
+        own.close();
+      }
+      if (mode === 'direct') {
+        expect(JSON.parse(finished!)).toMatchObject({ direct: true, status: 'completed', attempt: 1 });
+        expect(worker.out()).not.toContain('rows shipped to the master');
+      } else {
+        expect(worker.out()).toContain('rows shipped to the master');
+      }
 
       worker.child.kill('SIGTERM');
       expect((await worker.exit).code).toBe(0);

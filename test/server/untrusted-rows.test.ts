@@ -215,7 +215,7 @@ describe('params cannot set built-in variables', () => {
     await expect(registerWebhookRuns(t.app, { workflows: ['quick'], targets: ['w.example'], params: { Output: '/' } })).rejects.toThrow('params.Output is a reserved variable name and cannot be set');
     const task: TaskData = {
       v: PROTOCOL_VERSION, run_uuid: randomUUID(), workflow_name: 'quick', workflow_kind: 'module', target: 'd.example', params: { Workspaces: '/' },
-      priority: 'normal', workspace: '', options: {}, submitted_at: new Date().toISOString(), requires: { tools: [], labels: [] },
+      priority: 'normal', workspace: '', options: {}, submitted_at: new Date().toISOString(), requires: { tools: [], labels: [] }, store_id: '',
     };
     await expect(runTask(t.app, task, { workerId: 'w1', hostname: 'h' })).rejects.toThrow('params.Workspaces is a reserved variable name and cannot be set');
     expect(await t.app.repos.runs.getByUuid(task.run_uuid)).toBeUndefined();

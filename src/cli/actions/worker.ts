@@ -4,17 +4,20 @@
  * worker is marked offline and every connection is closed (the process then exits by itself).
  */
 import { createAppContext } from '../../services/context.js';
-import { dbEngineOf } from '../../store/pg/config.js';
+import { dbEngineOf, pgTargetFromSettings, type DatabaseSettings } from '../../store/pg/config.js';
+import { openPgStore } from '../../store/pg/store.js';
+import { pgLatestVersion } from '../../store/pg/migrate.js';
+import type { AsyncStore } from '../../store/async.js';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Queue } from 'bullmq';
-import { errors } from '../../errors.js';
+import { errors, messageOf } from '../../errors.js';
 import { optionsOf, type GlobalOptions } from '../context.js';
 import { colorEnabled, createUi, renderTable } from '../output.js';
 import { openApp } from '../app.js';
 import { loadSettings } from '../../settings/index.js';
 import { connectionOptions, pingRedis, resolveDistributedConfig } from '../../distributed/redis-config.js';
-import { DistributedWorker } from '../../distributed/worker.js';
+import { DistributedWorker, type SharedDatabase } from '../../distributed/worker.js';
 import { DRAIN_FLAG_TTL_S, QUEUE_NAME, drainKey, schedulerLeaderKey } from '../../distributed/keys.js';
 import { listWorkerViews, type WorkerView } from '../../distributed/worker-registry.js';
 import { parseWorkerLabels } from '../../distributed/routing.js';
@@ -51,20 +54,23 @@ export async function workerJoin(command: Command): Promise<void> {
   const stalledIntervalMs = intFlag(o.stalledInterval, '--stalled-interval', 100);
   const maxStalledCount = intFlag(o.maxStalledCount, '--max-stalled-count', 0);
   const labels = parseWorkerLabels(o.label ?? []);
-  // A worker records its runs in its own SQLite database as scratch copies (same run_uuid as the
-  // master's run) and ships the results to the master, which writes them to its store — SQLite or
-  // PostgreSQL. It never opens the master's PostgreSQL database, where a scratch copy would
-  // replace the master's own row.
+  // A worker keeps its own SQLite database for scratch copies of runs it ships to the master.
+  // When its settings open a PostgreSQL database, and that is the master's (same store_id, sent
+  // with each task), it writes those runs straight into it instead, each write fenced by the
+  // attempt number (docs/distributed.md). Never a scratch copy there: it would replace the
+  // master's own row.
   const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
-  const sharedPg = dbEngineOf(app.settings().settings.database) === 'postgresql';
   const log = (msg: string, fields: Record<string, unknown> = {}) => {
     if (!o.silent) process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n`);
   };
   let worker: DistributedWorker;
+  let shared: SharedDatabase | undefined;
   try {
+    const { shared: opened, note } = await openSharedDatabase(app.settings().settings.database);
+    shared = opened;
     const config = resolveDistributedConfig(app.settings(), { redisUrl: o.redisUrl, prefix: o.redisPrefix });
     const leaseSeconds = app.settings().settings.distributed.lease_seconds;
-    worker = new DistributedWorker(app, { config, name: o.name, concurrency, leaseSeconds, lockDurationMs, stalledIntervalMs, maxStalledCount, labels, log });
+    worker = new DistributedWorker(app, { config, name: o.name, concurrency, leaseSeconds, lockDurationMs, stalledIntervalMs, maxStalledCount, labels, log, shared });
     await worker.start();
     const settings = app.settings();
     process.stdout.write(
@@ -73,11 +79,13 @@ export async function workerJoin(command: Command): Promise<void> {
         `  Base folder:   ${settings.paths.base}`,
         `  Workflows:     ${settings.paths.workflows}`,
         `  Labels:        ${labels.join(', ') || '-'}`,
-        `  Database:      ${settings.paths.db} (this worker's own record of its runs${sharedPg ? '; database.db_engine postgresql is the master\'s store: results reach it through the master' : ''})`,
+        `  Database:      ${settings.paths.db} (this worker's own record of the runs it ships to the master)`,
+        ...(note ? [`  Shared:        ${note}`] : []),
         '  Stop with Ctrl-C: runs in hand are aborted and their tasks go back to the queue.',
       ].join('\n') + '\n',
     );
   } catch (err) {
+    await shared?.repos.close();
     await app.close();
     throw err;
   }
@@ -91,6 +99,7 @@ export async function workerJoin(command: Command): Promise<void> {
       try {
         await worker.stop();
       } finally {
+        await shared?.repos.close().catch(() => undefined);
         await app.close();
         resolve();
       }
@@ -98,6 +107,32 @@ export async function workerJoin(command: Command): Promise<void> {
     process.once('SIGTERM', () => void shutdown('SIGTERM'));
     process.once('SIGINT', () => void shutdown('SIGINT'));
   });
+}
+
+/**
+ * The PostgreSQL database the worker's settings name, opened for direct writes when it is
+ * reachable and at this version's schema; otherwise results are shipped, and `note` says why.
+ */
+async function openSharedDatabase(db: DatabaseSettings): Promise<{ shared?: SharedDatabase; note?: string }> {
+  if (dbEngineOf(db) !== 'postgresql') return {};
+  const target = pgTargetFromSettings(db);
+  let repos: AsyncStore;
+  try {
+    repos = await openPgStore(target, { migrate: false, max: 2 });
+  } catch (err) {
+    return { note: `${target.display} could not be opened (${messageOf(err)}); results are shipped through the master` };
+  }
+  try {
+    const version = await repos.maintenance.schemaVersion();
+    if (version < pgLatestVersion()) {
+      await repos.close();
+      return { note: `${target.display} is at schema version ${version}, direct writes need ${pgLatestVersion()} (start the master of this version first); results are shipped through the master` };
+    }
+    return { shared: { repos, url: target.url, storeId: await repos.maintenance.storeId() }, note: `${target.display}: runs of a master on this database are written straight into it` };
+  } catch (err) {
+    await repos.close().catch(() => undefined);
+    return { note: `${target.display} could not be read (${messageOf(err)}); results are shipped through the master` };
+  }
 }
 
 /** Opens the distributed queue named by the settings and flags, runs `fn` with it, and closes it. */

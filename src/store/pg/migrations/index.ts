@@ -28,6 +28,7 @@ import { sql as runScope } from './015-run-scope.js';
 import { sql as runAttempts } from './016-run-attempts.js';
 import { sql as ownerHostLeases } from './017-owner-host-leases.js';
 import { sql as statementTriggers } from './018-statement-triggers.js';
+import { sql as attemptFence } from './019-attempt-fence.js';
 
 /** What a migration's `run` gets: a client inside the migration's transaction. */
 export interface PgQueryable {
@@ -61,4 +62,5 @@ export const pgMigrations: readonly PgMigration[] = [
   { version: 16, name: 'run-attempts', sql: runAttempts },
   { version: 17, name: 'owner-host-leases', sql: ownerHostLeases },
   { version: 18, name: 'statement-triggers', sql: statementTriggers },
+  { version: 19, name: 'attempt-fence', sql: attemptFence },
 ];

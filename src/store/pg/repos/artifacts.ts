@@ -34,6 +34,9 @@ export function createPgArtifactsRepo(db: PgDb): Async<ArtifactsRepo> {
     async listByRun(runId) {
       return (await db.all('SELECT * FROM artifacts WHERE run_id = ? ORDER BY created_at DESC, id DESC', [runId])).map(mapArtifact);
     },
+    async deleteByRun(runId) {
+      return (await db.query('DELETE FROM artifacts WHERE run_id = ?', [runId])).rowCount;
+    },
     list(filter, page) {
       return pgListPage(db, { table: 'artifacts', where: artifactListWhere(filter, 'ILIKE'), orderBy: 'created_at DESC, id DESC', map: mapArtifact }, page);
     },

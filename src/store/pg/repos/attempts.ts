@@ -1,6 +1,6 @@
 /** The `run_attempts` table on PostgreSQL (the statements of src/store/attempts.ts). */
 import type { Async } from '../../async.js';
-import { ATTEMPT_SQL, workerTotals, type AttemptRecord, type AttemptsRepo } from '../../attempts.js';
+import { ATTEMPT_SQL, CLAIM_SQL, claimDecision, workerTotals, type AttemptRecord, type AttemptsRepo } from '../../attempts.js';
 import { nowIso } from '../../sql.js';
 import type { PgDb } from '../db.js';
 
@@ -33,6 +33,26 @@ export function createPgAttemptsRepo(db: PgDb): Async<AttemptsRepo> {
     },
     async requeueRun(runUuid) {
       return (await changed(ATTEMPT_SQL.requeueRun, [nowIso(), runUuid])) > 0;
+    },
+    claimRun(runUuid, attempt) {
+      return db.tx(async () => {
+        // FOR UPDATE waits for every fenced statement already past its check (they hold FOR KEY SHARE).
+        const row = (await db.one('SELECT id, status, fence_attempt FROM runs WHERE run_uuid = ? FOR UPDATE', [runUuid])) as { id: number; status: string; fence_attempt: number } | undefined;
+        const outcome = claimDecision(row, attempt);
+        if (outcome !== 'claimed' || !row) return outcome;
+        await db.query(CLAIM_SQL.raise, [attempt, nowIso(), row.id]);
+        await db.query(CLAIM_SQL.clearSteps, [row.id]);
+        await db.query(CLAIM_SQL.clearArtifacts, [row.id]);
+        return outcome;
+      });
+    },
+    releaseRun(runUuid, attempt) {
+      return db.tx(async () => {
+        const row = (await db.one('SELECT id, fence_attempt FROM runs WHERE run_uuid = ? FOR UPDATE', [runUuid])) as { id: number; fence_attempt: number } | undefined;
+        if (!row || Number(row.fence_attempt) !== attempt) return false;
+        await db.query(CLAIM_SQL.release, [attempt + 1, nowIso(), row.id]);
+        return true;
+      });
     },
   };
 }

@@ -96,6 +96,9 @@ export function createPgMaintenanceRepo(db: PgDb): Async<MaintenanceRepo> {
     async latestVersion() {
       return pgLatestVersion();
     },
+    async storeId() {
+      return String((await db.one(`SELECT value FROM store_meta WHERE key = 'store_id'`))?.value ?? '');
+    },
     adminCounts() {
       return db.tx(
         async () => {

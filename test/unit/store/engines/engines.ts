@@ -14,6 +14,8 @@ export interface Opened {
   store: AsyncStore;
   /** PostgreSQL only: another store (its own pool, like a second daemon) on the same database; closed by dispose. */
   another?: () => Promise<AsyncStore>;
+  /** PostgreSQL only: the database's URL. */
+  url?: string;
   dispose: () => Promise<void>;
 }
 
@@ -53,6 +55,7 @@ const postgresql: Engine = {
     const others: AsyncStore[] = [];
     return {
       store,
+      url: db.url,
       another: async () => {
         const other = await openPgStore(db.url, { migrate: false });
         others.push(other);
