@@ -101,6 +101,8 @@ export async function resumeState(deps: EngineDeps, sourceRunId: number, workflo
 export interface RunSetup {
   /** The workflow to execute; a throw fails the run with its message. */
   workflow: () => Workflow;
+  /** The run's row as the caller has just written it (the queue's claim): not read again. */
+  row?: RunRecord;
   /** The run whose completed steps are reused. */
   resumeOf?: number;
 }
@@ -120,7 +122,7 @@ export function executeRun(deps: EngineDeps, runId: number, input: RunInput, dis
 async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, display: DisplayOptions, source: RunSource, setup: RunSetup): Promise<RunOutcome> {
   const started = Date.now();
   const settings = deps.settings();
-  const run0 = await deps.repos.runs.get(runId);
+  const run0 = setup.row?.id === runId ? setup.row : await deps.repos.runs.get(runId);
   if (!run0) throw new Error(`run ${runId} not found`);
   const recorder = new RunRecorder(deps.repos, run0, source);
   const printer = new RunPrinter({ stdout: display.stdout, silent: display.silent, color: display.color, prefix: display.prefix, spinner: display.spinner, noLogLines: display.noLogLines, verbose: display.verbose });
@@ -147,10 +149,13 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
     const durationMs = Date.now() - started;
     let artifacts: string[] = [];
     // State files are written only for completed runs (they mark a finished run).
+    // The workspace row is read once: for the state file and for the event's assets_found.
+    const ws = await deps.repos.workspaces.get(recorder.run.workspace);
     if (status === 'completed' && wf && output && !input.emptyTarget) {
       const latest = (await deps.repos.runs.get(runId))!;
+      const latestWs = latest.workspace === recorder.run.workspace ? ws : await deps.repos.workspaces.get(latest.workspace);
       try {
-        writeRunState(output, { ...latest, status: 'completed', completed_at: new Date().toISOString() }, (await deps.repos.workspaces.get(latest.workspace)) as unknown as Record<string, unknown>);
+        writeRunState(output, { ...latest, status: 'completed', completed_at: new Date().toISOString() }, latestWs as unknown as Record<string, unknown>);
       } catch (err) {
         printer.warn(`could not write run state: ${messageOf(err)}`);
       }
@@ -166,9 +171,9 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
         printer.warn(`could not register artifacts: ${messageOf(err)}`);
       }
     }
-    const ws = await deps.repos.workspaces.get(recorder.run.workspace);
     await recorder.finished(status, { error, durationMs, assetsFound: ws?.total_assets ?? 0 });
-    const finalRun = (await deps.repos.runs.get(runId))!;
+    // The row after the terminal write (or, when the run was already finished, as read back then).
+    const finalRun = recorder.run;
     const finalStatus = (finalRun.status === 'running' ? status : finalRun.status) as 'completed' | 'failed' | 'cancelled';
     live.run({ ...runInfo(), status: finalStatus, duration_ms: durationMs, ...(finalRun.error_message || error ? { error: finalRun.error_message || error } : {}) });
     // Webhooks are delivered in the background (with their own retries and timeouts); failures

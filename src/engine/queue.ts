@@ -43,6 +43,8 @@ export class RunQueue {
   private kicking = false;
   /** A kick asked for while one was running: it goes round once more. */
   private kickAgain = false;
+  /** Every launched run until its after-work is done too (stop and busy() wait for these). */
+  private readonly inFlight = new Set<Promise<void>>();
   /** The claim pass in progress (stop waits for it, so no run is claimed after it looked). */
   private pass?: Promise<void>;
 
@@ -71,10 +73,10 @@ export class RunQueue {
 
   /**
    * Whether the queue has work in hand: a claim pass in progress (a run it claimed is `running` in
-   * the database before it appears in runningRuns()) or runs executing.
+   * the database before it appears in runningRuns()), runs executing, or finished runs' after-work.
    */
   busy(): boolean {
-    return this.kicking || this.running.size > 0;
+    return this.kicking || this.running.size > 0 || this.inFlight.size > 0;
   }
 
   /** The current global limit. */
@@ -163,26 +165,31 @@ export class RunQueue {
   }
 
   private async claimAll(): Promise<void> {
-    const limit = this.limit();
-    while (this.running.size < limit && !this.stopping) {
+    while (!this.stopping) {
+      const free = this.limit() - this.running.size;
+      if (free <= 0) break;
       const saturated = [...this.groupRunning.entries()].filter(([g, n]) => n >= this.groupLimitOf(g)).map(([g]) => g);
       const candidates = await this.app.repos.runs.listQueued(50, saturated);
-      let started = false;
+      // As many as the free slots and each job's own limit allow, in claim order.
+      const planned = new Map(this.groupRunning);
+      const picked: number[] = [];
       for (const cand of candidates) {
-        if (cand.run_group_id && (this.groupRunning.get(cand.run_group_id) ?? 0) >= this.groupLimit(cand)) continue;
-        // The claim is the conditional queued → running transition: only one claimer can win it.
-        // The owner is written in the same transaction, so no reader sees a running run without one.
-        const claimed = await this.app.repos.tx(async () => {
-          const run = await this.app.repos.runs.transition(cand.id, 'running');
-          if (run) await this.app.repos.runs.update(cand.id, { owner_pid: process.pid });
-          return run;
-        });
-        if (!claimed) continue; // someone else took it, or it was cancelled
-        this.launch(claimed);
-        started = true;
-        break;
+        if (picked.length >= free) break;
+        const g = cand.run_group_id;
+        if (g) {
+          const n = planned.get(g) ?? 0;
+          if (n >= this.groupLimit(cand)) continue;
+          planned.set(g, n + 1);
+        }
+        picked.push(cand.id);
       }
-      if (!started) break;
+      if (picked.length === 0) break;
+      // The claim is the conditional queued → running change with the owner, all picked runs in
+      // one statement: only one claimer can win a run, and none is ever seen running without its
+      // owner. Runs taken by another claimer or cancelled meanwhile are left out.
+      const claimed = await this.app.repos.runs.claim(picked, process.pid);
+      for (const run of claimed) this.launch(run);
+      if (claimed.length === 0) break;
     }
   }
 
@@ -202,22 +209,33 @@ export class RunQueue {
     const g = run.run_group_id;
     if (g) this.groupRunning.set(g, (this.groupRunning.get(g) ?? 0) + 1);
     this.opts.log?.('run started', { run_uuid: run.run_uuid, workflow: run.workflow_name, target: run.target, priority: run.priority });
-    const done = executeStoredRun(this.app, run, { stdout: false, silent: true, color: false }, sourceOf(run))
+    // The slot is free again once the run is terminal: its after-work (diff snapshots, uploads)
+    // is not a running run, and the next queued run need not wait for it.
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.running.delete(run.run_uuid);
+      if (g) {
+        const n = (this.groupRunning.get(g) ?? 1) - 1;
+        if (n <= 0) this.groupRunning.delete(g);
+        else this.groupRunning.set(g, n);
+      }
+      setImmediate(() => this.kick());
+    };
+    // The claimed row is fresh: the executor does not read it again.
+    const done: Promise<void> = executeStoredRun(this.app, run, { stdout: false, silent: true, color: false }, sourceOf(run), { fresh: true, ended: release })
       .then((out) => this.opts.log?.('run finished', { run_uuid: run.run_uuid, status: out.status, ms: out.durationMs }))
       .catch(async (err: unknown) => {
         this.opts.log?.('run crashed', { run_uuid: run.run_uuid, error: messageOf(err) });
         await this.app.repos.runs.transition(run.id, 'failed', { error_message: `internal error: ${messageOf(err)}` }).catch(() => undefined);
       })
       .finally(() => {
-        this.running.delete(run.run_uuid);
-        if (g) {
-          const n = (this.groupRunning.get(g) ?? 1) - 1;
-          if (n <= 0) this.groupRunning.delete(g);
-          else this.groupRunning.set(g, n);
-        }
-        setImmediate(() => this.kick());
+        this.inFlight.delete(done);
+        release();
       });
     this.running.set(run.run_uuid, { run, done });
+    this.inFlight.add(done);
   }
 
   /** Stops scheduling, cancels running runs (children killed, recorded cancelled) and waits for them. */
@@ -226,7 +244,7 @@ export class RunQueue {
     if (this.timer) clearInterval(this.timer);
     await this.pass;
     for (const uuid of this.running.keys()) abortRun(uuid, 'cancelled');
-    const all = Promise.all([...this.running.values()].map((r) => r.done));
+    const all = Promise.all([...this.inFlight]);
     await Promise.race([all, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
   }
 }

@@ -57,33 +57,26 @@ export class RunRecorder {
     return this.run;
   }
 
-  /** queued|pending → running, with the run.started event. False when the run was cancelled meanwhile. */
+  /**
+   * queued|pending → running (or still running after the queue's claim), owned by this process,
+   * with the run.started event: one write (one statement on PostgreSQL). False when the run was
+   * cancelled or finished meanwhile.
+   */
   async started(): Promise<boolean> {
-    const ok = await this.repos.tx(async () => {
-      const cur = await this.repos.runs.get(this.run.id);
-      if (!cur) return false;
-      if (cur.status !== 'running') {
-        const next = await this.repos.runs.transition(this.run.id, 'running');
-        if (!next) return false;
-      }
-      // The process executing the run: reconciliation at daemon start checks it is still alive.
-      await this.repos.runs.update(this.run.id, { owner_pid: process.pid });
-      await this.repos.events.insert({
-        topic: 'run.started',
-        name: 'run.started',
-        source: this.source,
-        source_type: 'run',
-        data_type: 'scan',
-        data: { scan_id: this.run.run_uuid, run_uuid: this.run.run_uuid, target: this.run.target, params: this.run.params, workflow: this.run.workflow_name },
-        workspace: this.run.workspace,
-        run_id: this.run.run_uuid,
-        workflow_name: this.run.workflow_name,
-        processed: true,
-      });
-      return true;
-    });
-    await this.refresh();
-    return ok;
+    const data = { scan_id: this.run.run_uuid, run_uuid: this.run.run_uuid, target: this.run.target, params: this.run.params, workflow: this.run.workflow_name };
+    return this.adopt(await this.repos.runs.start(this.run.id, process.pid, this.event('run.started', 'run.started', this.source, 'scan', data)));
+  }
+
+  /** An event of this run: the fields its run and step events share. */
+  private event<D>(topic: string, name: string, source: string, dataType: 'scan' | 'step', data: D) {
+    return { topic, name, source, source_type: 'run', data_type: dataType, data, workspace: this.run.workspace, run_id: this.run.run_uuid, workflow_name: this.run.workflow_name, processed: true };
+  }
+
+  /** Takes the row a run write returned; reads it back when the write changed nothing. True when it changed. */
+  private async adopt(next: RunRecord | undefined): Promise<boolean> {
+    if (next) this.run = next;
+    else await this.refresh();
+    return next !== undefined;
   }
 
   /** Hears every step state change written here (the run's live output journals them). */
@@ -99,10 +92,13 @@ export class RunRecorder {
     }
   }
 
-  /** Updates non-status run fields (workspace, total_steps …). */
+  /**
+   * Updates non-status run fields (workspace, total_steps …). The row is not read back: started()
+   * (which follows) returns the whole row; until then only the patched columns are known here.
+   */
   async update(patch: Parameters<Store['runs']['update']>[1]): Promise<void> {
     await this.repos.runs.update(this.run.id, patch);
-    await this.refresh();
+    this.run = { ...this.run, ...patch } as RunRecord;
   }
 
   /** The PID last written to `runs.current_pid` by this recorder (0 when cleared). */
@@ -163,39 +159,35 @@ export class RunRecorder {
 
   /** Finishes a step with its event; counts it once toward completed_steps when `countKey` is new. */
   async stepFinished(stepId: number, stepName: string, status: Extract<StepStatus, 'completed' | 'failed'>, info: StepFinishInfo, countKey?: string): Promise<void> {
-    await this.repos.tx(async () => {
-      await this.repos.steps.transition(stepId, status, {
+    const count = countKey !== undefined && status === 'completed' && !this.counted.has(countKey);
+    if (count) this.counted.add(countKey);
+    const pid = info.currentPid !== undefined && info.currentPid !== this.shownPid ? info.currentPid : undefined;
+    // The step, its event, the run's count and its live PID: one write (one statement on PostgreSQL).
+    await this.repos.steps.finish(
+      stepId,
+      status,
+      {
         output: trimOutput(info.output),
         error_message: info.error ?? '',
         exports: info.exports ?? {},
         duration_ms: Math.round(info.durationMs),
         ...(info.command !== undefined ? { command: info.command } : {}),
-      });
-      await this.repos.events.insert({
-        topic: status === 'completed' ? 'step.completed' : 'step.failed',
-        name: stepName,
-        source: 'executor',
-        source_type: 'run',
-        data_type: 'step',
-        data: {
+      },
+      {
+        event: this.event(status === 'completed' ? 'step.completed' : 'step.failed', stepName, 'executor', 'step', {
           scan_id: this.run.run_uuid,
           step_name: stepName,
           duration_ms: Math.round(info.durationMs),
           output_lines: info.outputLines,
           ...(info.exitCode !== undefined ? { exit_code: info.exitCode } : {}),
           ...(info.error ? { error: info.error } : {}),
-        },
-        workspace: this.run.workspace,
-        run_id: this.run.run_uuid,
-        workflow_name: this.run.workflow_name,
-        processed: true,
-      });
-      if (countKey && status === 'completed') await this.countOnce(countKey);
-      if (info.currentPid !== undefined && info.currentPid !== this.shownPid) {
-        await this.repos.runs.update(this.run.id, { current_pid: info.currentPid, current_pid_start: info.currentPid ? (processStartTime(info.currentPid) ?? '') : '' });
-        this.shownPid = info.currentPid;
-      }
-    });
+        }),
+        runId: this.run.id,
+        count,
+        ...(pid !== undefined ? { pid: { current_pid: pid, current_pid_start: pid ? (processStartTime(pid) ?? '') : '' } } : {}),
+      },
+    );
+    if (pid !== undefined) this.shownPid = pid;
     const known = this.stepInfo.get(stepId);
     this.stepInfo.delete(stepId);
     this.tell({ step: stepName, status, exit_code: info.exitCode ?? null, duration_ms: Math.round(info.durationMs), ...(known ? { step_type: known.type, module: known.module } : {}) });
@@ -207,38 +199,16 @@ export class RunRecorder {
     await this.repos.runs.incrementCompletedSteps(this.run.id);
   }
 
-  /** Terminal transition with run.completed / run.failed event. Returns false when already terminal. */
+  /**
+   * Terminal transition with its run.completed / run.failed / run.cancelled event: one write (one
+   * statement on PostgreSQL). Returns false when already terminal. `run` is the row afterwards.
+   */
   async finished(status: 'completed' | 'failed' | 'cancelled', info: { error?: string; durationMs: number; assetsFound?: number }): Promise<boolean> {
-    const ok = await this.repos.tx(async () => {
-      const next = await this.repos.runs.transition(this.run.id, status, info.error ? { error_message: info.error } : undefined);
-      if (!next) return false;
-      if (status === 'completed') await this.repos.runs.update(this.run.id, { completed_steps: Math.max(next.completed_steps, 0) });
-      // No command of a finished run is running any more.
-      if (next.current_pid) await this.repos.runs.update(this.run.id, { current_pid: 0, current_pid_start: '' });
-      this.shownPid = 0;
-      const topic = status === 'completed' ? 'run.completed' : status === 'failed' ? 'run.failed' : 'run.cancelled';
-      await this.repos.events.insert({
-        topic,
-        name: topic,
-        source: 'executor',
-        source_type: 'run',
-        data_type: 'scan',
-        data: {
-          scan_id: this.run.run_uuid,
-          target: this.run.target,
-          duration_ms: Math.round(info.durationMs),
-          steps_completed: next.completed_steps,
-          assets_found: info.assetsFound ?? 0,
-          ...(info.error ? { error: info.error } : {}),
-        },
-        workspace: this.run.workspace,
-        run_id: this.run.run_uuid,
-        workflow_name: this.run.workflow_name,
-        processed: true,
-      });
-      return true;
-    });
-    await this.refresh();
-    return ok;
+    const topic = status === 'completed' ? 'run.completed' : status === 'failed' ? 'run.failed' : 'run.cancelled';
+    // A terminal transition clears current_pid itself (runTransition).
+    this.shownPid = 0;
+    // steps_completed (the row's completed_steps) is added to the data by the store.
+    const data = { scan_id: this.run.run_uuid, target: this.run.target, duration_ms: Math.round(info.durationMs), assets_found: info.assetsFound ?? 0, ...(info.error ? { error: info.error } : {}) };
+    return this.adopt(await this.repos.runs.finish(this.run.id, status, info.error ? { error_message: info.error } : {}, this.event(topic, topic, 'executor', 'scan', data)));
   }
 }

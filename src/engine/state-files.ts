@@ -4,7 +4,7 @@ import { stringify } from 'yaml';
 import type { Workflow } from '../workflow/types.js';
 import { render } from '../workflow/template.js';
 import { atomicWriteFile } from '../util/fs-safe.js';
-import type { AsyncStore, RunRecord } from '../store/index.js';
+import type { ArtifactInput, AsyncStore, RunRecord } from '../store/index.js';
 
 export const STATE_FILES = {
   executionLog: 'run-execution.log',
@@ -143,6 +143,8 @@ export async function fileStats(path: string): Promise<{ size: number; lines: nu
 /** Registers the workflow's reports and the state files as artifacts of the run. */
 export async function registerArtifacts(repos: AsyncStore, run: RunRecord, wf: Workflow, output: string, vars: Record<string, unknown>, opts: { reportsOnly?: boolean; reports?: boolean } = {}): Promise<string[]> {
   const paths: string[] = [];
+  // Collected, then written in one go (one statement on PostgreSQL).
+  const rows: ArtifactInput[] = [];
   // Reports are registered only for completed runs (reference §3.14); state files always.
   for (const rep of opts.reports === false ? [] : wf.reports) {
     let path: string;
@@ -155,7 +157,7 @@ export async function registerArtifacts(repos: AsyncStore, run: RunRecord, wf: W
     if (path.trim() === '') continue;
     const st = await fileStats(path);
     if (!st && rep.optional) continue;
-    await repos.artifacts.upsert({
+    rows.push({
       run_id: run.id,
       workspace: run.workspace,
       name: rep.name,
@@ -169,31 +171,33 @@ export async function registerArtifacts(repos: AsyncStore, run: RunRecord, wf: W
     });
     paths.push(path);
   }
-  if (opts.reportsOnly) return paths;
-  const stateNames: [string, string, string][] = [
-    ['state-execution-log', STATE_FILES.executionLog, 'log'],
-    ['state-console-log', STATE_FILES.consoleLog, 'log'],
-    ['state-completed', STATE_FILES.completed, 'json'],
-    ['state-file', STATE_FILES.state, 'json'],
-    ['state-workflow', STATE_FILES.workflow, 'yaml'],
-  ];
-  for (const [name, file, ct] of stateNames) {
-    const path = join(output, file);
-    const st = await fileStats(path);
-    if (!st) continue;
-    await repos.artifacts.upsert({
-      run_id: run.id,
-      workspace: run.workspace,
-      name,
-      artifact_path: path,
-      artifact_type: 'state_file',
-      content_type: ct,
-      size_bytes: st.size,
-      line_count: st.lines,
-      optional: false,
-      description: '',
-    });
-    paths.push(path);
+  if (!opts.reportsOnly) {
+    const stateNames: [string, string, string][] = [
+      ['state-execution-log', STATE_FILES.executionLog, 'log'],
+      ['state-console-log', STATE_FILES.consoleLog, 'log'],
+      ['state-completed', STATE_FILES.completed, 'json'],
+      ['state-file', STATE_FILES.state, 'json'],
+      ['state-workflow', STATE_FILES.workflow, 'yaml'],
+    ];
+    for (const [name, file, ct] of stateNames) {
+      const path = join(output, file);
+      const st = await fileStats(path);
+      if (!st) continue;
+      rows.push({
+        run_id: run.id,
+        workspace: run.workspace,
+        name,
+        artifact_path: path,
+        artifact_type: 'state_file',
+        content_type: ct,
+        size_bytes: st.size,
+        line_count: st.lines,
+        optional: false,
+        description: '',
+      });
+      paths.push(path);
+    }
   }
+  await repos.artifacts.upsertMany(rows);
   return paths;
 }

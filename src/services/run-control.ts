@@ -253,6 +253,8 @@ export async function jobProgress(app: AppContext, jobId: string, scope: Scope =
   if (runs.length === 0) throw errors.jobNotFound();
   const counts: Record<RunStatus, number> = { pending: 0, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
   for (const r of runs) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  // Which step each running run is at: one query for the whole job.
+  const running = await app.repos.steps.runningNamesOf(runs.filter((r) => r.status === 'running').map((r) => r.id));
   return {
     job_id: jobId,
     total_runs: runs.length,
@@ -262,7 +264,7 @@ export async function jobProgress(app: AppContext, jobId: string, scope: Scope =
     pending: counts.pending + counts.queued,
     cancelled: counts.cancelled,
     status: jobStatusOf(counts, runs.length),
-    runs: await Promise.all(runs.map(async (r) => ({
+    runs: runs.map((r) => ({
       run_uuid: r.run_uuid,
       target: r.target,
       status: r.status,
@@ -270,8 +272,8 @@ export async function jobProgress(app: AppContext, jobId: string, scope: Scope =
       error_message: r.error_message ?? '',
       completed_steps: r.completed_steps,
       total_steps: r.total_steps,
-      current_step: r.status === 'running' ? ((await app.repos.steps.runningNames(r.id))[0] ?? '') : '',
-    }))),
+      current_step: r.status === 'running' ? (running[r.id]?.[0] ?? '') : '',
+    })),
   };
 }
 

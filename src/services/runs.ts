@@ -163,7 +163,19 @@ export function runInputOf(run: RunRecord): RunInput {
  * completes, diff snapshots of its workspace's assets and vulnerabilities over the run's window
  * are stored (GET /assets/diffs, GET /vulnerabilities/diffs).
  */
-export async function executeStoredRun(app: AppContext, run: RunRecord, display: DisplayOptions, source: RunSource, opts: { workflow?: Workflow } = {}): Promise<RunOutcome> {
+export async function executeStoredRun(
+  app: AppContext,
+  run: RunRecord,
+  display: DisplayOptions,
+  source: RunSource,
+  opts: {
+    workflow?: Workflow;
+    /** `run` was just written by the caller (the queue's claim): the executor does not read it again. */
+    fresh?: boolean;
+    /** Told when the run has reached its terminal state, before the diff snapshots and uploads that follow. */
+    ended?: (out: RunOutcome) => void;
+  } = {},
+): Promise<RunOutcome> {
   const input = runInputOf(run);
   const workflow = (): Workflow => {
     try {
@@ -177,7 +189,8 @@ export async function executeStoredRun(app: AppContext, run: RunRecord, display:
       throw new Error(`failed to load workflow: ${messageOf(err)}`);
     }
   };
-  const out = await executeRun(app, run.id, input, display, source, { workflow, resumeOf: storedRunOptions(run.options).resume_of });
+  const out = await executeRun(app, run.id, input, display, source, { workflow, resumeOf: storedRunOptions(run.options).resume_of, ...(opts.fresh ? { row: run } : {}) });
+  opts.ended?.(out);
   if (out.status === 'completed' && !input.emptyTarget) {
     try {
       await recordRunDiff(app, run.id);

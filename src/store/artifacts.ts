@@ -32,6 +32,8 @@ export interface ArtifactListFilter {
 export interface ArtifactsRepo {
   /** Inserts an artifact, or refreshes size/lines/type of the one with the same workspace, name, path and run. */
   upsert(input: ArtifactInput): ArtifactRecord;
+  /** `upsert` of each, in one statement where the engine can; records in the order of `inputs`. */
+  upsertMany(inputs: ArtifactInput[]): ArtifactRecord[];
   get(id: string): ArtifactRecord | undefined;
   /** Artifacts of one run, newest first. */
   listByRun(runId: number): ArtifactRecord[];
@@ -46,12 +48,11 @@ export function mapArtifact(row: Row): ArtifactRecord {
   return { ...(row as unknown as ArtifactRecord), optional: row.optional === 1 };
 }
 
-/** The upsert of `upsert` (named parameters from artifactValues); dialect-neutral. */
-export const ARTIFACT_UPSERT_SQL = `INSERT INTO artifacts (id, run_id, workspace, name, artifact_path, artifact_type, content_type, size_bytes,
-     line_count, optional, description, created_at)
-   VALUES (@id, @run_id, @workspace, @name, @artifact_path, @artifact_type, @content_type, @size_bytes,
-     @line_count, @optional, @description, @now)
-   ON CONFLICT (workspace, name, artifact_path, run_id) DO UPDATE SET
+const ARTIFACT_COLUMNS = `id, run_id, workspace, name, artifact_path, artifact_type, content_type, size_bytes,
+     line_count, optional, description, created_at`;
+const ARTIFACT_VALUES = `@id, @run_id, @workspace, @name, @artifact_path, @artifact_type, @content_type, @size_bytes,
+     @line_count, @optional, @description, @now`;
+const ARTIFACT_ON_CONFLICT = `ON CONFLICT (workspace, name, artifact_path, run_id) DO UPDATE SET
      size_bytes = excluded.size_bytes,
      line_count = excluded.line_count,
      artifact_type = excluded.artifact_type,
@@ -59,6 +60,28 @@ export const ARTIFACT_UPSERT_SQL = `INSERT INTO artifacts (id, run_id, workspace
      optional = excluded.optional,
      description = CASE WHEN excluded.description <> '' THEN excluded.description ELSE artifacts.description END
    RETURNING *`;
+
+/** The upsert of `upsert` (named parameters from artifactValues); dialect-neutral. */
+export const ARTIFACT_UPSERT_SQL = `INSERT INTO artifacts (${ARTIFACT_COLUMNS})
+   VALUES (${ARTIFACT_VALUES})
+   ${ARTIFACT_ON_CONFLICT}`;
+
+/**
+ * One upsert of several artifacts (named parameters: artifactValues of row i prefixed `a<i>_`),
+ * or undefined when two of them share a key (one statement cannot update a row twice: the caller
+ * upserts them one by one then).
+ */
+export function artifactUpsertMany(inputs: ArtifactInput[]): { sql: string; values: Record<string, unknown> } | undefined {
+  const keys = new Set(inputs.map((a) => JSON.stringify([a.workspace, a.name, a.artifact_path, a.run_id ?? 0])));
+  if (keys.size !== inputs.length) return undefined;
+  const rows: string[] = [];
+  const values: Record<string, unknown> = {};
+  inputs.forEach((input, i) => {
+    rows.push(`(${ARTIFACT_VALUES.replace(/@(\w+)/g, `@a${i}_$1`)})`);
+    for (const [k, v] of Object.entries(artifactValues(input))) values[`a${i}_${k}`] = v;
+  });
+  return { sql: `INSERT INTO artifacts (${ARTIFACT_COLUMNS}) VALUES ${rows.join(', ')} ${ARTIFACT_ON_CONFLICT}`, values };
+}
 
 /** The defaulted column values of an artifact. */
 export function artifactValues(input: ArtifactInput): Record<string, unknown> {
@@ -95,6 +118,11 @@ export function createArtifactsRepo(db: Db, q: StatementCache): ArtifactsRepo {
   return {
     upsert(input) {
       return mapArtifact(q(ARTIFACT_UPSERT_SQL).get(artifactValues(input)) as Row);
+    },
+
+    upsertMany(inputs) {
+      if (inputs.length === 0) return [];
+      return db.transaction(() => inputs.map((input) => mapArtifact(q(ARTIFACT_UPSERT_SQL).get(artifactValues(input)) as Row))).immediate();
     },
 
     get(id) {

@@ -92,9 +92,10 @@ export function mapEvent(row: Row): EventRecord {
   return { ...(row as unknown as EventRecord), processed: row.processed === 1 };
 }
 
-const EVENT_COLUMNS = `topic, event_id, name, source, source_type, data_type, data, workspace, run_id,
+/** The columns an event INSERT writes, and their named values (eventInsertValues); shared with the PostgreSQL run writes. */
+export const EVENT_COLUMNS = `topic, event_id, name, source, source_type, data_type, data, workspace, run_id,
      workflow_name, processed, processed_at, error, created_at`;
-const EVENT_VALUES = `@topic, @event_id, @name, @source, @source_type, @data_type, @data, @workspace, @run_id,
+export const EVENT_VALUES = `@topic, @event_id, @name, @source, @source_type, @data_type, @data, @workspace, @run_id,
      @workflow_name, @processed, @processed_at, @error, @created_at`;
 
 /** The INSERT of `insert` (named parameters from eventInsertValues); dialect-neutral. */

@@ -186,3 +186,44 @@ export function mapScope(row: Row): RunScopeStats {
   };
 }
 
+
+/** The statuses whose runs hold no live process (current_pid is cleared, never set, in them). */
+const TERMINAL_SQL = "status IN ('completed', 'failed', 'cancelled')";
+
+/**
+ * The UPDATE of `start` (named parameters): pending|queued → running, a run already running (the
+ * queue's claim leaves it so) stays running; the owner is written with it. Finished runs do not match.
+ */
+export function runStart(id: number, ownerPid: number): { sql: string; values: Record<string, unknown> } {
+  const sql = `UPDATE runs SET status = 'running', started_at = COALESCE(started_at, @now), owner_pid = @owner_pid, owner_host = @owner_host, updated_at = @now
+     WHERE id = @id AND status IN ('pending', 'queued', 'running')
+     RETURNING *`;
+  return { sql, values: { id, now: nowIso(), owner_pid: ownerPid, owner_host: ownerHostOf(ownerPid) } };
+}
+
+/**
+ * The UPDATE a finished step makes to its run (named parameters): one more completed step and/or
+ * the run's live process group; undefined when there is nothing to write. A finished run never
+ * gets a PID back (as in runUpdate).
+ */
+export function runProgress(id: number, opts: { count?: boolean; pid?: { current_pid: number; current_pid_start: string } }): { sql: string; values: Record<string, unknown> } | undefined {
+  const sets: string[] = [];
+  if (opts.count) sets.push('completed_steps = completed_steps + 1');
+  if (opts.pid) sets.push(`current_pid = CASE WHEN ${TERMINAL_SQL} THEN 0 ELSE @pid END`, `current_pid_start = CASE WHEN ${TERMINAL_SQL} THEN '' ELSE @pid_start END`);
+  if (sets.length === 0) return undefined;
+  return {
+    sql: `UPDATE runs SET ${sets.join(', ')}, updated_at = @now WHERE id = @id`,
+    values: { id, now: nowIso(), ...(opts.pid ? { pid: opts.pid.current_pid, pid_start: opts.pid.current_pid_start } : {}) },
+  };
+}
+
+/**
+ * The data of a run's terminal event with `steps_completed` (the row's completed_steps) as its
+ * last key: `head` + the number + `}` is the JSON text, so PostgreSQL can append the number it
+ * reads in the same statement and both engines store the same text.
+ */
+export function finishEventHead(data: Record<string, unknown>): string {
+  const { steps_completed: _ignored, ...rest } = data;
+  const json = JSON.stringify(rest);
+  return `${json.slice(0, -1)}${json === '{}' ? '' : ','}"steps_completed":`;
+}

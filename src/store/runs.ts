@@ -7,7 +7,8 @@ import { ownerHostOf } from './owner.js';
 import { listPage, nowIso, parseJson, type Db, type Row, type StatementCache } from './sql.js';
 import type { ListResult, Page, Priority, RunStatus } from './types.js';
 import type { OrgFilter } from './org-constants.js';
-import { mapScope, runInsertValues, runListWhere, runRef, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues } from './run-sql.js';
+import { finishEventHead, mapScope, runInsertValues, runListWhere, runRef, runStart, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues } from './run-sql.js';
+import { eventInsertValues, EVENT_INSERT_SQL, type EventInput } from './events.js';
 
 
 export interface RunRecord {
@@ -119,6 +120,23 @@ export interface RunsRepo {
   incrementCompletedSteps(id: number): void;
   /** Claims the next queued run (highest priority, then oldest) for `ownerPid`, moving it to running. */
   claimNext(ownerPid: number): RunRecord | undefined;
+  /**
+   * Claims the runs `ids` that are still queued for `ownerPid` (queued → running, owner written in
+   * the same statement), skipping any another claimer took or holds; returns them in the order of `ids`.
+   */
+  claim(ids: number[], ownerPid: number): RunRecord[];
+  /**
+   * Starts executing a run: pending|queued → running (one already running stays so), owned by
+   * `ownerPid`, with `event` (run.started) in the same transaction. Undefined, and nothing
+   * written, when the run is missing or finished.
+   */
+  start(id: number, ownerPid: number, event: EventInput): RunRecord | undefined;
+  /**
+   * The terminal transition with its event in one transaction; the event's data gets
+   * `steps_completed` (the row's completed_steps) as its last key. Undefined, and no event, when
+   * the run cannot move to `to` (already finished).
+   */
+  finish(id: number, to: 'completed' | 'failed' | 'cancelled', patch: { error_message?: string }, event: RunFinishEvent): RunRecord | undefined;
   /** Queued runs in claim order (priority, then FIFO), skipping jobs in `excludeGroups` (served by idx_runs_queue). */
   listQueued(limit: number, excludeGroups: string[]): RunRecord[];
   /** Runs that are running or still record a live process id (for reconciliation after a crash). */
@@ -136,6 +154,9 @@ export interface RunsRepo {
   /** The scope row of a run (undefined when the run had no scope). */
   scopeStats(id: number): RunScopeStats | undefined;
 }
+
+/** A run's terminal event: its data object gets `steps_completed` from the finished row. */
+export type RunFinishEvent = EventInput & { data: Record<string, unknown> };
 
 /** One layer of a run's target scope, as recorded (docs/scope.md). */
 export interface RunScopeLayer {
@@ -160,6 +181,12 @@ export function mapRun(row: Row): RunRecord {
     options: parseJson<Record<string, unknown>>(row.options, {}),
     hooks_enabled: row.hooks_enabled === 1,
   };
+}
+
+/** `runs` in the order of `ids` (a claim's RETURNING rows come in no particular order). */
+export function inOrder(ids: number[], runs: RunRecord[]): RunRecord[] {
+  const at = new Map(ids.map((id, i) => [id, i]));
+  return runs.sort((a, b) => (at.get(a.id) ?? 0) - (at.get(b.id) ?? 0));
 }
 
 /** Creates the runs repository on one connection. */
@@ -223,6 +250,45 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
              RETURNING *`,
           ).get({ owner: ownerPid, host: ownerHostOf(ownerPid), now }) as Row | undefined;
           return row ? mapRun(row) : undefined;
+        })
+        .immediate();
+    },
+
+    claim(ids, ownerPid) {
+      if (ids.length === 0) return [];
+      const now = nowIso();
+      const rows = db
+        .transaction(
+          () =>
+            q(
+              `UPDATE runs SET status = 'running', owner_pid = @owner, owner_host = @host, started_at = COALESCE(started_at, @now), updated_at = @now
+               WHERE id IN (SELECT value FROM json_each(@ids)) AND status = 'queued'
+               RETURNING *`,
+            ).all({ owner: ownerPid, host: ownerHostOf(ownerPid), now, ids: JSON.stringify(ids) }) as Row[],
+        )
+        .immediate();
+      return inOrder(ids, rows.map(mapRun));
+    },
+
+    start(id, ownerPid, event) {
+      return db
+        .transaction(() => {
+          const s = runStart(id, ownerPid);
+          const row = q(s.sql).get(s.values) as Row | undefined;
+          if (!row) return undefined;
+          q(EVENT_INSERT_SQL).run(eventInsertValues(event));
+          return mapRun(row);
+        })
+        .immediate();
+    },
+
+    finish(id, to, patch, event) {
+      return db
+        .transaction(() => {
+          const next = transition(id, to, patch);
+          if (!next) return undefined;
+          q(EVENT_INSERT_SQL).run(eventInsertValues({ ...event, data: `${finishEventHead(event.data)}${next.completed_steps}}` }));
+          return next;
         })
         .immediate();
     },

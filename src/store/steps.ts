@@ -7,6 +7,8 @@ import { errors } from '../errors.js';
 import { listPage, nowIso, parseJson, Where, type Db, type Row, type StatementCache } from './sql.js';
 import { TERMINAL_STEP_STATUSES, type ListResult, type Page, type StepStatus } from './types.js';
 import type { OrgFilter } from './org-constants.js';
+import { eventInsertValues, EVENT_INSERT_SQL, type EventInput } from './events.js';
+import { runProgress } from './run-sql.js';
 
 export interface StepRecord {
   id: number;
@@ -54,6 +56,16 @@ export interface StepPatch {
   command?: string;
 }
 
+/** What is written with a finished step (StepsRepo.finish). */
+export interface StepFinishWrites {
+  /** The step's event (step.completed / step.failed); written even when the step could not move. */
+  event: EventInput;
+  /** The step's run (its id): gets one more completed step when `count`, and `pid` as its live process. */
+  runId: number;
+  count?: boolean;
+  pid?: { current_pid: number; current_pid_start: string };
+}
+
 /** A finished step recorded elsewhere (a distributed worker), imported with its own timestamps. */
 export type StepImport = Omit<StepRecord, 'id' | 'run_id' | 'run_uuid' | 'step_uuid'> & { step_uuid?: string };
 
@@ -72,10 +84,18 @@ export interface StepsRepo {
   get(id: number): StepRecord | undefined;
   /** Moves a step to `to` when allowed from its current status; undefined (row untouched) otherwise. */
   transition(id: number, to: StepStatus, patch?: StepPatch): StepRecord | undefined;
+  /**
+   * A step's transition to `to` written together with its event and its run's progress (see
+   * StepFinishWrites): one transaction, one statement on PostgreSQL. Returns the step as
+   * `transition` does (undefined when it could not move; the event and progress are written anyway).
+   */
+  finish(id: number, to: StepStatus, patch: StepPatch, writes: StepFinishWrites): StepRecord | undefined;
   /** Steps of one run in creation order. */
   listByRun(runId: number): StepRecord[];
   /** Names of the run's steps running now, in start order. */
   runningNames(runId: number): string[];
+  /** runningNames of several runs in one query (a job's status): run id → names; runs with none are absent. */
+  runningNamesOf(runIds: number[]): Record<number, string[]>;
   /** Filtered page, newest first (id DESC). */
   list(filter: StepListFilter, page: Page): ListResult<StepRecord>;
   /** Marks every pending or running step of a run failed (reconciliation); returns how many. */
@@ -241,10 +261,24 @@ export function stepListWhere(filter: StepListFilter): Where {
   return where;
 }
 
+/** Step names by run id, in the rows' order (runningNamesOf). */
+export function groupNames(rows: Record<string, unknown>[]): Record<number, string[]> {
+  const out: Record<number, string[]> = {};
+  for (const r of rows) (out[Number(r.run_id)] ??= []).push(String(r.step_name));
+  return out;
+}
+
 /** Creates the step results repository on one connection. */
 export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
   const get = (id: number): StepRecord | undefined => {
     const row = q('SELECT * FROM step_results WHERE id = ?').get(id) as Row | undefined;
+    return row ? mapStep(row) : undefined;
+  };
+
+  const transition = (id: number, to: StepStatus, patch: StepPatch = {}): StepRecord | undefined => {
+    const t = stepTransition(id, to, patch, SQLITE_ELAPSED_MS);
+    if (!t) return undefined;
+    const row = q(t.sql).get(t.values) as Row | undefined;
     return row ? mapStep(row) : undefined;
   };
 
@@ -255,16 +289,29 @@ export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
 
     get,
 
-    transition(id, to, patch = {}) {
-      const t = stepTransition(id, to, patch, SQLITE_ELAPSED_MS);
-      if (!t) return undefined;
-      const row = q(t.sql).get(t.values) as Row | undefined;
-      return row ? mapStep(row) : undefined;
+    transition,
+
+    finish(id, to, patch, writes) {
+      return db
+        .transaction(() => {
+          const step = transition(id, to, patch);
+          q(EVENT_INSERT_SQL).run(eventInsertValues(writes.event));
+          const p = runProgress(writes.runId, { count: writes.count, pid: writes.pid });
+          if (p) q(p.sql).run(p.values);
+          return step;
+        })
+        .immediate();
     },
 
     runningNames(runId) {
       const rows = q("SELECT step_name FROM step_results WHERE run_id = ? AND status = 'running' ORDER BY id").all(runId) as { step_name: string }[];
       return rows.map((r) => r.step_name);
+    },
+
+    runningNamesOf(runIds) {
+      if (runIds.length === 0) return {};
+      const rows = q("SELECT run_id, step_name FROM step_results WHERE run_id IN (SELECT value FROM json_each(?)) AND status = 'running' ORDER BY id").all(JSON.stringify(runIds)) as { run_id: number; step_name: string }[];
+      return groupNames(rows);
     },
 
     listByRun(runId) {

@@ -60,7 +60,7 @@ const PID_WRITE_DELAY_MS = 25;
  * spec's "process id of the running command", and the fallback that lets a restarted daemon kill
  * a group left by a dead one — is written once the process has lived PID_WRITE_DELAY_MS, so a
  * short command costs no commit; when the command shown there ends, the newest one still running
- * (or 0) is written instead. Orphans of a crashed engine are also killed by its spawner, which
+ * (or 0) is written instead, as late and only when the step's result has not carried it. Orphans of a crashed engine are also killed by its spawner, which
  * watches its parent (see spawner/child.ts).
  */
 export function trackPid(scope: Scope, pid: number, exited?: number): void {
@@ -75,7 +75,15 @@ export function trackPid(scope: Scope, pid: number, exited?: number): void {
   }
   if (!exited) return;
   exec.deps.registry.remove(exec.runUuid, exited);
-  if (exec.recorder.shownPid === exited) showPid(exec, livePid(scope));
+  if (exec.recorder.shownPid !== exited) return;
+  // Written PID_WRITE_DELAY_MS later, as the start is: a step that finishes meanwhile (the usual
+  // case) writes the change with its result, one write less. The stale PID is harmless meanwhile:
+  // whoever kills by it checks the process's start time first (sameProcess).
+  const timer = setTimeout(() => {
+    const live = livePid(scope);
+    if (exec.recorder.shownPid !== live) showPid(exec, live);
+  }, PID_WRITE_DELAY_MS);
+  timer.unref();
 }
 
 /**

@@ -5,8 +5,9 @@
  */
 import { ownerHostOf } from '../../owner.js';
 import type { Async } from '../../async.js';
-import { mapRun, type RunsRepo } from '../../runs.js';
-import { mapScope, runInsertValues, runListWhere, runRef, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues } from '../../run-sql.js';
+import { inOrder, mapRun, type RunsRepo } from '../../runs.js';
+import { finishEventHead, mapScope, runInsertValues, runListWhere, runRef, runStart, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues } from '../../run-sql.js';
+import { eventPart, withParts } from '../cte.js';
 import { nowIso } from '../../sql.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
@@ -64,6 +65,35 @@ export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
         );
         return row ? mapRun(row) : undefined;
       });
+    },
+    async claim(ids, ownerPid) {
+      if (ids.length === 0) return [];
+      const now = nowIso();
+      // One statement, no transaction: the rows are locked in id order and SKIP LOCKED passes over
+      // those another claimer holds, so concurrent claims neither wait on nor deadlock each other.
+      const { rows } = await db.query(
+        `UPDATE runs SET status = 'running', owner_pid = ?, owner_host = ?, started_at = COALESCE(started_at, ?), updated_at = ?
+         WHERE id IN (SELECT id FROM runs WHERE id = ANY(?::bigint[]) AND status = 'queued' ORDER BY id FOR UPDATE SKIP LOCKED)
+           AND status = 'queued'
+         RETURNING *`,
+        [ownerPid, ownerHostOf(ownerPid), now, now, ids],
+      );
+      return inOrder(ids, rows.map(mapRun));
+    },
+    async start(id, ownerPid, event) {
+      // The run's change and its event in one statement (atomic without BEGIN/COMMIT).
+      const s = runStart(id, ownerPid);
+      const q = withParts([['r', s], ['e', eventPart(event, { name: 'r' })]], 'r');
+      const { rows } = await db.queryNamed(q.sql, q.values);
+      return rows[0] ? mapRun(rows[0]) : undefined;
+    },
+    async finish(id, to, patch, event) {
+      const t = runTransition(id, to, patch);
+      if (!t) return undefined;
+      const e = eventPart(event, { name: 'r', data: "CAST(@head AS TEXT) || r.completed_steps || '}'", values: { head: finishEventHead(event.data) } });
+      const q = withParts([['r', t], ['e', e]], 'r');
+      const { rows } = await db.queryNamed(q.sql, q.values);
+      return rows[0] ? mapRun(rows[0]) : undefined;
     },
     async listQueued(limit, excludeGroups) {
       const n = Number.isFinite(limit) && limit > 0 ? Math.trunc(limit) : 0;

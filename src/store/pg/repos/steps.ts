@@ -1,6 +1,7 @@
 /** The `step_results` table on PostgreSQL (statements shared with src/store/steps.ts where dialect-neutral). */
 import type { Async } from '../../async.js';
 import {
+  groupNames,
   mapStep,
   planStepImport,
   stepInsertValues,
@@ -14,6 +15,8 @@ import {
   type StepsRepo,
 } from '../../steps.js';
 import { nowIso } from '../../sql.js';
+import { runProgress } from '../../run-sql.js';
+import { eventPart, prefixed, withParts } from '../cte.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
 
@@ -36,9 +39,26 @@ export function createPgStepsRepo(db: PgDb): Async<StepsRepo> {
       const { rows } = await db.queryNamed(t.sql, t.values);
       return rows[0] ? mapStep(rows[0]) : undefined;
     },
+    async finish(id, to, patch, writes) {
+      // The step, its event and its run's progress in one statement: one round trip, atomic.
+      const t = stepTransition(id, to, patch, PG_ELAPSED_MS);
+      const p = runProgress(writes.runId, { count: writes.count, pid: writes.pid });
+      const parts: [string, ReturnType<typeof eventPart> | undefined][] = [
+        ['s', t ? prefixed(t, 's_') : { sql: 'SELECT * FROM step_results WHERE false', values: {} }],
+        ['e', eventPart(writes.event)],
+        ['r', p ? prefixed(p, 'r_') : undefined],
+      ];
+      const q = withParts(parts, 's');
+      const { rows } = await db.queryNamed(q.sql, q.values);
+      return rows[0] ? mapStep(rows[0]) : undefined;
+    },
     async runningNames(runId) {
       const rows = await db.all("SELECT step_name FROM step_results WHERE run_id = ? AND status = 'running' ORDER BY id", [runId]);
       return rows.map((r) => r.step_name as string);
+    },
+    async runningNamesOf(runIds) {
+      if (runIds.length === 0) return {};
+      return groupNames(await db.all("SELECT run_id, step_name FROM step_results WHERE run_id = ANY(?::bigint[]) AND status = 'running' ORDER BY id", [runIds]));
     },
     async listByRun(runId) {
       return (await db.all('SELECT * FROM step_results WHERE run_id = ? ORDER BY id ASC', [runId])).map(mapStep);

@@ -1,6 +1,7 @@
 /** The artifacts and run attempts repositories on both engines. */
 import { describe, expect, it } from 'vitest';
 import { ENGINES, useStore } from './engines.js';
+import type { ArtifactInput } from '../../../../src/store/index.js';
 
 const art = { run_id: 1, workspace: 'ws', name: 'report', artifact_path: '/w/report.md', artifact_type: 'report', content_type: 'text/markdown', size_bytes: 10, line_count: 2, optional: false, description: 'first' };
 
@@ -16,6 +17,18 @@ describe.each(ENGINES)('artifacts on $name', (engine) => {
     const other = await s().artifacts.upsert({ ...art, run_id: 2 });
     expect(other.id).not.toBe(a.id);
     expect((await s().artifacts.listByRun(1)).map((x) => x.id)).toEqual([a.id]);
+  });
+
+  it('upserts many at once, in the order given, as one by one would (a repeated key included)', async () => {
+    const a = (name: string, extra: Partial<ArtifactInput> = {}): ArtifactInput => ({ run_id: 7, workspace: 'ws', name, artifact_path: `/p/${name}`, artifact_type: 'state_file', content_type: 'log', size_bytes: 1, line_count: 1, optional: false, description: '', ...extra });
+    expect(await s().artifacts.upsertMany([])).toEqual([]);
+    const first = await s().artifacts.upsertMany([a('x', { description: 'kept' }), a('y'), a('z', { optional: true })]);
+    expect(first.map((r) => [r.name, r.description, r.optional])).toEqual([['x', 'kept', false], ['y', '', false], ['z', '', true]]);
+    const again = await s().artifacts.upsertMany([a('z', { size_bytes: 9 }), a('x', { size_bytes: 5 }), a('w')]);
+    expect(again.map((r) => [r.name, r.id, r.size_bytes, r.description])).toEqual([['z', first[2]!.id, 9, ''], ['x', first[0]!.id, 5, 'kept'], ['w', again[2]!.id, 1, '']]);
+    const twice = await s().artifacts.upsertMany([a('v', { description: 'd' }), a('v', { size_bytes: 3 })]);
+    expect(twice[1]).toMatchObject({ id: twice[0]!.id, size_bytes: 3, description: 'd' });
+    expect((await s().artifacts.listByRun(7)).length).toBe(5);
   });
 
   it('lists with a case-insensitive search with literal wildcards, and totals', async () => {

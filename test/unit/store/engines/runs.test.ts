@@ -123,6 +123,70 @@ describe.each(ENGINES)('runs on $name', (engine) => {
     expect(new Set(all).size).toBe(40);
   });
 
+  it('claims a batch of queued runs with their owner, in the order asked, leaving runs no longer queued', async () => {
+    const a = await queued(s(), 'normal');
+    const b = await queued(s(), 'high');
+    const c = await queued(s(), 'normal');
+    const gone = await queued(s(), 'normal');
+    await s().runs.transition(gone, 'cancelled');
+    expect(await s().runs.claim([], 1)).toEqual([]);
+    const got = await s().runs.claim([b, gone, a, 999999], 4321);
+    expect(got.map((r) => r.id)).toEqual([b, a]);
+    for (const r of got) expect(r).toMatchObject({ status: 'running', owner_pid: 4321, owner_host: expect.any(String) });
+    expect(got[0]!.started_at).not.toBeNull();
+    expect(await s().runs.get(b)).toEqual(got[0]);
+    // Already claimed: nobody gets them again.
+    expect(await s().runs.claim([a, b, c], 1)).toMatchObject([{ id: c, owner_pid: 1 }]);
+  });
+
+  it('concurrent batch claims over the same runs hand each to exactly one claimer', async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 30; i++) ids.push(await queued(s(), 'normal'));
+    const stores = engine.name === 'postgresql' ? [s(), await s.opened().another!()] : [s()];
+    const results = await Promise.all([1, 2, 3, 4].map((pid) => stores[pid % stores.length]!.runs.claim(pid % 2 ? ids : [...ids].reverse(), pid)));
+    const all = results.flat().map((r) => r.id);
+    expect(all.length).toBe(30);
+    expect(new Set(all).size).toBe(30);
+  });
+
+  it('start: to running with the owner and its event at once; a finished run is left alone', async () => {
+    const event = (r: { run_uuid: string }) => ({ topic: 'run.started', name: 'run.started', source: 'api', source_type: 'run', data_type: 'scan', data: { scan_id: r.run_uuid }, run_id: r.run_uuid, workspace: 'ws', processed: true });
+    for (const status of ['queued', 'pending', 'running'] as const) {
+      const r = await s().runs.create({ ...base, status });
+      const started = await s().runs.start(r.id, 777, event(r));
+      expect(started).toMatchObject({ id: r.id, status: 'running', owner_pid: 777 });
+      expect(started!.started_at).not.toBeNull();
+      if (status === 'running') expect(started!.started_at).toBe(r.started_at);
+      expect(await s().runs.get(r.id)).toEqual(started);
+      const events = (await s().events.list({ run_id: r.run_uuid }, { offset: 0, limit: 10 })).data;
+      expect(events).toMatchObject([{ topic: 'run.started', processed: true, workspace: 'ws', data: JSON.stringify({ scan_id: r.run_uuid }) }]);
+    }
+    const done = await s().runs.create({ ...base, status: 'pending' });
+    await s().runs.transition(done.id, 'cancelled');
+    expect(await s().runs.start(done.id, 777, event(done))).toBeUndefined();
+    expect(await s().runs.start(999999, 777, event(done))).toBeUndefined();
+    expect((await s().events.list({ run_id: done.run_uuid }, { offset: 0, limit: 10 })).total).toBe(0);
+    expect((await s().runs.get(done.id))).toMatchObject({ status: 'cancelled', owner_pid: 0 });
+  });
+
+  it('finish: the terminal transition and its event, whose data gets the row’s completed_steps; once only', async () => {
+    const r = await s().runs.create({ ...base, status: 'running' });
+    await s().runs.update(r.id, { current_pid: 42, current_pid_start: 'x' });
+    await s().runs.incrementCompletedSteps(r.id);
+    await s().runs.incrementCompletedSteps(r.id);
+    const event = (topic: string, data: Record<string, unknown>) => ({ topic, name: topic, source: 'executor', source_type: 'run', data_type: 'scan', data, run_id: r.run_uuid, processed: true });
+    const done = await s().runs.finish(r.id, 'failed', { error_message: 'boom' }, event('run.failed', { scan_id: r.run_uuid, error: 'boom', steps_completed: -1 }));
+    expect(done).toMatchObject({ status: 'failed', error_message: 'boom', completed_steps: 2, current_pid: 0, current_pid_start: '' });
+    expect(done!.completed_at).not.toBeNull();
+    expect(await s().runs.finish(r.id, 'completed', {}, event('run.completed', {}))).toBeUndefined();
+    const events = (await s().events.list({ run_id: r.run_uuid }, { offset: 0, limit: 10 })).data;
+    expect(events.map((e) => [e.topic, e.data])).toEqual([['run.failed', `{"scan_id":"${r.run_uuid}","error":"boom","steps_completed":2}`]]);
+    // An empty data object still makes valid JSON.
+    const e = await s().runs.create({ ...base, status: 'running' });
+    await s().runs.finish(e.id, 'completed', {}, { ...event('run.completed', {}), run_id: e.run_uuid });
+    expect((await s().events.list({ run_id: e.run_uuid }, { offset: 0, limit: 10 })).data[0]!.data).toBe('{"steps_completed":0}');
+  });
+
   it('an outside reader never sees a transaction’s uncommitted rows', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));

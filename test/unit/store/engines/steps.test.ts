@@ -10,6 +10,47 @@ async function run(s: AsyncStore, workspace = 'ws') {
 describe.each(ENGINES)('steps on $name', (engine) => {
   const s = useStore(engine);
 
+  it('finish: the step, its event and its run’s count and PID in one write; the event even when the step cannot move', async () => {
+    const r = await run(s());
+    await s().runs.transition(r.id, 'running');
+    const st = await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: 'a', step_type: 'bash', status: 'running' });
+    const event = (topic: string) => ({ topic, name: 'a', source: 'executor', source_type: 'run', data_type: 'step', data: { step_name: 'a' }, run_id: r.run_uuid, workspace: 'ws', processed: true });
+    const done = await s().steps.finish(st.id, 'completed', { output: 'out', exports: { k: 1 }, duration_ms: 12, command: 'echo a' }, { event: event('step.completed'), runId: r.id, count: true, pid: { current_pid: 4242, current_pid_start: 'then' } });
+    expect(done).toMatchObject({ id: st.id, status: 'completed', output: 'out', exports: { k: 1 }, duration_ms: 12, command: 'echo a' });
+    expect(done!.completed_at).not.toBeNull();
+    expect(await s().steps.get(st.id)).toEqual(done);
+    expect(await s().runs.get(r.id)).toMatchObject({ completed_steps: 1, current_pid: 4242, current_pid_start: 'then' });
+    // Already finished: the step stays as it was; the event is still written; no count, PID cleared.
+    expect(await s().steps.finish(st.id, 'failed', { error_message: 'late' }, { event: event('step.failed'), runId: r.id, pid: { current_pid: 0, current_pid_start: '' } })).toBeUndefined();
+    expect((await s().steps.get(st.id))?.status).toBe('completed');
+    expect(await s().runs.get(r.id)).toMatchObject({ completed_steps: 1, current_pid: 0, current_pid_start: '' });
+    // Neither count nor PID: the run row is untouched.
+    const before = await s().runs.get(r.id);
+    const b = await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: 'b', step_type: 'bash', status: 'running' });
+    expect((await s().steps.finish(b.id, 'failed', { error_message: 'x' }, { event: event('step.failed'), runId: r.id }))?.status).toBe('failed');
+    expect(await s().runs.get(r.id)).toEqual(before);
+    const topics = (await s().events.list({ run_id: r.run_uuid }, { offset: 0, limit: 10 })).data.map((e) => [e.topic, e.data, e.workspace]);
+    expect(topics.reverse()).toEqual([
+      ['step.completed', '{"step_name":"a"}', 'ws'],
+      ['step.failed', '{"step_name":"a"}', 'ws'],
+      ['step.failed', '{"step_name":"a"}', 'ws'],
+    ]);
+    // A finished run never gets a PID back.
+    await s().runs.transition(r.id, 'completed');
+    const c = await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: 'c', step_type: 'bash', status: 'running' });
+    await s().steps.finish(c.id, 'completed', {}, { event: event('step.completed'), runId: r.id, pid: { current_pid: 99, current_pid_start: 'x' } });
+    expect(await s().runs.get(r.id)).toMatchObject({ current_pid: 0, current_pid_start: '' });
+  });
+
+  it('runningNamesOf: the running steps of several runs in one query, in start order', async () => {
+    const [r1, r2, r3] = [await run(s()), await run(s()), await run(s())];
+    for (const [r, name, status] of [[r1, 'a', 'running'], [r2, 'b', 'running'], [r1, 'c', 'running'], [r1, 'd', 'pending'], [r3, 'e', 'skipped']] as const) {
+      await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: name, step_type: 'bash', status });
+    }
+    expect(await s().steps.runningNamesOf([r1.id, r2.id, r3.id, 999999])).toEqual({ [r1.id]: ['a', 'c'], [r2.id]: ['b'] });
+    expect(await s().steps.runningNamesOf([])).toEqual({});
+  });
+
   it('creates, transitions with sticky terminal states and computes durations', async () => {
     const r = await run(s());
     const p = await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: 'a', step_type: 'bash' });
