@@ -190,20 +190,30 @@ describe.each(ENGINES)('runs on $name', (engine) => {
   it('an outside reader never sees a transaction’s uncommitted rows', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    let wrote!: () => void;
+    const written = new Promise<void>((r) => (wrote = r));
     let committed = false;
     const tx = s().tx(async () => {
       await s().runs.create({ ...base, workflow_name: 'in-tx' });
+      wrote();
       await gate;
     }).then(() => (committed = true));
-    // Let the transaction write first, then read from outside its async context.
-    await new Promise((r) => setTimeout(r, 20));
+    // The transaction has written; read from outside its async context.
+    await written;
     const outside = s().runs.list({ workflow_name: 'in-tx' }, { offset: 0, limit: 10 }).then((page) => ({ total: page.total, committed }));
-    await new Promise((r) => setTimeout(r, 20));
-    release();
-    await tx;
-    const seen = await outside;
-    // SQLite: the reader waits for the commit, then sees the row; PostgreSQL: it reads the committed state at once (no row).
-    expect(seen.total).toBe(seen.committed ? 1 : 0);
+    if (engine.name === 'postgresql') {
+      // PostgreSQL answers at once with the committed state: no row while the transaction is open.
+      expect((await outside).total).toBe(0);
+      release();
+      await tx;
+    } else {
+      // SQLite: the reader waits for the commit, then sees the row.
+      await new Promise((r) => setTimeout(r, 20));
+      release();
+      await tx;
+      const seen = await outside;
+      expect(seen.total).toBe(seen.committed ? 1 : 0);
+    }
     expect((await s().runs.list({ workflow_name: 'in-tx' }, { offset: 0, limit: 10 })).total).toBe(1);
   });
 
