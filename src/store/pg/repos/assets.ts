@@ -42,7 +42,6 @@ function assetSpec(matchByValue: boolean): BulkSpec<AssetValues, AssetRecord> {
     merge: mergeAsset,
     key: (v) => exactKey(v.asset_value, v.url),
     rowKey: (r) => exactKey(r.asset_value, r.url),
-    keyColumns: ['asset_value', 'url'],
     // The reference's quick imports: no row with the same url → the oldest row of the value.
     fallbackKey: matchByValue ? (v) => v.asset_value : undefined,
     rowFallbackKey: (r) => r.asset_value,
