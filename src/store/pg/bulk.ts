@@ -81,11 +81,12 @@ export async function bulkUpsert<V, R extends { id: number; updated_at: string }
     const log: { slot: Slot<V, R>; changes: FieldChange[] }[] = [];
     for (const v of values) {
       const fb = spec.fallbackKey?.(v);
-      const slot = byKey.get(spec.key(v)) ?? (fb !== undefined ? byFallback.get(fb) : undefined);
+      const key = spec.key(v);
+      const slot = byKey.get(key) ?? (fb !== undefined ? byFallback.get(fb) : undefined);
       if (!slot) {
         const init = spec.initial ? spec.initial(v) : v;
         const s: Slot<V, R> = { values: init, changed: false, dirty: false };
-        byKey.set(spec.key(v), s);
+        byKey.set(key, s);
         if (fb !== undefined && !byFallback.has(fb)) byFallback.set(fb, s);
         fresh.push(s);
         seen.add(s);

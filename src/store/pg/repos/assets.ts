@@ -28,7 +28,8 @@ import type { PgDb } from '../db.js';
 import { pgDiffWindowQueries } from '../diff-window.js';
 import { pgListPage } from '../list.js';
 
-const exactKey = (value: string, url: string) => JSON.stringify([value, url]);
+/** The (asset_value, url) match key: the value's length keeps it unambiguous without encoding either string. */
+const exactKey = (value: string, url: string) => `${value.length}:${value}${url}`;
 
 function assetSpec(matchByValue: boolean): BulkSpec<AssetValues, AssetRecord> {
   return {
