@@ -282,8 +282,7 @@ export class RecordImporter<T> extends ImportCore<T> {
   protected batchReady(rows: T[]): void {
     const now = new Date().toISOString();
     this.store.tx(() => {
-      const events = this.stored(rows, this.kind.upsert.sync(this.store, this.workspace, rows, now));
-      for (const e of events) this.store.events.insert(e);
+      this.store.events.insertMany(this.stored(rows, this.kind.upsert.sync(this.store, this.workspace, rows, now)));
     });
     this.opts.onBatch?.(this.stats);
   }
@@ -292,7 +291,7 @@ export class RecordImporter<T> extends ImportCore<T> {
   finish(): ImportStats {
     this.takeBatch();
     this.opts.scope?.flush?.();
-    for (const e of this.summaryEvents()) this.store.events.insert(e);
+    this.store.events.insertMany(this.summaryEvents());
     return this.stats;
   }
 }
@@ -300,11 +299,17 @@ export class RecordImporter<T> extends ImportCore<T> {
 /**
  * Imports through the async store. Feeding stays synchronous (parsers push records); full batches
  * wait until the feeder calls `settle()` — after each chunk it read — which stores them, one
- * transaction per batch, in order.
+ * transaction per batch, in order. On PostgreSQL the batch is stored while the feeder reads and
+ * maps the next chunk (the server's work and the client's overlap): `settle()` starts a batch
+ * once the one before it is committed and returns without waiting for it; `finish()` waits for
+ * the last. A failed batch fails the next `settle()` or `finish()`, and no batch after it is
+ * started. On SQLite (one thread does both) each batch is stored before `settle()` returns.
  */
 export class AsyncRecordImporter<T> extends ImportCore<T> {
   private readonly ready: T[][] = [];
   private readonly repos: AsyncStore;
+  /** The batch being stored (PostgreSQL). */
+  private inFlight: Promise<void> | undefined;
 
   constructor(store: ImportStore, workspace: string, kind: ImportKind<T>, opts: ImportOptions = {}) {
     super(workspace, kind, opts);
@@ -319,25 +324,42 @@ export class AsyncRecordImporter<T> extends ImportCore<T> {
     return this.opts.batchSize ?? (this.repos.engine === 'postgresql' ? PG_BATCH : DEFAULT_BATCH)[this.kind.kind];
   }
 
-  /** Stores the batches filled so far. */
+  /** Stores the batches filled so far (on PostgreSQL the last of them may still be in flight on return). */
   async settle(): Promise<void> {
     for (let rows = this.ready.shift(); rows; rows = this.ready.shift()) {
-      const batch = rows;
-      const now = new Date().toISOString();
-      await this.repos.tx(async () => {
-        const events = this.stored(batch, await this.kind.upsert.async(this.repos, this.workspace, batch, now));
-        for (const e of events) await this.repos.events.insert(e);
-      });
-      this.opts.onBatch?.(this.stats);
+      await this.drain();
+      const storing = this.store(rows);
+      // Awaited by the next settle() or finish(); until then a failure must not count as unhandled.
+      storing.catch(() => undefined);
+      this.inFlight = storing;
     }
+    if (this.repos.engine !== 'postgresql') await this.drain();
+  }
+
+  /** Waits for the batch in flight, if any (rethrows its failure). */
+  private async drain(): Promise<void> {
+    const storing = this.inFlight;
+    this.inFlight = undefined;
+    await storing;
+  }
+
+  /** One batch in one transaction, with its events. */
+  private async store(batch: T[]): Promise<void> {
+    const now = new Date().toISOString();
+    await this.repos.tx(async () => {
+      const events = this.stored(batch, await this.kind.upsert.async(this.repos, this.workspace, batch, now));
+      if (events.length > 0) await this.repos.events.insertMany(events);
+    });
+    this.opts.onBatch?.(this.stats);
   }
 
   /** Stores the last batch and writes the summary events. */
   async finish(): Promise<ImportStats> {
     this.takeBatch();
     await this.settle();
+    await this.drain();
     this.opts.scope?.flush?.();
-    for (const e of this.summaryEvents()) await this.repos.events.insert(e);
+    await this.repos.events.insertMany(this.summaryEvents());
     return this.stats;
   }
 }

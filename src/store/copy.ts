@@ -31,6 +31,9 @@ import { sqliteSchemaInfo, type TableInfo } from './schema-info.js';
 import { schemaVersion } from './migrate.js';
 import { applyPgMigrations, pgSchemaVersion } from './pg/migrate.js';
 import type { PgPool } from './pg/pool.js';
+import { copyLine, parseCopyLine } from './pg/copy-text.js';
+
+export { copyLine, copyValue, parseCopyLine } from './pg/copy-text.js';
 
 /** Loaded first, in this order (their children follow). */
 const PARENTS = ['orgs', 'runs', 'assets', 'vulnerabilities'];
@@ -81,35 +84,7 @@ export function copyOrder(tables: readonly string[]): string[] {
   return [...first, ...middle, ...last];
 }
 
-// ---- the COPY text format and the checksum ----
-
-const ESCAPES: Record<string, string> = { '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v' };
-const UNESCAPES: Record<string, string> = { '\\': '\\', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
-
-/** One value as PostgreSQL's COPY text format writes it. */
-export function copyValue(v: unknown): string {
-  if (v === null || v === undefined) return '\\N';
-  if (typeof v === 'number' || typeof v === 'bigint') return String(v);
-  if (typeof v === 'boolean') return v ? 't' : 'f';
-  if (Buffer.isBuffer(v)) return `\\\\x${v.toString('hex')}`;
-  return String(v).replace(/[\\\b\f\n\r\t\v]/g, (c) => ESCAPES[c]!);
-}
-
-/** One row as a COPY text line (without the newline). */
-export function copyLine(values: readonly unknown[]): string {
-  let line = '';
-  for (let i = 0; i < values.length; i++) line += (i ? '\t' : '') + copyValue(values[i]);
-  return line;
-}
-
-/** Splits a COPY text line into values (null for \N); `numeric[i]` turns column i into a number. */
-export function parseCopyLine(line: string, numeric: readonly boolean[]): unknown[] {
-  return line.split('\t').map((field, i) => {
-    if (field === '\\N') return null;
-    const text = field.includes('\\') ? field.replace(/\\(.)/g, (_, c: string) => UNESCAPES[c] ?? c) : field;
-    return numeric[i] ? Number(text) : text;
-  });
-}
+// ---- the checksum (the COPY text format itself: ./pg/copy-text.ts) ----
 
 const MASK = (1n << 128n) - 1n;
 

@@ -72,6 +72,8 @@ export interface EventListFilter {
 export interface EventsRepo {
   /** Records an event with a fresh event_id. */
   insert(input: EventInput): EventRecord;
+  /** Records events with fresh event_ids, in order, in as few statements as the engine allows (bulk imports); answers how many. */
+  insertMany(inputs: EventInput[]): number;
   get(id: number): EventRecord | undefined;
   /** Filtered page, newest first (id DESC). */
   list(filter: EventListFilter, page: Page): ListResult<EventRecord>;
@@ -92,15 +94,26 @@ export function mapEvent(row: Row): EventRecord {
   return { ...(row as unknown as EventRecord), processed: row.processed === 1 };
 }
 
+const EVENT_FIELDS = ['topic', 'event_id', 'name', 'source', 'source_type', 'data_type', 'data', 'workspace', 'run_id', 'workflow_name', 'processed', 'processed_at', 'error', 'created_at'] as const;
+/** The parameters of `inputs` for eventInsertManySql. */
+export function eventInsertManyParams(inputs: EventInput[]): unknown[] {
+  return inputs.flatMap((e) => {
+    const v = eventInsertValues(e);
+    return EVENT_FIELDS.map((f) => v[f]);
+  });
+}
 /** The columns an event INSERT writes, and their named values (eventInsertValues); shared with the PostgreSQL run writes. */
-export const EVENT_COLUMNS = `topic, event_id, name, source, source_type, data_type, data, workspace, run_id,
-     workflow_name, processed, processed_at, error, created_at`;
-export const EVENT_VALUES = `@topic, @event_id, @name, @source, @source_type, @data_type, @data, @workspace, @run_id,
-     @workflow_name, @processed, @processed_at, @error, @created_at`;
+export const EVENT_COLUMNS = EVENT_FIELDS.join(', ');
+export const EVENT_VALUES = EVENT_FIELDS.map((f) => `@${f}`).join(', ');
 
 /** The INSERT of `insert` (named parameters from eventInsertValues); dialect-neutral. */
 export const EVENT_INSERT_SQL = `INSERT INTO event_logs (${EVENT_COLUMNS}) VALUES (${EVENT_VALUES}) RETURNING *`;
-/** The INSERT of `importForRun` (named parameters from eventImportValues). */
+/** The multi-row INSERT of `insertMany` for `n` events (`?` parameters: EVENT_FIELDS of eventInsertValues, event by event). */
+export function eventInsertManySql(n: number): string {
+  const tuple = `(${EVENT_FIELDS.map(() => '?').join(', ')})`;
+  return `INSERT INTO event_logs (${EVENT_FIELDS.join(', ')}) VALUES ${Array.from({ length: n }, () => tuple).join(', ')}`;
+}
+/** The INSERT of `importForRun` (named parameters from eventImportValues) and of SQLite's `insertMany` (eventInsertValues). */
 export const EVENT_IMPORT_SQL = `INSERT INTO event_logs (${EVENT_COLUMNS}) VALUES (${EVENT_VALUES})`;
 
 /** The column values of a new event. */
@@ -166,6 +179,12 @@ export function createEventsRepo(db: Db, q: StatementCache): EventsRepo {
   return {
     insert(input) {
       return mapEvent(q(EVENT_INSERT_SQL).get(eventInsertValues(input)) as Row);
+    },
+
+    insertMany(inputs) {
+      const st = q(EVENT_IMPORT_SQL);
+      for (const e of inputs) st.run(eventInsertValues(e));
+      return inputs.length;
     },
 
     get(id) {

@@ -2,20 +2,24 @@
  * Bulk import (assets, vulnerabilities) on PostgreSQL with the SQLite repositories' merge
  * semantics, in few round trips: the batch's candidate rows are read in one query, the batch is
  * merged in memory in input order (a row repeated within the batch merges into its first copy,
- * as the row-by-row SQLite import does), then new rows go in as multi-row INSERTs, changed rows
- * as one UPDATE each, merely seen rows as one UPDATE, and field changes as multi-row INSERTs into
+ * as the row-by-row SQLite import does), then new rows go in with one COPY (their ids drawn from
+ * the table's identity sequence beforehand, so nothing has to be read back), changed rows as
+ * multi-row UPDATEs, merely seen rows as one UPDATE, and field changes as multi-row INSERTs into
  * the history table. Imports of one workspace serialise on an advisory lock (the merge is a
  * read-modify-write).
  */
 import type { FieldChange } from '../field-history.js';
 import type { Row } from '../sql.js';
 import type { UpsertResult } from '../types.js';
+import { copyText } from './copy-text.js';
 import type { PgDb } from './db.js';
 
 /** Arbitrary constant: with the workspace's hash, the advisory lock of a workspace's imports. */
 const IMPORT_LOCK = 0x6f736d03;
-/** Rows per multi-row INSERT (PostgreSQL allows 65535 bind parameters per statement). */
+/** Rows per multi-row statement (PostgreSQL allows 65535 bind parameters per statement). */
 const CHUNK = 1000;
+/** Characters of COPY data handed to the connection at a time. */
+const COPY_CHUNK = 256 * 1024;
 
 export interface BulkSpec<V, R extends { id: number; updated_at: string }> {
   table: 'assets' | 'vulnerabilities';
@@ -24,7 +28,10 @@ export interface BulkSpec<V, R extends { id: number; updated_at: string }> {
   columns: readonly string[];
   /** Columns a merge rewrites on an existing row. */
   updateColumns: readonly string[];
-  /** Column values of a row as bound parameters (JSON text, 0/1). */
+  /**
+   * Column values of a row as bound parameters: arrays as JSON text, booleans as 0/1, the rest
+   * as they are — the encoding the COPY of new rows applies to the values directly (copyCell).
+   */
   params(v: V): Record<string, unknown>;
   /** The values a new row is inserted with (defaults filled); identity when absent. */
   initial?(v: V): V;
@@ -35,8 +42,6 @@ export interface BulkSpec<V, R extends { id: number; updated_at: string }> {
   /** The exact match key of an incoming row and of a stored one. */
   key(v: V): string;
   rowKey(r: R): string;
-  /** The columns `rowKey` reads (all an INSERT sends back besides the id). */
-  keyColumns: readonly string[];
   /** The fallback match of an incoming row without an exact match (the oldest row with this key), if any. */
   fallbackKey?(v: V): string | undefined;
   rowFallbackKey?(r: R): string;
@@ -47,7 +52,8 @@ export interface BulkSpec<V, R extends { id: number; updated_at: string }> {
 interface Slot<V, R> {
   /** The stored row, or undefined for a row new in this batch. */
   stored?: R;
-  state: R;
+  /** The row as merged so far; made from `values` only when a later copy merges into a new row (stateOf). */
+  state?: R;
   values: V;
   changed: boolean;
   dirty: boolean;
@@ -75,11 +81,12 @@ export async function bulkUpsert<V, R extends { id: number; updated_at: string }
     const log: { slot: Slot<V, R>; changes: FieldChange[] }[] = [];
     for (const v of values) {
       const fb = spec.fallbackKey?.(v);
-      const slot = byKey.get(spec.key(v)) ?? (fb !== undefined ? byFallback.get(fb) : undefined);
+      const key = spec.key(v);
+      const slot = byKey.get(key) ?? (fb !== undefined ? byFallback.get(fb) : undefined);
       if (!slot) {
         const init = spec.initial ? spec.initial(v) : v;
-        const s: Slot<V, R> = { state: spec.pending(init), values: init, changed: false, dirty: false };
-        byKey.set(spec.key(v), s);
+        const s: Slot<V, R> = { values: init, changed: false, dirty: false };
+        byKey.set(key, s);
         if (fb !== undefined && !byFallback.has(fb)) byFallback.set(fb, s);
         fresh.push(s);
         seen.add(s);
@@ -87,11 +94,12 @@ export async function bulkUpsert<V, R extends { id: number; updated_at: string }
         outcome.push('new');
         continue;
       }
-      const { merged, changes, volatileChanged } = spec.merge(slot.state, v);
+      const state = (slot.state ??= spec.pending(slot.values));
+      const { merged, changes, volatileChanged } = spec.merge(state, v);
       const changed = changes.length > 0;
       if (changed || volatileChanged) {
         slot.values = merged;
-        slot.state = { ...spec.pending(merged), id: slot.state.id, updated_at: changed ? now : slot.state.updated_at };
+        slot.state = { ...spec.pending(merged), id: state.id, updated_at: changed ? now : state.updated_at };
         if (changes.length > 0) log.push({ slot, changes });
         slot.dirty = true;
         if (changed) slot.changed = true;
@@ -129,25 +137,49 @@ export async function bulkUpsert<V, R extends { id: number; updated_at: string }
   });
 }
 
-/** Multi-row INSERTs of the batch's new rows (their final merged values); sets each slot's id. */
+/**
+ * One COPY of the batch's new rows (their final merged values); sets each slot's id. The ids are
+ * drawn from the table's identity sequence first (in input order, as a multi-row INSERT would
+ * number the rows) together with the workspace's org (migration 007), in one round trip, so the
+ * COPY needs no answer but its row count. The statement triggers of migration 018 fire for COPY
+ * as for INSERT.
+ */
 async function insertFresh<V, R extends { id: number; updated_at: string }>(db: PgDb, spec: BulkSpec<V, R>, workspace: string, fresh: Slot<V, R>[], now: string): Promise<void> {
   if (fresh.length === 0) return;
-  // New rows take their workspace's org (migration 007), read once for the batch.
-  const org = (await db.one('SELECT org_uuid FROM workspaces WHERE name = ?', [workspace]))?.org_uuid;
-  const cols = [...spec.columns, 'created_at', 'updated_at', 'last_seen_at', 'org_uuid'];
-  for (let i = 0; i < fresh.length; i += CHUNK) {
-    const chunk = fresh.slice(i, i + CHUNK);
-    const params: unknown[] = [];
-    const tuples = chunk.map((slot) => {
-      const p = spec.params(slot.values);
-      params.push(...spec.columns.map((c) => p[c]), now, now, now, org ?? null);
-      return `(${spec.columns.map(() => '?').join(', ')}, ?, ?, ?, COALESCE(?, '00000000-0000-0000-0000-000000000001'))`;
-    });
-    // Only the id and the key come back: the rows themselves are what was just sent.
-    const { rows } = await db.query(`INSERT INTO ${spec.table} (${cols.join(', ')}) VALUES ${tuples.join(', ')} RETURNING id, ${spec.keyColumns.join(', ')}`, params);
-    const ids = new Map(rows.map((r) => [spec.rowKey(r as unknown as R), Number(r.id)]));
-    for (const slot of chunk) slot.id = ids.get(spec.key(slot.values));
+  const head = await db.one(
+    `SELECT COALESCE((SELECT org_uuid FROM workspaces WHERE name = ?), '00000000-0000-0000-0000-000000000001') AS org,
+       ARRAY(SELECT nextval(pg_get_serial_sequence(?, 'id')) FROM generate_series(1, ?::int)) AS ids`,
+    [workspace, spec.table, fresh.length],
+  );
+  const ids = head!.ids as (string | number)[];
+  fresh.forEach((slot, i) => (slot.id = Number(ids[i])));
+  const tail = `\t${copyText(now)}\t${copyText(now)}\t${copyText(now)}\t${copyText(String(head!.org))}\n`;
+  const cols = spec.columns;
+  function* chunks(): Generator<string> {
+    let buf = '';
+    for (const slot of fresh) {
+      const v = slot.values as Record<string, unknown>;
+      let line = '';
+      for (let c = 0; c < cols.length; c++) line += copyCell(v[cols[c]!]) + '\t';
+      buf += line + slot.id + tail;
+      if (buf.length >= COPY_CHUNK) {
+        yield buf;
+        buf = '';
+      }
+    }
+    if (buf) yield buf;
   }
+  const loaded = await db.copyFrom(`COPY ${spec.table} (${cols.join(', ')}, id, created_at, updated_at, last_seen_at, org_uuid) FROM STDIN`, chunks());
+  if (loaded !== fresh.length) throw new Error(`COPY into ${spec.table} loaded ${loaded} rows of ${fresh.length}`);
+}
+
+/** A column value in the COPY text format, encoded as BulkSpec.params would bind it (arrays as JSON, booleans 0/1). */
+function copyCell(x: unknown): string {
+  if (typeof x === 'string') return copyText(x);
+  if (typeof x === 'number') return String(x);
+  if (typeof x === 'boolean') return x ? '1' : '0';
+  if (x === null || x === undefined) return '\\N';
+  return copyText(JSON.stringify(x));
 }
 
 /**

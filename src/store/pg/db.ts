@@ -5,6 +5,9 @@
  * (`errors.unavailable`, HTTP 503) naming the server.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { from as copyFromStdin } from 'pg-copy-streams';
 import { errors, OsmError } from '../../errors.js';
 import { describePgError, type PgClient, type PgPool } from './pool.js';
 import type { Row } from '../sql.js';
@@ -56,6 +59,11 @@ export interface PgDb {
   /** The first row, or undefined. */
   one(sql: string, params?: readonly unknown[]): Promise<Row | undefined>;
   all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /**
+   * Streams `chunks` (rows in the COPY text format, ./copy-text.ts) into `COPY … FROM STDIN`;
+   * answers the rows loaded. Only inside a transaction (a failed COPY leaves nothing behind).
+   */
+  copyFrom(sql: string, chunks: Iterable<string>): Promise<number>;
   /** Runs `fn` in a transaction on one pool client; joins the current one when already inside. */
   tx<T>(fn: () => Promise<T>, opts?: { readOnlySnapshot?: boolean }): Promise<T>;
   /** Whether the current async context is inside a transaction. */
@@ -162,6 +170,17 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number } = {
     one: async (sql, params = []) => (await run(positional(sql), params)).rows[0],
     all: async (sql, params = []) => (await run(positional(sql), params)).rows,
     inTx: () => current.getStore() !== undefined,
+    async copyFrom(sql, chunks) {
+      const client = current.getStore();
+      if (!client) throw new Error('copyFrom runs inside a transaction');
+      try {
+        const stream = client.query(copyFromStdin(sql));
+        await pipeline(Readable.from(chunks), stream);
+        return stream.rowCount;
+      } catch (err) {
+        return fail(err);
+      }
+    },
     async tx<T>(fn: () => Promise<T>, txOpts: { readOnlySnapshot?: boolean } = {}): Promise<T> {
       if (current.getStore()) return fn();
       try {

@@ -28,7 +28,8 @@ import type { PgDb } from '../db.js';
 import { pgDiffWindowQueries } from '../diff-window.js';
 import { pgListPage } from '../list.js';
 
-const exactKey = (value: string, url: string) => JSON.stringify([value, url]);
+/** The (asset_value, url) match key: the value's length keeps it unambiguous without encoding either string. */
+const exactKey = (value: string, url: string) => `${value.length}:${value}${url}`;
 
 function assetSpec(matchByValue: boolean): BulkSpec<AssetValues, AssetRecord> {
   return {
@@ -42,7 +43,6 @@ function assetSpec(matchByValue: boolean): BulkSpec<AssetValues, AssetRecord> {
     merge: mergeAsset,
     key: (v) => exactKey(v.asset_value, v.url),
     rowKey: (r) => exactKey(r.asset_value, r.url),
-    keyColumns: ['asset_value', 'url'],
     // The reference's quick imports: no row with the same url → the oldest row of the value.
     fallbackKey: matchByValue ? (v) => v.asset_value : undefined,
     rowFallbackKey: (r) => r.asset_value,

@@ -1,10 +1,12 @@
 /** The `event_logs` table on PostgreSQL (statements shared with src/store/events.ts). */
 import type { Async } from '../../async.js';
-import { eventImportValues, eventInsertValues, eventListWhere, EVENT_IMPORT_SQL, EVENT_INSERT_SQL, mapEvent, type EventsRepo } from '../../events.js';
+import { eventImportValues, eventInsertManyParams, eventInsertManySql, eventInsertValues, eventListWhere, EVENT_IMPORT_SQL, EVENT_INSERT_SQL, mapEvent, type EventsRepo } from '../../events.js';
 import { nowIso } from '../../sql.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
 
+/** Events per multi-row INSERT of insertMany (14 parameters each; PostgreSQL allows 65535 per statement). */
+const MANY_CHUNK = 1000;
 /** Arbitrary constant: the advisory lock (with the run's hash) serialising imports of one run's events. */
 const EVENT_IMPORT_LOCK = 0x6f736d02;
 
@@ -13,6 +15,13 @@ export function createPgEventsRepo(db: PgDb): Async<EventsRepo> {
     async insert(input) {
       const { rows } = await db.queryNamed(EVENT_INSERT_SQL, eventInsertValues(input));
       return mapEvent(rows[0]!);
+    },
+    async insertMany(inputs) {
+      for (let i = 0; i < inputs.length; i += MANY_CHUNK) {
+        const chunk = inputs.slice(i, i + MANY_CHUNK);
+        await db.query(eventInsertManySql(chunk.length), eventInsertManyParams(chunk));
+      }
+      return inputs.length;
     },
     async get(id) {
       const row = await db.one('SELECT * FROM event_logs WHERE id = ?', [id]);

@@ -44,7 +44,6 @@ const SPEC: BulkSpec<VulnValues, VulnRecord> = {
   merge: mergeVuln,
   key: (v) => v.fingerprint ?? '',
   rowKey: (r) => r.fingerprint ?? '',
-  keyColumns: ['fingerprint'],
   candidates: (db, _workspace, values) => db.all('SELECT * FROM vulnerabilities WHERE fingerprint = ANY(?::text[])', [[...new Set(values.map((v) => v.fingerprint))]]),
 };
 
