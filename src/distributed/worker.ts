@@ -16,7 +16,7 @@ import type { AppContext } from '../services/context.js';
 import { VERSION } from '../version.js';
 import { cancelKey, drainKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
 import { issuesText, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from './protocol.js';
-import { MAX_SHIPPED_ROWS, readLock, recordEnd, recordStart, ROWS_PER_RECORD, type EndRecord } from './records.js';
+import { MAX_SHIPPED_ROWS, readLock, recordEnd, recordMany, recordStart, ROWS_PER_RECORD, type EndRecord, type RowsRecord } from './records.js';
 import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { rejectionMessage, runTask } from './task-runner.js';
@@ -119,6 +119,9 @@ function stripRow(row: Record<string, unknown>): Record<string, unknown> {
   const { id: _id, workspace: _w, created_at: _c, updated_at: _u, last_seen_at: _l, org_uuid: _o, fingerprint: _f, ...rest } = row;
   return rest;
 }
+
+/** Rows records shipped per round trip (each of ROWS_PER_RECORD rows). */
+const RECORDS_PER_CALL = 4;
 
 /** An attempt that lost its lease: its result is not recorded. */
 class Fenced extends Error {}
@@ -330,6 +333,9 @@ export class DistributedWorker {
       throw new DelayedError();
     }
     const client = await this.queue!.client;
+    // The cancellation flag is read in the same round trip as the attempt is taken (pipelined with it).
+    const flaggedAtStart = this.isFlagged(uuid);
+    flaggedAtStart.catch(() => undefined);
     // The attempt number (fencing token), recorded durably before anything runs.
     const attempt = await recordStart(client, this.prefix, token ?? '', {
       v: PROTOCOL_VERSION, kind: 'start', run_uuid: uuid, worker_id: this.id, at: new Date().toISOString(),
@@ -339,7 +345,8 @@ export class DistributedWorker {
     this.current.add(uuid);
     // The lock was just taken for a lock duration; half of it until the watchdog's first read says more.
     this.leases.set(uuid, { token: token ?? '', expiresAt: Date.now() + this.lockDurationMs / 2 });
-    await this.publish();
+    // Not awaited: it leaves at once, on the connection the records use.
+    void this.publish();
     const onAbort = () => abortRun(uuid, 'cancelled');
     signal?.addEventListener('abort', onAbort);
     this.log('task started', { run_uuid: uuid, workflow: data.workflow_name, target: data.target, attempt });
@@ -364,9 +371,9 @@ export class DistributedWorker {
     try {
       const taskApp = shared ? await this.openDirect(shared, uuid, attempt) : this.app;
       // The run's log folder follows on the master while it runs; the rest and the artifacts before the end record.
-      files = new FileShipper(taskApp, uuid, (c) => recordEnd(client, this.prefix, token ?? '', attempt, { v: PROTOCOL_VERSION, kind: 'file', run_uuid: uuid, worker_id: this.id, at: nowIso(), ...c }), (m, f) => this.log(m, f));
+      files = new FileShipper(taskApp, uuid, (cs) => recordMany(client, this.prefix, token ?? '', attempt, cs.map((c) => ({ v: PROTOCOL_VERSION, kind: 'file' as const, run_uuid: uuid, worker_id: this.id, at: nowIso(), ...c }))), (m, f) => this.log(m, f));
       files.startLive(WORKER_POLL_MS);
-      const flagged = await this.isFlagged(uuid);
+      const flagged = await flaggedAtStart;
       if (flagged) this.userCancelled.add(uuid);
       const { result } = await runTask(
         taskApp,
@@ -416,7 +423,8 @@ export class DistributedWorker {
       this.leases.delete(uuid);
       this.userCancelled.delete(uuid);
       this.lostLock.delete(uuid);
-      await this.publish();
+      // Not awaited: the entry leaves at once, on the connection the records use, and the slot is free.
+      void this.publish();
     }
   }
 
@@ -479,11 +487,13 @@ export class DistributedWorker {
         capped = true;
         rows.length = MAX_SHIPPED_ROWS;
       }
-      for (let i = 0; i < rows.length; i += ROWS_PER_RECORD) {
-        const ok = await recordEnd(client, this.prefix, token, attempt, {
-          v: PROTOCOL_VERSION, kind: 'rows', run_uuid: uuid, worker_id: this.id, at: nowIso(), seq: seq++, table: t.table, workspace: run.workspace, rows: rows.slice(i, i + ROWS_PER_RECORD),
-        });
-        if (!ok) return undefined;
+      // RECORDS_PER_CALL records per round trip.
+      for (let i = 0; i < rows.length; i += ROWS_PER_RECORD * RECORDS_PER_CALL) {
+        const recs: RowsRecord[] = [];
+        for (let j = i; j < Math.min(rows.length, i + ROWS_PER_RECORD * RECORDS_PER_CALL); j += ROWS_PER_RECORD) {
+          recs.push({ v: PROTOCOL_VERSION, kind: 'rows', run_uuid: uuid, worker_id: this.id, at: nowIso(), seq: seq++, table: t.table, workspace: run.workspace, rows: rows.slice(j, j + ROWS_PER_RECORD) });
+        }
+        if (!(await recordMany(client, this.prefix, token, attempt, recs))) return undefined;
       }
       total += rows.length;
     }
