@@ -16,7 +16,7 @@ import type { AppContext } from '../services/context.js';
 import { VERSION } from '../version.js';
 import { cancelKey, drainKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
 import { issuesText, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from './protocol.js';
-import { MAX_SHIPPED_ROWS, readLock, recordEnd, recordMany, recordStart, ROWS_PER_RECORD, type EndRecord, type RowsRecord } from './records.js';
+import { MAX_SHIPPED_ROWS, readLock, recordEnd, recordMany, recordStart, ROWS_PER_RECORD, type EndRecord } from './records.js';
 import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { rejectionMessage, runTask } from './task-runner.js';
@@ -119,9 +119,6 @@ function stripRow(row: Record<string, unknown>): Record<string, unknown> {
   const { id: _id, workspace: _w, created_at: _c, updated_at: _u, last_seen_at: _l, org_uuid: _o, fingerprint: _f, ...rest } = row;
   return rest;
 }
-
-/** Rows records shipped per round trip (each of ROWS_PER_RECORD rows). */
-const RECORDS_PER_CALL = 4;
 
 /** An attempt that lost its lease: its result is not recorded. */
 class Fenced extends Error {}
@@ -487,13 +484,11 @@ export class DistributedWorker {
         capped = true;
         rows.length = MAX_SHIPPED_ROWS;
       }
-      // RECORDS_PER_CALL records per round trip.
-      for (let i = 0; i < rows.length; i += ROWS_PER_RECORD * RECORDS_PER_CALL) {
-        const recs: RowsRecord[] = [];
-        for (let j = i; j < Math.min(rows.length, i + ROWS_PER_RECORD * RECORDS_PER_CALL); j += ROWS_PER_RECORD) {
-          recs.push({ v: PROTOCOL_VERSION, kind: 'rows', run_uuid: uuid, worker_id: this.id, at: nowIso(), seq: seq++, table: t.table, workspace: run.workspace, rows: rows.slice(j, j + ROWS_PER_RECORD) });
-        }
-        if (!(await recordMany(client, this.prefix, token, attempt, recs))) return undefined;
+      for (let i = 0; i < rows.length; i += ROWS_PER_RECORD) {
+        const ok = await recordEnd(client, this.prefix, token, attempt, {
+          v: PROTOCOL_VERSION, kind: 'rows', run_uuid: uuid, worker_id: this.id, at: nowIso(), seq: seq++, table: t.table, workspace: run.workspace, rows: rows.slice(i, i + ROWS_PER_RECORD),
+        });
+        if (!ok) return undefined;
       }
       total += rows.length;
     }
