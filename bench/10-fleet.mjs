@@ -12,6 +12,7 @@
  *      run end → the master has applied everything) against the worker's local ingest rate of the
  *      same rows (its import step).
  * Every time is measured by polling the master's API every 100 ms, the same way for the baseline.
+ * BENCH_FLEET_PARTS=b (or a,c …) runs only the named parts.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -28,6 +29,7 @@ const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const SLEEP_S = 2;
 const SLEEP_STEPS = 2;
 const PER_WORKER = 4;
+const PARTS = new Set((process.env.BENCH_FLEET_PARTS ?? 'a,b,c').split(',').map((p) => p.trim()));
 
 function writeModules(wf, importFile) {
   const dir = path.join(wf, 'modules');
@@ -123,49 +125,25 @@ export async function run({ log }) {
     master = await startDaemon(path.join(dir, 'master'), wf, ['--master', '--redis-url', REDIS_URL, '--no-schedule'], { OSM_REDIS_PREFIX: prefix });
     const details = { redis: REDIS_URL.replace(/\/\/[^@]*@/, '//'), prefix };
 
+    const out = [];
+    const more = {};
+
     // (a) scaling
-    const sleepRuns = scaled(40, 8);
-    const perRun = SLEEP_STEPS * SLEEP_S * 1000;
-    const scaling = {};
-    for (const n of [1, 2, 4]) {
-      workers.push(...(await startWorkers(dir, wf, prefix, n, PER_WORKER, `a${n}`)));
-      const { ms } = await submitAndWait(master, `fleet-sleep-${n}w`, targetsOf(`a${n}-`, sleepRuns), { run_mode: 'distributed' });
-      await stopAll(workers.splice(0));
-      const ideal = Math.ceil(sleepRuns / (n * PER_WORKER)) * perRun;
-      scaling[n] = { makespan_ms: Math.round(ms), ideal_ms: ideal, ratio: round(ms / ideal, 3) };
-      log(`  (a) ${sleepRuns} runs on ${n} worker(s) × ${PER_WORKER}: ${Math.round(ms)} ms (ideal ${ideal} ms, ×${round(ms / ideal, 2)})`);
-    }
-
-    // (b) overhead against one daemon, same parallelism (2 × 2 = 4)
-    const tinyRuns = scaled(500, 50);
-    workers.push(...(await startWorkers(dir, wf, prefix, 2, 2, 'b')));
-    const dist = await submitAndWait(master, 'fleet-tiny-dist', targetsOf('b-', tinyRuns), { run_mode: 'distributed' });
-    await stopAll(workers.splice(0));
-    const localBase = path.join(dir, 'local');
-    await configSet(localBase, { 'server.max_concurrent_runs': 4 });
-    daemon = await startDaemon(localBase, wf, ['--no-schedule']);
-    const local = await submitAndWait(daemon, 'fleet-tiny-local', targetsOf('l-', tinyRuns), { concurrency: 4 });
-    await daemon.stop();
-    daemon = undefined;
-    log(`  (b) ${tinyRuns} tiny runs: master → 2 workers × 2 ${Math.round(dist.ms)} ms, one daemon (limit 4) ${Math.round(local.ms)} ms (×${round(dist.ms / local.ms, 2)})`);
-
-    // (c) results shipping
-    workers.push(...(await startWorkers(dir, wf, prefix, 1, 1, 'c')));
-    const shipped = await submitAndWait(master, 'fleet-import', ['ship.fleet.example.com'], { run_mode: 'distributed' });
-    await stopAll(workers.splice(0));
-    const runRow = (await master.api('GET', '/osm/api/runs?workflow_name=fleet-import&limit=1')).data[0];
-    const step = (await master.api('GET', `/osm/api/runs/${runRow.run_uuid}/steps`)).data.find((s) => s.step_name === 'ingest');
-    const onMaster = (await master.api('GET', `/osm/api/assets?workspace=${encodeURIComponent(runRow.workspace)}&limit=1`)).pagination.total;
-    if (onMaster !== rows) throw new Error(`the master holds ${onMaster} assets of the ${rows} the worker imported`);
-    const ingestMs = Date.parse(step.completed_at) - Date.parse(step.started_at);
-    const shipMs = shipped.at - Date.parse(runRow.completed_at);
-    const shipRate = rows / (shipMs / 1000);
-    const ingestRate = rows / (ingestMs / 1000);
-    log(`  (c) ${rows} assets: worker ingest ${ingestMs} ms (${Math.round(ingestRate)} rows/s), shipped and applied on the master in ${shipMs} ms (${Math.round(shipRate)} rows/s)`);
-
-    const speedup = (n) => round(scaling[1].makespan_ms / scaling[n].makespan_ms, 2);
-    return {
-      rows: [
+    if (PARTS.has('a')) {
+      const sleepRuns = scaled(40, 8);
+      const perRun = SLEEP_STEPS * SLEEP_S * 1000;
+      const scaling = {};
+      for (const n of [1, 2, 4]) {
+        workers.push(...(await startWorkers(dir, wf, prefix, n, PER_WORKER, `a${n}`)));
+        const { ms } = await submitAndWait(master, `fleet-sleep-${n}w`, targetsOf(`a${n}-`, sleepRuns), { run_mode: 'distributed' });
+        await stopAll(workers.splice(0));
+        const ideal = Math.ceil(sleepRuns / (n * PER_WORKER)) * perRun;
+        scaling[n] = { makespan_ms: Math.round(ms), ideal_ms: ideal, ratio: round(ms / ideal, 3) };
+        log(`  (a) ${sleepRuns} runs on ${n} worker(s) × ${PER_WORKER}: ${Math.round(ms)} ms (ideal ${ideal} ms, ×${round(ms / ideal, 2)})`);
+      }
+      const speedup = (n) => round(scaling[1].makespan_ms / scaling[n].makespan_ms, 2);
+      more.scaling = { runs: sleepRuns, per_worker: PER_WORKER, by_workers: scaling, speedup_2: speedup(2), speedup_4: speedup(4) };
+      out.push(
         ...[1, 2, 4].map((n) => ({
           metric: `(a) ${sleepRuns} runs × ${SLEEP_STEPS} × sleep ${SLEEP_S}, ${n} worker(s) × ${PER_WORKER}`,
           figure: round(scaling[n].makespan_ms / 1000, 2),
@@ -176,34 +154,63 @@ export async function run({ log }) {
           target: 'ratio ≤ 1.10',
           met: scaling[n].ratio <= 1.1,
         })),
-        {
-          metric: `(b) ${tinyRuns} one-step runs, master → 2 workers × 2`,
-          figure: round(dist.ms / 1000, 2),
-          unit: 's',
-          baseline: round(local.ms / 1000, 2),
-          baselineLabel: 's one daemon, limit 4',
-          ratio: round(dist.ms / local.ms, 3),
-          target: 'ratio ≤ 1.10',
-          met: dist.ms <= local.ms * 1.1,
-        },
-        {
-          metric: `(c) shipping ${rows} assets worker → master`,
-          figure: Math.round(shipRate),
-          unit: 'rows/s',
-          baseline: Math.round(ingestRate),
-          baselineLabel: 'rows/s local ingest',
-          ratio: round(shipRate / ingestRate, 3),
-          target: '',
-          met: null,
-        },
-      ],
-      details: {
-        ...details,
-        scaling: { runs: sleepRuns, per_worker: PER_WORKER, by_workers: scaling, speedup_2: speedup(2), speedup_4: speedup(4) },
-        overhead: { runs: tinyRuns, distributed_ms: Math.round(dist.ms), daemon_ms: Math.round(local.ms) },
-        shipping: { rows, worker_ingest_ms: ingestMs, ship_ms: shipMs },
-      },
-    };
+      );
+    }
+
+    // (b) overhead against one daemon, same parallelism (2 × 2 = 4)
+    if (PARTS.has('b')) {
+      const tinyRuns = scaled(500, 50);
+      workers.push(...(await startWorkers(dir, wf, prefix, 2, 2, 'b')));
+      const dist = await submitAndWait(master, 'fleet-tiny-dist', targetsOf('b-', tinyRuns), { run_mode: 'distributed' });
+      await stopAll(workers.splice(0));
+      const localBase = path.join(dir, 'local');
+      await configSet(localBase, { 'server.max_concurrent_runs': 4 });
+      daemon = await startDaemon(localBase, wf, ['--no-schedule']);
+      const local = await submitAndWait(daemon, 'fleet-tiny-local', targetsOf('l-', tinyRuns), { concurrency: 4 });
+      await daemon.stop();
+      daemon = undefined;
+      log(`  (b) ${tinyRuns} tiny runs: master → 2 workers × 2 ${Math.round(dist.ms)} ms, one daemon (limit 4) ${Math.round(local.ms)} ms (×${round(dist.ms / local.ms, 2)})`);
+      more.overhead = { runs: tinyRuns, distributed_ms: Math.round(dist.ms), daemon_ms: Math.round(local.ms) };
+      out.push({
+        metric: `(b) ${tinyRuns} one-step runs, master → 2 workers × 2`,
+        figure: round(dist.ms / 1000, 2),
+        unit: 's',
+        baseline: round(local.ms / 1000, 2),
+        baselineLabel: 's one daemon, limit 4',
+        ratio: round(dist.ms / local.ms, 3),
+        target: 'ratio ≤ 1.10',
+        met: dist.ms <= local.ms * 1.1,
+      });
+    }
+
+    // (c) results shipping
+    if (PARTS.has('c')) {
+      workers.push(...(await startWorkers(dir, wf, prefix, 1, 1, 'c')));
+      const shipped = await submitAndWait(master, 'fleet-import', ['ship.fleet.example.com'], { run_mode: 'distributed' });
+      await stopAll(workers.splice(0));
+      const runRow = (await master.api('GET', '/osm/api/runs?workflow_name=fleet-import&limit=1')).data[0];
+      const step = (await master.api('GET', `/osm/api/runs/${runRow.run_uuid}/steps`)).data.find((s) => s.step_name === 'ingest');
+      const onMaster = (await master.api('GET', `/osm/api/assets?workspace=${encodeURIComponent(runRow.workspace)}&limit=1`)).pagination.total;
+      if (onMaster !== rows) throw new Error(`the master holds ${onMaster} assets of the ${rows} the worker imported`);
+      const ingestMs = Date.parse(step.completed_at) - Date.parse(step.started_at);
+      const shipMs = shipped.at - Date.parse(runRow.completed_at);
+      const shipRate = rows / (shipMs / 1000);
+      const ingestRate = rows / (ingestMs / 1000);
+      log(`  (c) ${rows} assets: worker ingest ${ingestMs} ms (${Math.round(ingestRate)} rows/s), shipped and applied on the master in ${shipMs} ms (${Math.round(shipRate)} rows/s)`);
+      more.shipping = { rows, worker_ingest_ms: ingestMs, ship_ms: shipMs };
+      out.push({
+        metric: `(c) shipping ${rows} assets worker → master`,
+        figure: Math.round(shipRate),
+        unit: 'rows/s',
+        baseline: Math.round(ingestRate),
+        baselineLabel: 'rows/s local ingest',
+        ratio: round(shipRate / ingestRate, 3),
+        target: '',
+        met: null,
+      });
+    }
+
+    return { rows: out, details: { ...details, ...more } };
   } finally {
     await stopAll(workers);
     await daemon?.stop();

@@ -122,11 +122,15 @@ function writeChunk(path: string, offset: number, buf: Buffer, eof: boolean): vo
     throw err;
   }
   try {
-    if (!fstatSync(fd).isFile()) throw new Refused('not a regular file');
-    if (offset === 0) ftruncateSync(fd, 0);
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new Refused('not a regular file');
+    // Cut only what must go: a truncation to 0 of a file with blocks makes ext4 (auto_da_alloc)
+    // start writing it back at close, milliseconds per file. A whole file in one chunk (offset 0
+    // and eof) overwrites and cuts at its end instead; a fresh file has nothing to cut.
+    if (offset === 0 && !eof && st.size > 0) ftruncateSync(fd, 0);
     let done = 0;
     while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done, offset + done);
-    if (eof) ftruncateSync(fd, offset + buf.length);
+    if (eof && st.size > offset + buf.length) ftruncateSync(fd, offset + buf.length);
   } finally {
     closeSync(fd);
   }

@@ -11,8 +11,8 @@
  * the bucket holds unchanged travels as a reference (`stored`), not as bytes; logs always travel.
  */
 import { randomUUID } from 'node:crypto';
-import { constants as fsc } from 'node:fs';
-import { lstat, open, readdir, realpath, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants as fsc, fstatSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { AppContext } from '../services/context.js';
 import { JOURNAL_FILE } from '../engine/live/journal.js';
@@ -28,33 +28,69 @@ import { sameContent } from '../storage/sync.js';
 
 export type FileChunk = Pick<FileRecord, 'workspace' | 'path' | 'offset' | 'data' | 'eof' | 'stored'>;
 
-/** Sends one chunk, fenced: false when refused (the lease was lost or a newer attempt started). */
-export type SendChunk = (chunk: FileChunk) => Promise<boolean>;
+/**
+ * Sends chunks in order, fenced, all or none (one round trip): false when refused (the lease was
+ * lost or a newer attempt started).
+ */
+export type SendChunks = (chunks: FileChunk[]) => Promise<boolean>;
+
+/** Chunks are held back and sent together up to this many bytes (base64) or chunks. */
+const BATCH_BYTES = 1024 * 1024;
+const BATCH_CHUNKS = 64;
 
 /** A fenced send was refused: nothing more of this attempt is shipped. */
 class Refused extends Error {}
 
-async function openRegular(path: string): Promise<{ fh: FileHandle; size: number } | undefined> {
-  let fh: FileHandle;
+/*
+ * File access is synchronous: a run ships a handful of small files, and each asynchronous call
+ * would wait for a thread-pool round trip and a turn of the event loop (milliseconds apiece on a
+ * busy worker, once per file and per call). A big file is read one chunk (FILE_CHUNK_BYTES) at a
+ * time, with the sends in between.
+ */
+
+/** An open regular file (not followed when a link) and its size; undefined when it is not one. */
+function openRegular(path: string): { fd: number; size: number } | undefined {
+  let fd: number;
   try {
-    fh = await open(path, fsc.O_RDONLY | fsc.O_NOFOLLOW | fsc.O_NONBLOCK);
+    fd = openSync(path, fsc.O_RDONLY | fsc.O_NOFOLLOW | fsc.O_NONBLOCK);
   } catch {
     return undefined;
   }
   try {
-    const st = await fh.stat();
-    if (st.isFile()) return { fh, size: st.size };
+    const st = fstatSync(fd);
+    if (st.isFile()) return { fd, size: st.size };
   } catch {
     /* not readable */
   }
-  await fh.close().catch(() => undefined);
+  closeQuietly(fd);
   return undefined;
+}
+
+/** The size of a path (not followed), undefined when it cannot be read. */
+function sizeOf(path: string): number | undefined {
+  try {
+    return lstatSync(path).size;
+  } catch {
+    return undefined;
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    /* already closed */
+  }
 }
 
 /** Ships one run's files from its worker; `round()` while it runs, `finish()` when it ended. */
 export class FileShipper {
   /** Bytes of each file (workspace-relative path) shipped so far. */
   private readonly sent = new Map<string, number>();
+  /** Chunks not sent yet, and the end offset of each file they reach. */
+  private batch: FileChunk[] = [];
+  private batchBytes = 0;
+  private readonly pending = new Map<string, number>();
   private total = 0;
   private refused = false;
   private chain: Promise<unknown> = Promise.resolve();
@@ -69,7 +105,7 @@ export class FileShipper {
   constructor(
     private readonly app: AppContext,
     private readonly runUuid: string,
-    private readonly send: SendChunk,
+    private readonly send: SendChunks,
     private readonly log: (msg: string, fields?: Record<string, unknown>) => void = () => undefined,
     private readonly capBytes = shipCapBytes(app),
   ) {}
@@ -90,8 +126,50 @@ export class FileShipper {
     return this.total;
   }
 
+  /** Bytes of `rel` shipped so far, counting chunks still held back. */
+  private upTo(rel: string): number | undefined {
+    return this.pending.get(rel) ?? this.sent.get(rel);
+  }
+
+  /** Holds a chunk back; the batch leaves when it is full. */
+  private async emit(chunk: FileChunk, bytes: number): Promise<void> {
+    this.batch.push(chunk);
+    this.batchBytes += chunk.data.length;
+    this.total += bytes;
+    if (!chunk.stored) this.pending.set(chunk.path, chunk.offset + bytes);
+    if (this.batchBytes >= BATCH_BYTES || this.batch.length >= BATCH_CHUNKS) await this.flush();
+  }
+
+  /** Sends the chunks held back (one round trip); Refused when the master may not get them. */
+  private async flush(): Promise<void> {
+    if (this.batch.length === 0) return;
+    const chunks = this.batch;
+    const reached = this.dropBatch();
+    let ok: boolean;
+    try {
+      ok = await this.send(chunks);
+    } catch (err) {
+      // Not sent: the next round sends these bytes again.
+      for (const [rel, end] of reached) this.total -= end - (this.sent.get(rel) ?? 0);
+      throw err;
+    }
+    if (!ok) throw new Refused();
+    for (const [rel, end] of reached) this.sent.set(rel, end);
+  }
+
+  /** Empties the batch; the end offsets it reached. */
+  private dropBatch(): [string, number][] {
+    const reached = [...this.pending];
+    this.batch = [];
+    this.batchBytes = 0;
+    this.pending.clear();
+    return reached;
+  }
+
   private serial<T>(fn: () => Promise<T>): Promise<T | undefined> {
     const next = this.chain.then(fn).catch((err: unknown) => {
+      // Chunks held back by a round that failed are not sent: the next round sends them again.
+      for (const [rel, end] of this.dropBatch()) this.total -= end - (this.sent.get(rel) ?? 0);
       if (err instanceof Refused) this.refused = true;
       else this.log('cannot ship files to the master', { run_uuid: this.runUuid, error: (err as Error).message });
       return undefined;
@@ -105,7 +183,7 @@ export class FileShipper {
     const run = await this.app.repos.runs.getByUuid(this.runUuid);
     if (!run?.workspace || !isSafeName(run.workspace)) return undefined;
     try {
-      return { workspace: run.workspace, root: await realpath(await workspaceRoot(this.app, run.workspace)) };
+      return { workspace: run.workspace, root: realpathSync(await workspaceRoot(this.app, run.workspace)) };
     } catch {
       return undefined;
     }
@@ -115,9 +193,9 @@ export class FileShipper {
    * One round over the log folder. The journal's size is taken first and the step log files are
    * shipped before it, so every journal record the master holds names bytes it holds too.
    */
-  private async shipLogs(final: boolean): Promise<void> {
+  private async shipLogs(final: boolean, where?: { workspace: string; root: string }): Promise<void> {
     if (this.refused) return;
-    const at = await this.where();
+    const at = where ?? (await this.where());
     if (!at || !isSafeName(this.runUuid)) return;
     const dir = join(at.root, 'logs', this.runUuid);
     let names: string[];
@@ -126,23 +204,25 @@ export class FileShipper {
     } catch {
       return;
     }
-    const journal = names.includes(JOURNAL_FILE) ? await openRegular(join(dir, JOURNAL_FILE)) : undefined;
+    const journal = names.includes(JOURNAL_FILE) ? openRegular(join(dir, JOURNAL_FILE)) : undefined;
     try {
       for (const name of names.filter((n) => n !== JOURNAL_FILE).sort()) {
         const rel = `logs/${this.runUuid}/${name}`;
         // A live round opens only the files that grew (a foreach leaves thousands of finished ones).
-        if (!final && (await lstat(join(dir, name)).catch(() => undefined))?.size === this.sent.get(rel)) continue;
-        const f = await openRegular(join(dir, name));
+        if (!final && sizeOf(join(dir, name)) === this.upTo(rel)) continue;
+        const f = openRegular(join(dir, name));
         if (!f) continue;
         try {
-          await this.shipFile(at.workspace, rel, f.fh, f.size, final, true);
+          await this.shipFile(at.workspace, rel, f.fd, f.size, final, true);
         } finally {
-          await f.fh.close().catch(() => undefined);
+          closeQuietly(f.fd);
         }
       }
-      if (journal) await this.shipFile(at.workspace, `logs/${this.runUuid}/${JOURNAL_FILE}`, journal.fh, journal.size, final, true);
+      if (journal) await this.shipFile(at.workspace, `logs/${this.runUuid}/${JOURNAL_FILE}`, journal.fd, journal.size, final, true);
+      // The final round's chunks leave with the artifacts' (finish).
+      if (!final) await this.flush();
     } finally {
-      await journal?.fh.close().catch(() => undefined);
+      if (journal) closeQuietly(journal.fd);
     }
   }
 
@@ -151,9 +231,9 @@ export class FileShipper {
    * `partial`: under the cap, as much as fits is sent (logs); otherwise the whole rest or nothing.
    * False when the file (or its end) was left on the worker.
    */
-  private async shipFile(workspace: string, rel: string, fh: FileHandle, size: number, final: boolean, partial: boolean): Promise<boolean> {
+  private async shipFile(workspace: string, rel: string, fd: number, size: number, final: boolean, partial: boolean): Promise<boolean> {
     if (this.refused) return false;
-    const from = this.sent.get(rel) ?? 0;
+    const from = this.upTo(rel) ?? 0;
     const room = this.capBytes - this.total;
     let until = Math.max(from, size);
     if (until - from > room) {
@@ -168,14 +248,11 @@ export class FileShipper {
     let offset = from;
     do {
       const want = Math.min(FILE_CHUNK_BYTES, until - offset);
-      const { bytesRead } = want > 0 ? await fh.read(buf, 0, want, offset) : { bytesRead: 0 };
+      const bytesRead = want > 0 ? readSync(fd, buf, 0, want, offset) : 0;
       // A file that shrank meanwhile ends here.
       const last = bytesRead < want || offset + bytesRead >= until;
-      const ok = await this.send({ workspace, path: rel, offset, data: buf.subarray(0, bytesRead).toString('base64'), eof: final && last });
-      if (!ok) throw new Refused();
+      await this.emit({ workspace, path: rel, offset, data: buf.subarray(0, bytesRead).toString('base64'), eof: final && last }, bytesRead);
       offset += bytesRead;
-      this.total += bytesRead;
-      this.sent.set(rel, offset);
       if (last) break;
     } while (offset < until);
     if (final && until < size) this.leftBehind.push(rel);
@@ -190,9 +267,9 @@ export class FileShipper {
    */
   async finish(result: TaskResult, workerId: string): Promise<boolean> {
     this.stop();
-    await this.serial(() => this.shipLogs(true));
+    const at = await this.where();
+    await this.serial(() => this.shipLogs(true, at));
     await this.serial(async () => {
-      const at = await this.where();
       if (!at) return;
       try {
         for (const a of result.artifacts) {
@@ -201,6 +278,7 @@ export class FileShipper {
           if (shipped) a.artifact_path = shipped;
           else if (shipped === false) a.description = `${a.description ? `${a.description} ` : ''}[not shipped to the master (over distributed.ship_files_max_mb); on worker ${workerId} at ${a.artifact_path}]`;
         }
+        await this.flush();
       } finally {
         this.storage?.close();
         this.storage = undefined;
@@ -244,7 +322,7 @@ export class FileShipper {
   private async shipArtifact(at: { workspace: string; root: string }, path: string): Promise<string | false | undefined> {
     let real: string;
     try {
-      real = await realpath(path);
+      real = realpathSync(path);
     } catch {
       return undefined;
     }
@@ -252,20 +330,20 @@ export class FileShipper {
     const rel = relative(at.root, real);
     if (!isShippablePath(rel)) return undefined;
     // Already sent whole (a log file registered as an artifact).
-    const f = await openRegular(real);
+    const f = openRegular(real);
     if (!f) return undefined;
     try {
-      const done = this.sent.get(rel);
+      const done = this.upTo(rel);
       if (done !== undefined && done >= f.size) return rel;
       // Uploaded by the run (storage.upload_outputs): a reference instead of the bytes.
       if (await this.inStorage(at.workspace, rel, real)) {
-        if (!(await this.send({ workspace: at.workspace, path: rel, offset: 0, data: '', eof: true, stored: true }))) throw new Refused();
+        await this.emit({ workspace: at.workspace, path: rel, offset: 0, data: '', eof: true, stored: true }, 0);
         this.stored.push(rel);
         return rel;
       }
-      return (await this.shipFile(at.workspace, rel, f.fh, f.size, true, false)) ? rel : false;
+      return (await this.shipFile(at.workspace, rel, f.fd, f.size, true, false)) ? rel : false;
     } finally {
-      await f.fh.close().catch(() => undefined);
+      closeQuietly(f.fd);
     }
   }
 }

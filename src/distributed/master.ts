@@ -11,7 +11,7 @@ import { runToApi } from '../services/run-control.js';
 import type { RunRecord } from '../store/index.js';
 import { CANCEL_FLAG_TTL_S, DRAIN_FLAG_TTL_S, QUEUE_NAME, cancelKey, drainKey } from './keys.js';
 import { bullPriority, issuesText, PROTOCOL_VERSION, taskOptionsSchema, taskProgressSchema, taskResultSchema, type TaskData, type TaskRequirements } from './protocol.js';
-import { needsOf, queueWarnings, waitingReason, workflowTools } from './routing.js';
+import { needsOf, queueWarnings, waitingReason, workflowTools, type NeedsCache } from './routing.js';
 import { storedRunOptions } from '../services/run-options.js';
 import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from './persist.js';
 import { applyFileRecord, ensureWorkspace } from './files-apply.js';
@@ -87,6 +87,8 @@ export class DistributedMaster {
   private stopped = false;
   /** This master's database identity when it is PostgreSQL (sent with each task), else ''. */
   private storeId = '';
+  /** Needs of waiting jobs already read for the queue warnings. */
+  private readonly needs: NeedsCache = new Map();
 
   constructor(
     private readonly app: AppContext,
@@ -207,7 +209,10 @@ export class DistributedMaster {
       for (const run of runs) await failRemoteRun(this.app, run, message);
       throw errors.distributedQueueFailed(messageOf(err));
     }
-    for (const run of runs) this.inflight.add(run.run_uuid);
+    for (const run of runs) {
+      this.inflight.add(run.run_uuid);
+      this.needs.delete(run.run_uuid);
+    }
     this.log('distributed tasks submitted', { count: runs.length, runs: runs.map((r) => r.run_uuid) });
   }
 
@@ -215,6 +220,8 @@ export class DistributedMaster {
     const run = await this.runOf(jobId);
     if (!run) return;
     this.inflight.add(jobId);
+    // Already running (its start record came first): nothing to read from the job.
+    if (run.status !== 'queued' && run.status !== 'pending') return;
     const job = await Job.fromId(this.q, jobId);
     await markRemoteStarted(this.app, run, job?.processedOn ? new Date(job.processedOn).toISOString() : undefined);
   }
@@ -342,10 +349,12 @@ export class DistributedMaster {
       const batch = await readRecords(client, this.prefix, 200);
       if (batch.length === 0) return;
       const done: string[] = [];
+      // The master's run of each record, read once per batch (a run ships several records at once).
+      const runs = new Map<string, Promise<RunRecord | undefined>>();
       for (const entry of batch) {
         if (entry.record) {
           try {
-            await this.applyRecord(entry.record);
+            await this.applyRecord(entry.record, runs);
           } catch (err) {
             // Not acknowledged: retried on the next read (the database may be busy).
             this.log('distributed: cannot apply an attempt record', { run_uuid: entry.record.run_uuid, attempt: entry.record.attempt, error: messageOf(err) });
@@ -362,9 +371,12 @@ export class DistributedMaster {
     }
   }
 
-  private async applyRecord(rec: AttemptRecordMsg): Promise<void> {
-    const run = await this.runOf(rec.run_uuid);
+  private async applyRecord(rec: AttemptRecordMsg, runs = new Map<string, Promise<RunRecord | undefined>>()): Promise<void> {
+    // Start and end records change the run (status, workspace): read it afresh for them.
+    if (rec.kind === 'start' || rec.kind === 'end' || !runs.has(rec.run_uuid)) runs.set(rec.run_uuid, this.runOf(rec.run_uuid));
+    const run = await runs.get(rec.run_uuid);
     if (!run) return;
+    if (rec.kind === 'end') runs.delete(rec.run_uuid);
     const repos = this.app.repos;
     const uuid = rec.run_uuid;
     if (rec.kind === 'start') {
@@ -608,7 +620,8 @@ export class DistributedMaster {
 
   /** Warnings for the run list and health: tasks waiting with no worker online, or none that can take them. */
   async queueWarnings(): Promise<string[]> {
-    return queueWarnings(this.q, await this.listWorkers());
+    // The workers without their attempt totals (a database aggregate the warnings do not use).
+    return queueWarnings(this.q, await listWorkerViews(await this.q.client, this.q, this.prefix), this.needs);
   }
 
   /** Why a waiting task is not taken (no online worker has its workflow, tools or labels); undefined otherwise. */

@@ -100,5 +100,6 @@ export async function markRemoteStarted(app: AppContext, run: RunRecord, at?: st
 /** Progress reported by the worker (only while the run is running on the master). */
 export async function applyProgress(app: AppContext, run: RunRecord, progress: { completed_steps: number; total_steps: number }): Promise<void> {
   if (run.status !== 'running') return;
+  if (run.completed_steps === progress.completed_steps && run.total_steps === progress.total_steps) return;
   await app.repos.runs.update(run.id, { completed_steps: progress.completed_steps, total_steps: progress.total_steps });
 }

@@ -151,6 +151,14 @@ redis.call('XADD', KEYS[3], '*', 'attempt', ARGV[2], 'rec', ARGV[3])
 return 1
 `;
 
+/** KEYS: lock, attempt counter, stream. ARGV: token, attempt, record JSON… → 1 all written, 0 none (lease lost or superseded). */
+const MANY_SCRIPT = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('GET', KEYS[2]) ~= ARGV[2] then return 0 end
+for i = 3, #ARGV do redis.call('XADD', KEYS[3], '*', 'attempt', ARGV[2], 'rec', ARGV[i]) end
+return 1
+`;
+
 /** KEYS: stream. ARGV: count. */
 const READ_SCRIPT = `return redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', ARGV[1])`;
 /** KEYS: stream. ARGV: ids. */
@@ -165,6 +173,7 @@ function withCommands(client: RedisClient): RedisClient {
   if (defined.has(client)) return client;
   client.defineCommand('osmAttemptStart', { numberOfKeys: 3, lua: START_SCRIPT });
   client.defineCommand('osmAttemptEnd', { numberOfKeys: 3, lua: END_SCRIPT });
+  client.defineCommand('osmAttemptMany', { numberOfKeys: 3, lua: MANY_SCRIPT });
   client.defineCommand('osmRecordsRead', { numberOfKeys: 1, lua: READ_SCRIPT, readOnly: true });
   client.defineCommand('osmRecordsDel', { numberOfKeys: 1, lua: DEL_SCRIPT });
   client.defineCommand('osmLockRead', { numberOfKeys: 1, lua: LOCK_SCRIPT, readOnly: true });
@@ -181,6 +190,18 @@ export async function recordStart(client: RedisClient, prefix: string, token: st
 /** Ends an attempt (or ships a chunk of its rows or files): false when refused (the lease was lost or a newer attempt started). */
 export async function recordEnd(client: RedisClient, prefix: string, token: string, attempt: number, rec: EndRecord | RowsRecord | FileRecord): Promise<boolean> {
   const ok = await withCommands(client).runCommand('osmAttemptEnd', [lockKey(prefix, rec.run_uuid), attemptKey(prefix, rec.run_uuid), recordsKey(prefix), token, String(attempt), JSON.stringify(rec)]);
+  return Number(ok) === 1;
+}
+
+/**
+ * Several records of one attempt (chunks of its files or rows) in one round trip, fenced like
+ * recordEnd and written all or none, in order. False when refused.
+ */
+export async function recordMany(client: RedisClient, prefix: string, token: string, attempt: number, recs: (RowsRecord | FileRecord)[]): Promise<boolean> {
+  if (recs.length === 0) return true;
+  const runUuid = recs[0]!.run_uuid;
+  if (recs.some((r) => r.run_uuid !== runUuid)) throw new Error('recordMany: records of one run only');
+  const ok = await withCommands(client).runCommand('osmAttemptMany', [lockKey(prefix, runUuid), attemptKey(prefix, runUuid), recordsKey(prefix), token, String(attempt), ...recs.map((r) => JSON.stringify(r))]);
   return Number(ok) === 1;
 }
 

@@ -171,19 +171,48 @@ export function needsOf(data: unknown): TaskNeeds | undefined {
 /** Waiting jobs read to explain the queue (health and run list warnings). */
 const WARN_SCAN = 500;
 
+/** Needs of waiting jobs by job id (a job's data never changes), kept by a master between calls. */
+export type NeedsCache = Map<string, TaskNeeds | undefined>;
+
+/** The needs of the waiting jobs (the first WARN_SCAN of each state); only jobs not in `cache` are read. */
+async function waitingNeeds(queue: Queue, cache: NeedsCache): Promise<(TaskNeeds | undefined)[]> {
+  const ids = (await queue.getRanges(['prioritized', 'waiting', 'delayed'], 0, WARN_SCAN - 1, true)).filter(Boolean);
+  const missing = ids.filter((id) => !cache.has(id));
+  if (missing.length > 0) {
+    const client = await queue.client;
+    // One pipelined round trip: only the data field of each job.
+    const datas = await Promise.all(missing.map((id) => client.hget(queue.toKey(id), 'data')));
+    missing.forEach((id, i) => {
+      let data: unknown;
+      try {
+        data = JSON.parse(datas[i] ?? 'null');
+      } catch {
+        data = undefined;
+      }
+      // A job removed meanwhile has no data: not remembered, it is gone from the next listing.
+      if (datas[i] !== null && datas[i] !== undefined) cache.set(id, needsOf(data));
+    });
+  }
+  const keep = new Set(ids);
+  for (const id of cache.keys()) if (!keep.has(id)) cache.delete(id);
+  return ids.filter((id) => cache.has(id)).map((id) => cache.get(id));
+}
+
 /**
  * The warnings of GET /runs, GET /health and `osm health`: tasks waiting while no worker is
- * online, and tasks waiting that no online worker can take (grouped by reason).
+ * online, and tasks waiting that no online worker can take (grouped by reason). `cache` (a
+ * master's) keeps the needs of jobs already read, so a busy queue polled often costs the job ids only.
  */
-export async function queueWarnings(queue: Queue, workers: readonly RoutableWorker[]): Promise<string[]> {
+export async function queueWarnings(queue: Queue, workers: readonly RoutableWorker[], cache: NeedsCache = new Map()): Promise<string[]> {
   const c = await queue.getJobCounts('waiting', 'prioritized', 'delayed');
   const waiting = (c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0);
-  if (waiting === 0) return [];
+  if (waiting === 0) {
+    cache.clear();
+    return [];
+  }
   if (!workers.some((w) => w.status !== 'offline')) return [`${waiting} distributed task(s) waiting and no worker online (start one with osm worker join)`];
-  const jobs = await queue.getJobs(['prioritized', 'waiting', 'delayed'], 0, WARN_SCAN - 1, true);
   const byReason = new Map<string, number>();
-  for (const job of jobs) {
-    const needs = job ? needsOf(job.data) : undefined;
+  for (const needs of await waitingNeeds(queue, cache)) {
     const reason = needs ? waitingReason(needs, workers) : undefined;
     if (reason) byReason.set(reason, (byReason.get(reason) ?? 0) + 1);
   }

@@ -16,7 +16,7 @@ import type { AppContext } from '../services/context.js';
 import { VERSION } from '../version.js';
 import { cancelKey, drainKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
 import { issuesText, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from './protocol.js';
-import { MAX_SHIPPED_ROWS, readLock, recordEnd, recordStart, ROWS_PER_RECORD, type EndRecord } from './records.js';
+import { MAX_SHIPPED_ROWS, readLock, recordEnd, recordMany, recordStart, ROWS_PER_RECORD, type EndRecord } from './records.js';
 import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { rejectionMessage, runTask } from './task-runner.js';
@@ -330,6 +330,9 @@ export class DistributedWorker {
       throw new DelayedError();
     }
     const client = await this.queue!.client;
+    // The cancellation flag is read in the same round trip as the attempt is taken (pipelined with it).
+    const flaggedAtStart = this.isFlagged(uuid);
+    flaggedAtStart.catch(() => undefined);
     // The attempt number (fencing token), recorded durably before anything runs.
     const attempt = await recordStart(client, this.prefix, token ?? '', {
       v: PROTOCOL_VERSION, kind: 'start', run_uuid: uuid, worker_id: this.id, at: new Date().toISOString(),
@@ -339,7 +342,8 @@ export class DistributedWorker {
     this.current.add(uuid);
     // The lock was just taken for a lock duration; half of it until the watchdog's first read says more.
     this.leases.set(uuid, { token: token ?? '', expiresAt: Date.now() + this.lockDurationMs / 2 });
-    await this.publish();
+    // Not awaited: it leaves at once, on the connection the records use.
+    void this.publish();
     const onAbort = () => abortRun(uuid, 'cancelled');
     signal?.addEventListener('abort', onAbort);
     this.log('task started', { run_uuid: uuid, workflow: data.workflow_name, target: data.target, attempt });
@@ -364,9 +368,9 @@ export class DistributedWorker {
     try {
       const taskApp = shared ? await this.openDirect(shared, uuid, attempt) : this.app;
       // The run's log folder follows on the master while it runs; the rest and the artifacts before the end record.
-      files = new FileShipper(taskApp, uuid, (c) => recordEnd(client, this.prefix, token ?? '', attempt, { v: PROTOCOL_VERSION, kind: 'file', run_uuid: uuid, worker_id: this.id, at: nowIso(), ...c }), (m, f) => this.log(m, f));
+      files = new FileShipper(taskApp, uuid, (cs) => recordMany(client, this.prefix, token ?? '', attempt, cs.map((c) => ({ v: PROTOCOL_VERSION, kind: 'file' as const, run_uuid: uuid, worker_id: this.id, at: nowIso(), ...c }))), (m, f) => this.log(m, f));
       files.startLive(WORKER_POLL_MS);
-      const flagged = await this.isFlagged(uuid);
+      const flagged = await flaggedAtStart;
       if (flagged) this.userCancelled.add(uuid);
       const { result } = await runTask(
         taskApp,
@@ -416,7 +420,8 @@ export class DistributedWorker {
       this.leases.delete(uuid);
       this.userCancelled.delete(uuid);
       this.lostLock.delete(uuid);
-      await this.publish();
+      // Not awaited: the entry leaves at once, on the connection the records use, and the slot is free.
+      void this.publish();
     }
   }
 
