@@ -214,16 +214,16 @@ export async function runTask(app: AppContext, data: TaskData, ctx: TaskContext,
       .finally(() => {
         reading = undefined;
       }));
+  // First report after one poll period: a run shorter than that reports nothing (its end record
+  // carries the final counts, and the start record already made the master's run running).
   const timer = setInterval(() => void tick(), WORKER_POLL_MS);
   try {
-    void tick();
     // The same path as a local run of the daemon (options carry disableNotification).
     await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor');
   } finally {
     clearInterval(timer);
   }
   await reading;
-  await tick();
   return { result: await collectResult(app, run.id, ctx, opts.direct), run };
 }
 
