@@ -20,25 +20,9 @@ import { DistributedWorker } from '../../src/distributed/worker.js';
 import { QUEUE_NAME } from '../../src/distributed/keys.js';
 import { recordsKey } from '../../src/distributed/records.js';
 import { connectionOptions, resolveDistributedConfig, type DistributedConfig } from '../../src/distributed/redis-config.js';
-import { dropPrefix, expectCompletedOnce, groupAlive, pendingJobs, REDIS_URL, redisAvailable, stopInProcess, testPrefix, until, writeWorkflows } from './helpers.js';
+import { childrenOf, dropPrefix, expectCompletedOnce, groupAlive, pendingJobs, REDIS_URL, redisAvailable, stopInProcess, testPrefix, until, writeWorkflows } from './helpers.js';
 
 const hasRedis = await redisAvailable();
-
-/** Direct children of a process (Linux /proc). */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(name));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
 
 describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', () => {
   const prefix = testPrefix();

@@ -102,6 +102,21 @@ export async function stopInProcess(list: { worker: { stop(): Promise<void> }; a
   }
 }
 
+/** Direct children of a process (Linux /proc). */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
 /** True while any process of the group `pgid` is alive. */
 export function groupAlive(pgid: number): boolean {
   try {

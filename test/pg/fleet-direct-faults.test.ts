@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/cli.js';
 import { createMigratedPgDatabase, pgAvailable, type PgDatabase } from '../helpers/pg.js';
-import { dropPrefix, groupAlive, REDIS_URL, redisAvailable, testPrefix, until, writeWorkflows } from '../distributed/helpers.js';
+import { childrenOf, dropPrefix, groupAlive, REDIS_URL, redisAvailable, testPrefix, until, writeWorkflows } from '../distributed/helpers.js';
 import { createAppContext, openAppContext, type AppContext, type SqliteAppContext } from '../../src/services/context.js';
 import { DistributedMaster } from '../../src/distributed/master.js';
 import { DistributedWorker } from '../../src/distributed/worker.js';
@@ -20,21 +20,6 @@ import { openPgStore } from '../../src/store/pg/store.js';
 import type { AsyncStore } from '../../src/store/async.js';
 
 const ready = (await redisAvailable()) && (await pgAvailable('fleet writing straight into PostgreSQL'));
-
-/** Direct children of a process (Linux /proc). */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
 
 describe.skipIf(!ready)('workers writing straight into the shared PostgreSQL database, under faults', () => {
   const prefix = testPrefix();
