@@ -207,6 +207,23 @@ export function assetParams(v: AssetValues): Record<string, unknown> {
   return p;
 }
 
+/** Column values in ASSET_COLUMNS order as positional parameters (JSON arrays, 0/1 booleans), without an intermediate object. */
+export function assetPositional(v: AssetValues): unknown[] {
+  const src = v as unknown as Record<string, unknown>;
+  const out: unknown[] = new Array(ASSET_COLUMNS.length);
+  for (let i = 0; i < ASSET_COLUMNS.length; i++) {
+    const c = ASSET_COLUMNS[i]!;
+    const x = src[c];
+    out[i] = COLUMN_KIND[i] === 1 ? JSON.stringify(x) : COLUMN_KIND[i] === 2 ? bit(x as boolean) : x;
+  }
+  return out;
+}
+
+/** Per column of ASSET_COLUMNS: 0 stored as is, 1 a JSON array, 2 a 0/1 boolean. */
+const COLUMN_KIND: readonly number[] = ASSET_COLUMNS.map((c) =>
+  (ARRAY_FIELDS as readonly string[]).includes(c) ? 1 : (BOOL_FIELDS as readonly string[]).includes(c) ? 2 : 0,
+);
+
 /** New rows take their workspace's org (migration 007): one indexed lookup inside the INSERT. Named parameters: assetParams + now. */
 export const ASSET_INSERT_SQL = `INSERT INTO assets (${ASSET_COLUMNS.join(', ')}, created_at, updated_at, last_seen_at, org_uuid)
   VALUES (${ASSET_COLUMNS.map((c) => `@${c}`).join(', ')}, @now, @now, @now, ${orgOfWorkspaceSql('@workspace')}) RETURNING id`;
@@ -291,6 +308,10 @@ export function assetTotalSql(f: AssetListFilter): { sql: string; params: unknow
 /** Creates the assets repository on one connection. */
 export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
   const insertSql = ASSET_INSERT_SQL;
+  // The batch insert: positional parameters (ASSET_COLUMNS, then created/updated/last seen and the
+  // org, looked up once per batch), which better-sqlite3 binds faster than named ones.
+  const batchInsertSql = `INSERT INTO assets (${ASSET_COLUMNS.join(', ')}, created_at, updated_at, last_seen_at, org_uuid)
+    VALUES (${ASSET_COLUMNS.map(() => '?').join(', ')}, ?, ?, ?, ?) RETURNING id`;
   const updateSql = `UPDATE assets SET ${ASSET_UPDATE_COLUMNS.map((c) => `${c} = @${c}`).join(', ')}, updated_at = @updated_at, last_seen_at = @now WHERE id = @id`;
 
   const one = (t: { sql: string; params: unknown[] }) => Number((q(t.sql).get(...t.params) as { n: number | null } | undefined)?.n ?? 0);
@@ -302,6 +323,9 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
       // A row repeated within one batch stays "new" (one discovered event), later copies count as unchanged.
       const seen = new Set<number>();
       inTransaction(db, () => {
+        // The org of new rows, read inside the write transaction (as the single insert's subquery does).
+        const org = (q(`SELECT ${orgOfWorkspaceSql('?')} AS org`).get(workspace) as { org: string }).org;
+        const insert = q(batchInsertSql);
         for (const v of values) {
           let row = q('SELECT * FROM assets WHERE workspace = ? AND asset_value = ? AND url = ?').get(workspace, v.asset_value, v.url) as
             | Row
@@ -310,7 +334,9 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
             row = q('SELECT * FROM assets WHERE workspace = ? AND asset_value = ? ORDER BY id ASC LIMIT 1').get(workspace, v.asset_value) as Row | undefined;
           }
           if (!row) {
-            const { id } = q(insertSql).get({ ...assetParams(v), now }) as { id: number };
+            const p = assetPositional(v);
+            p.push(now, now, now, org);
+            const { id } = insert.get(p) as { id: number };
             result.new++;
             result.ids.push(id);
             result.newIds.push(id);

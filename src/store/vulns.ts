@@ -169,6 +169,17 @@ export function vulnParams(v: VulnValues): Record<string, unknown> {
   return { ...v, tags: JSON.stringify(v.tags) };
 }
 
+/** A new row's values in VULN_COLUMNS order as positional parameters (defaults applied, tags as JSON), without an intermediate object. */
+export function vulnPositional(v: VulnValues): unknown[] {
+  const src = v as unknown as Record<string, unknown>;
+  const out: unknown[] = new Array(VULN_COLUMNS.length);
+  for (let i = 0; i < VULN_COLUMNS.length; i++) {
+    const c = VULN_COLUMNS[i]!;
+    out[i] = c === 'tags' ? JSON.stringify(v.tags) : c === 'severity' ? v.severity || 'info' : c === 'confidence' ? v.confidence || 'Certain' : src[c];
+  }
+  return out;
+}
+
 /** New rows take their workspace's org (migration 007): one indexed lookup inside the INSERT. Named parameters: vulnParams + now. */
 export const VULN_INSERT_SQL = `INSERT INTO vulnerabilities (${VULN_COLUMNS.join(', ')}, created_at, updated_at, last_seen_at, org_uuid)
   VALUES (${VULN_COLUMNS.map((c) => `@${c}`).join(', ')}, @now, @now, @now, ${orgOfWorkspaceSql('@workspace')}) RETURNING *`;
@@ -240,6 +251,10 @@ export function toVulnSummary(shape: 'row' | 'counters', rows: Row[]): VulnSumma
 /** Creates the vulnerabilities repository on one connection. */
 export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
   const insertSql = VULN_INSERT_SQL;
+  // The batch insert: positional parameters (VULN_COLUMNS, then created/updated/last seen and the
+  // org, looked up once per batch) and only the id back.
+  const batchInsertSql = `INSERT INTO vulnerabilities (${VULN_COLUMNS.join(', ')}, created_at, updated_at, last_seen_at, org_uuid)
+    VALUES (${VULN_COLUMNS.map(() => '?').join(', ')}, ?, ?, ?, ?) RETURNING id`;
   const updateSql = `UPDATE vulnerabilities SET ${VULN_UPDATE_COLUMNS.map((c) => `${c} = @${c}`).join(', ')}, updated_at = @updated_at, last_seen_at = @now WHERE id = @id`;
   const one = (t: { sql: string; params: unknown[] }) => q(t.sql).get(...t.params) as Row | undefined;
   const all = (t: { sql: string; params: unknown[] }) => q(t.sql).all(...t.params) as Row[];
@@ -256,10 +271,15 @@ export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
       const result: UpsertResult = { new: 0, updated: 0, unchanged: 0, ids: [], newIds: [], updatedIds: [] };
       const seen = new Set<number>();
       inTransaction(db, () => {
+        // The org of new rows, read inside the write transaction (as the single insert's subquery does).
+        const org = (q(`SELECT ${orgOfWorkspaceSql('?')} AS org`).get(workspace) as { org: string }).org;
+        const insert = q(batchInsertSql);
         for (const v of values) {
           const row = q('SELECT * FROM vulnerabilities WHERE fingerprint = ?').get(v.fingerprint) as Row | undefined;
           if (!row) {
-            const { id } = q(insertSql).get({ ...vulnParams(vulnWithDefaults(v)), now }) as { id: number };
+            const p = vulnPositional(v);
+            p.push(now, now, now, org);
+            const { id } = insert.get(p) as { id: number };
             result.new++;
             result.ids.push(id);
             result.newIds.push(id);

@@ -55,6 +55,18 @@ describe.each(ENGINES)('orgs on $name', (engine) => {
     expect((await s().events.list({ workspace: 'w1' }, { offset: 0, limit: 10 })).total).toBe(0);
     expect(await s().orgs.get(org.uuid)).toBeUndefined();
   });
+  it('imports into an assigned workspace land in its org; into a new workspace, in the default org', async () => {
+    const org = await s().orgs.create({ name: 'importers' });
+    await s().workspaces.upsertRunInfo({ name: 'team-ws', local_path: '/team-ws' });
+    await s().orgs.assign(org.uuid, ['team-ws']);
+    const a = await s().assets.upsertMany('team-ws', [{ asset_value: 'a.example.com' }, { asset_value: 'b.example.com' }]);
+    const v = await s().vulns.upsertMany('team-ws', [{ vuln_info: 'x', asset_value: 'a.example.com' }]);
+    const lone = await s().assets.upsertMany('fresh-ws', [{ asset_value: 'c.example.com' }]);
+    for (const id of a.newIds) expect((await s().assets.get(id))?.org_uuid).toBe(org.uuid);
+    expect((await s().vulns.get(v.newIds[0]!))?.org_uuid).toBe(org.uuid);
+    expect((await s().assets.get(lone.newIds[0]!))?.org_uuid).toBe(DEFAULT_ORG_UUID);
+    expect(await s().orgs.stats(org)).toMatchObject({ total_assets: 2, total_vulns: 1 });
+  });
 });
 
 describe.each(ENGINES)('workspaces on $name', (engine) => {
