@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { round, scaled, tempDir, now } from './lib/common.mjs';
 import { configSet, startDaemon, waitJob } from './lib/daemon.mjs';
 import { peakRssMb } from './lib/probe.mjs';
+import { describeBreakdown, runBreakdown } from './lib/run-breakdown.mjs';
 
 export const meta = { id: 5, name: 'many-runs', title: 'Many runs (200 runs × 5 × sleep 0.2, global limit 20)' };
 
@@ -74,6 +75,7 @@ export async function run({ log }) {
     // The daemon is stopped: read what it recorded, read-only.
     const db = new Database(path.join(base, 'database-osm.sqlite'), { readonly: true });
     const runRows = db.prepare(`SELECT run_uuid, created_at, started_at, completed_at FROM runs WHERE workflow_name = 'bench-sleep'`).all();
+    const stepRows = db.prepare(`SELECT run_uuid, step_index, started_at, completed_at FROM step_results`).all();
     const events = db.prepare(`SELECT run_id, topic, created_at FROM event_logs WHERE topic IN ('run.started', 'run.completed')`).all();
     db.close();
     const t = (iso) => Date.parse(iso);
@@ -92,7 +94,9 @@ export async function run({ log }) {
     const ideal = (runs * STEPS * SLEEP_S * 1000) / LIMIT;
     const over = makespan / ideal - 1;
     const runDurations = rowIntervals.map(([s, e]) => e - s).sort((a, b) => a - b);
+    const breakdown = runBreakdown(runRows, stepRows, SLEEP_S * 1000);
     log(`  makespan ${makespan} ms (ideal ${ideal} ms, +${round(over * 100, 1)} %), wall ${Math.round(wall)} ms, max concurrent ${overlapEvents} (events) / ${overlapRows} (rows)`);
+    log(`  ${describeBreakdown(breakdown)}`);
     return {
       rows: [
         {
@@ -117,6 +121,7 @@ export async function run({ log }) {
         },
       ],
       details: {
+        breakdown,
         runs,
         jobs,
         steps_per_run: STEPS,

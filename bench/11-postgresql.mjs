@@ -20,6 +20,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { describeBreakdown, runBreakdown } from './lib/run-breakdown.mjs';
 import { ROOT, now, osm, round, runTimed, scaled, tempDir } from './lib/common.mjs';
 import { configSet, startDaemon, waitJob } from './lib/daemon.mjs';
 import { httpxLine, nucleiLine, writeJsonl } from './lib/gen-jsonl.mjs';
@@ -245,6 +246,8 @@ async function pgManyRuns(log, dir, details) {
     await daemon.stop();
     daemon = undefined;
     const runRows = await pgQuery(db.url, `SELECT run_uuid, created_at, started_at, completed_at FROM runs WHERE workflow_name = 'bench-sleep'`);
+    const stepRows = await pgQuery(db.url, `SELECT run_uuid, step_index, started_at, completed_at FROM step_results`);
+    const breakdown = runBreakdown(runRows, stepRows, SLEEP_S * 1000);
     const events = await pgQuery(db.url, `SELECT run_id, topic, created_at FROM event_logs WHERE topic IN ('run.started', 'run.completed')`);
     const t = (iso) => Date.parse(iso);
     const byRun = new Map();
@@ -262,7 +265,8 @@ async function pgManyRuns(log, dir, details) {
     const ideal = (runs * STEPS * SLEEP_S * 1000) / LIMIT;
     const durations = rowIntervals.map(([s, e]) => e - s).sort((a, b) => a - b);
     log(`  PG many runs: makespan ${makespan} ms (ideal ${ideal} ms, ×${round(makespan / ideal, 3)}), max concurrent ${oe} / ${or} (load ${l0.join(' ')})`);
-    details.pg_many_runs = { runs, jobs, makespan_ms: makespan, ideal_ms: ideal, max_overlap_events: oe, max_overlap_rows: or, load_start: l0, load_end: load(), run_duration_ms: { min: durations[0], median: durations[Math.floor(durations.length / 2)], max: durations.at(-1) }, daemon_peak_rss_mb: rss };
+    log(`  PG ${describeBreakdown(breakdown)}`);
+    details.pg_many_runs = { runs, jobs, breakdown, makespan_ms: makespan, ideal_ms: ideal, max_overlap_events: oe, max_overlap_rows: or, load_start: l0, load_end: load(), run_duration_ms: { min: durations[0], median: durations[Math.floor(durations.length / 2)], max: durations.at(-1) }, daemon_peak_rss_mb: rss };
     return [
       { engine: 'postgresql', load: l0, metric: `PG makespan of ${runs} runs`, figure: round(makespan / 1000, 2), unit: 's', baseline: round(ideal / 1000, 2), baselineLabel: 's ideal = work ÷ limit', ratio: round(makespan / ideal, 3), target: 'ratio ≤ 1.10', met: makespan <= ideal * 1.1 },
       { engine: 'postgresql', load: l0, metric: 'PG max runs at once (events / rows)', figure: Math.max(oe, or), unit: 'runs', baseline: LIMIT, baselineLabel: 'limit', ratio: null, target: `≤ ${LIMIT}`, met: oe <= LIMIT && or <= LIMIT },

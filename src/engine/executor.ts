@@ -28,7 +28,9 @@ import type { Settings } from '../settings/schema.js';
  * undefined when none is configured. Throws when a layer does not parse.
  */
 export async function runTargetScope(deps: EngineDeps, settings: Settings, src: { workspace: string; orgUuid?: string; workflow?: Workflow; run?: ScopeSpec }): Promise<Execution['targetScope']> {
-  const org = src.orgUuid ? { uuid: src.orgUuid, name: (await deps.repos.orgs.get(src.orgUuid))?.name } : undefined;
+  // The org's name (it finds and names an org's layer) is read only when the settings scope any org.
+  const orgScoped = Object.keys(settings.scope?.orgs ?? {}).length > 0;
+  const org = src.orgUuid ? { uuid: src.orgUuid, name: orgScoped ? (await deps.repos.orgs.get(src.orgUuid))?.name : undefined } : undefined;
   const specs = layerSpecs({ settings, workspace: src.workspace, org, workflow: src.workflow, run: src.run });
   if (specs.length === 0) return undefined;
   return { set: compileLayers(specs), specs, counts: emptyCounts() };
@@ -36,6 +38,8 @@ export async function runTargetScope(deps: EngineDeps, settings: Settings, src: 
 
 /** The run's scope counts for its summary, when a scope (the run's, or a module's inside a flow) was in force. */
 async function scopeSummary(exec: Execution, runId: number): Promise<{ scope?: RunScopeStats | { dropped: number; by_source: Record<string, number> } }> {
+  // Scope counts exist only for runs that recorded a scope (initScope: the run's own, or a module's).
+  if (!exec.targetScope && !exec.scopeRecorded) return {};
   const stats = await exec.deps.repos.runs.scopeStats(runId);
   if (stats) return { scope: stats };
   return exec.targetScope ? { scope: { dropped: 0, by_source: {} } } : {};
@@ -105,6 +109,8 @@ export interface RunSetup {
   row?: RunRecord;
   /** The run whose completed steps are reused. */
   resumeOf?: number;
+  /** Told once the terminal status is written, before the summary, log closing and clean-up that follow. */
+  terminal?: (out: RunOutcome) => void;
 }
 
 /** Trigger types of runs the scheduler launched (the reference's isSchedulerInvocation). */
@@ -150,9 +156,11 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
     let artifacts: string[] = [];
     // State files are written only for completed runs (they mark a finished run).
     // The workspace row is read once: for the state file and for the event's assets_found.
-    const ws = await deps.repos.workspaces.get(recorder.run.workspace);
-    if (status === 'completed' && wf && output && !input.emptyTarget) {
-      const latest = (await deps.repos.runs.get(runId))!;
+    const writesState = status === 'completed' && wf && output && !input.emptyTarget;
+    // Both reads at once (on PostgreSQL, two connections): they are on the way to the terminal write.
+    const [ws, latestRow] = await Promise.all([deps.repos.workspaces.get(recorder.run.workspace), writesState ? deps.repos.runs.get(runId) : undefined]);
+    if (writesState) {
+      const latest = latestRow!;
       const latestWs = latest.workspace === recorder.run.workspace ? ws : await deps.repos.workspaces.get(latest.workspace);
       try {
         writeRunState(output, { ...latest, status: 'completed', completed_at: new Date().toISOString() }, latestWs as unknown as Record<string, unknown>);
@@ -182,6 +190,8 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
       void notifyRunFinished(deps, finalRun, artifacts).catch(() => undefined);
     }
     const shownStatus = finalRun.status === 'running' ? status : finalRun.status;
+    // The run is terminal: whoever waits for that (the queue's slot) need not wait for the summary.
+    setup.terminal?.({ run: finalRun, status: shownStatus as RunOutcome['status'], error: finalRun.error_message || error, durationMs, steps, modules, artifacts });
     const scopeCounts = await scopeSummary(exec, runId);
     printer.stopSpinner();
     printSummary(
@@ -261,6 +271,7 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
     }
   }
   if (exec.targetScope) await deps.repos.runs.initScope(run0.id, exec.targetScope.specs);
+  if (exec.targetScope) exec.scopeRecorded = true;
   output = join(workspaces, space);
   if (input.emptyTarget) {
     exec.logDir = mkdtempSync(join(tmpdir(), 'osm-logs-'));
@@ -285,9 +296,8 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
   }
   mkdirSync(exec.logDir, { recursive: true });
   live.useDir(exec.logDir);
-  await recorder.update({ workspace: space, total_steps: deps.loader.stepCount(wf) });
-
-  if (!(await recorder.started())) {
+  // The workspace and step count are written with the status change (one statement).
+  if (!(await recorder.started({ workspace: space, total_steps: deps.loader.stepCount(wf) }))) {
     // Cancelled (or otherwise finished) before it could start.
     return finish('cancelled', 'run cancelled before it started');
   }

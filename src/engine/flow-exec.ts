@@ -126,6 +126,7 @@ async function applyModuleScope(exec: Scope['exec'], wf: Workflow, name: string,
   const layers = (await exec.deps.repos.runs.scopeStats(runId))?.layers ?? [];
   const missing = own.specs.filter((l) => !layers.some((x) => x.name === l.name)).map((l) => ({ name: l.name, include: l.include ?? [], exclude: l.exclude ?? [] }));
   if (missing.length) await exec.deps.repos.runs.initScope(runId, [...layers, ...missing]);
+  exec.scopeRecorded = true;
   return undefined;
 }
 

@@ -1,4 +1,5 @@
 import type { AsyncStore, Store, RunRecord, RunStatus, StepStatus } from '../store/index.js';
+import type { RunStartPatch } from '../store/run-sql.js';
 import { processStartTime } from './process-registry.js';
 import type { StepState } from './live/journal.js';
 
@@ -60,11 +61,15 @@ export class RunRecorder {
   /**
    * queued|pending → running (or still running after the queue's claim), owned by this process,
    * with the run.started event: one write (one statement on PostgreSQL). False when the run was
-   * cancelled or finished meanwhile.
+   * cancelled or finished meanwhile. `patch` (the run's workspace and step count) is written in
+   * the same statement; a run that did not start gets it written on its own.
    */
-  async started(): Promise<boolean> {
+  async started(patch?: RunStartPatch): Promise<boolean> {
     const data = { scan_id: this.run.run_uuid, run_uuid: this.run.run_uuid, target: this.run.target, params: this.run.params, workflow: this.run.workflow_name };
-    return this.adopt(await this.repos.runs.start(this.run.id, process.pid, this.event('run.started', 'run.started', this.source, 'scan', data)));
+    const event = { ...this.event('run.started', 'run.started', this.source, 'scan', data), ...(patch?.workspace !== undefined ? { workspace: patch.workspace } : {}) };
+    const next = await this.repos.runs.start(this.run.id, process.pid, event, patch);
+    if (!next && patch) await this.update(patch);
+    return this.adopt(next);
   }
 
   /** An event of this run: the fields its run and step events share. */

@@ -102,6 +102,8 @@ export interface Execution {
    * add theirs to the run's row directly).
    */
   targetScope?: { set: ScopeSet; specs: LayerSpec[]; counts: ScopeCounts };
+  /** A scope was recorded for this run (runs.initScope): its counts are read for the summary. */
+  scopeRecorded?: boolean;
 }
 
 /** The variables and settings of the module (or flow) currently executing. */

@@ -6,7 +6,7 @@
 import { errors } from '../errors.js';
 import { assetDiffReads, computeAssetDiff, computeVulnDiff, vulnDiffReads, type AssetDiff, type VulnDiff } from '../ingest/diff.js';
 import { runReads } from '../store/reads.js';
-import type { AsyncStore, DiffSnapshotInput, DiffSnapshotRecord } from '../store/index.js';
+import type { AsyncStore, DiffSnapshotInput, DiffSnapshotRecord, RunRecord } from '../store/index.js';
 import { requireWorkspaceInScope, UNRESTRICTED, type Scope } from '../auth/scope.js';
 
 export { computeAssetDiff, computeVulnDiff, type AssetDiff, type VulnDiff };
@@ -109,14 +109,20 @@ export interface RunDiffSnapshots {
  * bounded (DIFF_ITEM_LIMIT items per list, exact totals) and computed before the write
  * transaction, which only inserts the two rows. (The diffs are read programs of src/ingest/diff.ts,
  * run on the async store.) Returns undefined for runs without a workspace or
- * that never started. Meant to be called by the engine right after a run completes.
+ * that never started. Meant to be called by the engine right after a run completes, with the
+ * run's row as its terminal write returned it (`known`; read when absent).
+ *
+ * A workspace holding no row of a kind (its trigger-kept counter is 0) has nothing added, removed
+ * or changed of that kind: its diff is the empty one, stored without reading the table.
  */
-export async function recordRunDiff(app: { repos: AsyncStore }, runId: number): Promise<RunDiffSnapshots | undefined> {
-  const run = await app.repos.runs.get(runId);
+export async function recordRunDiff(app: { repos: AsyncStore }, runId: number, known?: RunRecord): Promise<RunDiffSnapshots | undefined> {
+  const run = known?.id === runId ? known : await app.repos.runs.get(runId);
   if (!run) throw errors.runNotFound();
   if (!run.workspace || !run.started_at) return undefined;
   const to = run.completed_at ?? new Date().toISOString();
-  const assets = snapshotOf(await runReads(assetDiffReads(run.workspace, run.started_at, to), app.repos), run.id);
-  const vulns = snapshotOf(await runReads(vulnDiffReads(run.workspace, run.started_at, to), app.repos), run.id);
+  const ws = await app.repos.workspaces.get(run.workspace);
+  const empty = { workspace_name: run.workspace, from_time: run.started_at, to_time: to, added: [], removed: [], changed: [], summary: { total_added: 0, total_removed: 0, total_changed: 0 } };
+  const assets = snapshotOf(ws?.total_assets === 0 ? empty : await runReads(assetDiffReads(run.workspace, run.started_at, to), app.repos), run.id);
+  const vulns = snapshotOf(ws?.total_vulns === 0 ? empty : await runReads(vulnDiffReads(run.workspace, run.started_at, to), app.repos), run.id);
   return app.repos.tx(async () => ({ assets: await app.repos.assetDiffs.insert(assets), vulns: await app.repos.vulnDiffs.insert(vulns) }));
 }

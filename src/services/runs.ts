@@ -189,11 +189,19 @@ export async function executeStoredRun(
       throw new Error(`failed to load workflow: ${messageOf(err)}`);
     }
   };
-  const out = await executeRun(app, run.id, input, display, source, { workflow, resumeOf: storedRunOptions(run.options).resume_of, ...(opts.fresh ? { row: run } : {}) });
-  opts.ended?.(out);
+  // `ended` is told once: by the executor right after the terminal write, else (a run that ended
+  // without reaching it) when the executor returns.
+  let told = false;
+  const ended = (o: RunOutcome) => {
+    if (told) return;
+    told = true;
+    opts.ended?.(o);
+  };
+  const out = await executeRun(app, run.id, input, display, source, { workflow, resumeOf: storedRunOptions(run.options).resume_of, terminal: ended, ...(opts.fresh ? { row: run } : {}) });
+  ended(out);
   if (out.status === 'completed' && !input.emptyTarget) {
     try {
-      await recordRunDiff(app, run.id);
+      await recordRunDiff(app, run.id, out.run);
     } catch {
       // A diff snapshot is a convenience; it must never change the run's outcome.
     }

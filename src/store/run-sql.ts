@@ -194,11 +194,28 @@ const TERMINAL_SQL = "status IN ('completed', 'failed', 'cancelled')";
  * The UPDATE of `start` (named parameters): pending|queued → running, a run already running (the
  * queue's claim leaves it so) stays running; the owner is written with it. Finished runs do not match.
  */
-export function runStart(id: number, ownerPid: number): { sql: string; values: Record<string, unknown> } {
-  const sql = `UPDATE runs SET status = 'running', started_at = COALESCE(started_at, @now), owner_pid = @owner_pid, owner_host = @owner_host, updated_at = @now
+export function runStart(id: number, ownerPid: number, patch: RunStartPatch = {}): { sql: string; values: Record<string, unknown> } {
+  const values: Record<string, unknown> = { id, now: nowIso(), owner_pid: ownerPid, owner_host: ownerHostOf(ownerPid) };
+  let sets = '';
+  if (patch.workspace !== undefined) {
+    // As in runUpdate: the run follows its (new) workspace's org when that workspace has a row.
+    sets += ', workspace = @workspace, org_uuid = COALESCE((SELECT org_uuid FROM workspaces WHERE name = @workspace), org_uuid)';
+    values.workspace = patch.workspace;
+  }
+  if (patch.total_steps !== undefined) {
+    sets += ', total_steps = @total_steps';
+    values.total_steps = patch.total_steps;
+  }
+  const sql = `UPDATE runs SET status = 'running', started_at = COALESCE(started_at, @now), owner_pid = @owner_pid, owner_host = @owner_host, updated_at = @now${sets}
      WHERE id = @id AND status IN ('pending', 'queued', 'running')
      RETURNING *`;
-  return { sql, values: { id, now: nowIso(), owner_pid: ownerPid, owner_host: ownerHostOf(ownerPid) } };
+  return { sql, values };
+}
+
+/** What `start` may write with the status: the run's workspace and its step count. */
+export interface RunStartPatch {
+  workspace?: string;
+  total_steps?: number;
 }
 
 /**

@@ -7,7 +7,7 @@ import { ownerHostOf } from './owner.js';
 import { listPage, nowIso, parseJson, type Db, type Row, type StatementCache } from './sql.js';
 import type { ListResult, Page, Priority, RunStatus } from './types.js';
 import type { OrgFilter } from './org-constants.js';
-import { finishEventHead, mapScope, runInsertValues, runListWhere, runRef, runStart, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues } from './run-sql.js';
+import { finishEventHead, mapScope, runInsertValues, runListWhere, runRef, runStart, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues, type RunStartPatch } from './run-sql.js';
 import { eventInsertValues, EVENT_INSERT_SQL, type EventInput } from './events.js';
 
 
@@ -128,9 +128,10 @@ export interface RunsRepo {
   /**
    * Starts executing a run: pending|queued → running (one already running stays so), owned by
    * `ownerPid`, with `event` (run.started) in the same transaction. Undefined, and nothing
-   * written, when the run is missing or finished.
+   * written, when the run is missing or finished. `patch` writes the run's workspace (its org
+   * follows the workspace's row, as in `update`) and step count in the same statement.
    */
-  start(id: number, ownerPid: number, event: EventInput): RunRecord | undefined;
+  start(id: number, ownerPid: number, event: EventInput, patch?: RunStartPatch): RunRecord | undefined;
   /**
    * The terminal transition with its event in one transaction; the event's data gets
    * `steps_completed` (the row's completed_steps) as its last key. Undefined, and no event, when
@@ -270,10 +271,10 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
       return inOrder(ids, rows.map(mapRun));
     },
 
-    start(id, ownerPid, event) {
+    start(id, ownerPid, event, patch) {
       return db
         .transaction(() => {
-          const s = runStart(id, ownerPid);
+          const s = runStart(id, ownerPid, patch);
           const row = q(s.sql).get(s.values) as Row | undefined;
           if (!row) return undefined;
           q(EVENT_INSERT_SQL).run(eventInsertValues(event));

@@ -94,6 +94,28 @@ describe('computeVulnDiff', () => {
     expect(d.removed.map((r) => r.vuln_info).sort()).toEqual(['exposed-admin', 'swagger-api', 'tech-detect', 'tech-detect', 'weak-cipher-suites']);
   });
 
+  it('a run in a workspace without rows stores the empty diffs the full computation gives, with or without its row passed in', async () => {
+    const s = openStore(':memory:');
+    stores.push(s);
+    s.workspaces.upsertRunInfo({ name: 'quiet.io', local_path: '/quiet' });
+    const run = s.runs.create({ workflow_name: 'w', workflow_kind: 'module', target: 'quiet.io', workspace: 'quiet.io', status: 'running' });
+    s.db.prepare('UPDATE runs SET started_at = ?, completed_at = ? WHERE id = ?').run(RUN1, AFTER, run.id);
+    const row = s.runs.get(run.id)!;
+    for (const known of [undefined, row]) {
+      const { assets, vulns } = (await recordRunDiff({ repos: asyncSqlite(s) }, run.id, known))!;
+      const fullA = computeAssetDiff(s, 'quiet.io', RUN1, AFTER);
+      const fullV = computeVulnDiff(s, 'quiet.io', RUN1, AFTER);
+      for (const [stored, full] of [[assets, fullA], [vulns, fullV]] as const) {
+        expect(stored).toMatchObject({ workspace_name: 'quiet.io', from_time: RUN1, to_time: AFTER, total_added: 0, total_removed: 0, total_changed: 0, run_id: run.id });
+        expect(JSON.parse(stored.diff_data)).toEqual({ added: full.added, removed: full.removed, changed: full.changed });
+      }
+    }
+    // Once the workspace holds a row, the diff is computed again (the row was added in the window).
+    s.assets.upsertMany('quiet.io', [{ asset_value: 'a.quiet.io' }], BETWEEN);
+    const { assets } = (await recordRunDiff({ repos: asyncSqlite(s) }, run.id, row))!;
+    expect(assets.total_added).toBe(1);
+  });
+
   it('a run\'s stored vulnerability snapshot is bounded like the asset one: lists cut at the limit, exact totals, truncated kept', async () => {
     const s = openStore(':memory:');
     stores.push(s);

@@ -80,9 +80,9 @@ export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
       );
       return inOrder(ids, rows.map(mapRun));
     },
-    async start(id, ownerPid, event) {
+    async start(id, ownerPid, event, patch) {
       // The run's change and its event in one statement (atomic without BEGIN/COMMIT).
-      const s = runStart(id, ownerPid);
+      const s = runStart(id, ownerPid, patch);
       const q = withParts([['r', s], ['e', eventPart(event, { name: 'r' })]], 'r');
       const { rows } = await db.queryNamed(q.sql, q.values);
       return rows[0] ? mapRun(rows[0]) : undefined;

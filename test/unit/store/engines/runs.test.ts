@@ -169,6 +169,24 @@ describe.each(ENGINES)('runs on $name', (engine) => {
     expect((await s().runs.get(done.id))).toMatchObject({ status: 'cancelled', owner_pid: 0 });
   });
 
+  it('start with a patch: the workspace (its org following the workspace row) and the step count in the same write', async () => {
+    const event = (r: { run_uuid: string }) => ({ topic: 'run.started', name: 'run.started', source: 'api', source_type: 'run', data_type: 'scan', data: {}, run_id: r.run_uuid, workspace: 'moved', processed: true });
+    const org = await s().orgs.create({ name: 'start-org' });
+    await s().workspaces.upsertRunInfo({ name: 'moved', local_path: '/moved', org_uuid: org.uuid });
+    const r = await s().runs.create({ ...base, status: 'queued' });
+    const started = await s().runs.start(r.id, 777, event(r), { workspace: 'moved', total_steps: 7 });
+    expect(started).toMatchObject({ status: 'running', workspace: 'moved', total_steps: 7, org_uuid: org.uuid });
+    expect(await s().runs.get(r.id)).toEqual(started);
+    // A workspace without a row leaves the run's org as it was.
+    const other = await s().runs.create({ ...base, status: 'queued' });
+    expect(await s().runs.start(other.id, 777, event(other), { workspace: 'no-row-yet' })).toMatchObject({ workspace: 'no-row-yet', org_uuid: other.org_uuid, total_steps: other.total_steps });
+    // A finished run takes no patch.
+    const done = await s().runs.create({ ...base, status: 'pending' });
+    await s().runs.transition(done.id, 'cancelled');
+    expect(await s().runs.start(done.id, 777, event(done), { workspace: 'moved', total_steps: 3 })).toBeUndefined();
+    expect(await s().runs.get(done.id)).toMatchObject({ workspace: done.workspace, total_steps: done.total_steps });
+  });
+
   it('finish: the terminal transition and its event, whose data gets the row’s completed_steps; once only', async () => {
     const r = await s().runs.create({ ...base, status: 'running' });
     await s().runs.update(r.id, { current_pid: 42, current_pid_start: 'x' });
