@@ -289,11 +289,14 @@ export class FileShipper {
       result.truncated = true;
       const run = await this.app.repos.runs.getByUuid(this.runUuid);
       // A visible note on the master (GET /event-logs, the run's events): what stayed here, and where.
-      result.events.push({
+      const note = {
         topic: 'run.files_truncated', event_id: randomUUID(), name: 'run.files_truncated', source: 'distributed', source_type: 'run', data_type: 'scan',
         data: JSON.stringify({ scan_id: this.runUuid, worker_id: workerId, cap_bytes: this.capBytes, shipped_bytes: this.total, left_on_worker: this.leftBehind.slice(0, 20), left_count: this.leftBehind.length }),
         workspace: run?.workspace ?? '', workflow_name: run?.workflow_name ?? '', processed: true, error: '', created_at: new Date().toISOString(),
-      });
+      };
+      // A run written straight into the master's database gets the note there (its result carries no events).
+      if (result.direct) await this.app.repos.events.insert({ ...note, run_id: this.runUuid });
+      else result.events.push(note);
       this.log('files left on the worker: over distributed.ship_files_max_mb', { run_uuid: this.runUuid, files: this.leftBehind.slice(0, 20), cap_bytes: this.capBytes });
     }
     return true;

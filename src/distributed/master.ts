@@ -48,6 +48,8 @@ export interface TaskLists {
 }
 
 const WAITING_STATES = new Set(['waiting', 'prioritized', 'delayed', 'waiting-children', 'wait', 'paused']);
+/** Attempt outcomes that ended the run itself (the run's terminal status, as a result records it). */
+const RUN_END_OUTCOMES = new Set(['completed', 'failed', 'cancelled']);
 
 function isOpen(run: RunRecord): boolean {
   return run.status === 'queued' || run.status === 'running' || run.status === 'pending';
@@ -430,7 +432,11 @@ export class DistributedMaster {
     }
     await repos.attempts.start({ run_uuid: uuid, attempt: rec.attempt, worker_id: rec.worker_id, started_at: rec.at, cause: 'first' });
     if (rec.outcome === 'result' && rec.result) {
-      const firstSight = (await repos.attempts.get(uuid, rec.attempt))?.ended_at === null;
+      // The run's end is seen for the first time: this attempt's end is not recorded yet, and no
+      // other attempt ended the run (a worker that wrote the end into the shared database and
+      // died before its end record is followed by one that finds the run ended and records it).
+      const attempts = await repos.attempts.listByRun(uuid);
+      const firstSight = attempts.find((a) => a.attempt === rec.attempt)?.ended_at === null && !attempts.some((a) => a.attempt !== rec.attempt && RUN_END_OUTCOMES.has(a.outcome ?? ''));
       const r = await applyTaskResult(this.app, run, rec.result, { firstSight });
       await repos.attempts.end(uuid, rec.attempt, rec.result.run.status, { at: rec.at, error: rec.result.run.error_message });
       this.inflight.delete(uuid);

@@ -117,14 +117,20 @@ async function progressOf(app: AppContext, run: RunRecord, workerId: string): Pr
   return { worker_id: workerId, completed_steps: (cur ?? run).completed_steps, total_steps: (cur ?? run).total_steps, current_step: running?.step_name ?? '' };
 }
 
-/** The run as recorded in the worker's database, bounded for the queue. */
+/**
+ * The run as recorded in the worker's database, bounded for the queue. A `direct` result (the run
+ * was written straight into the master's database) carries no steps or events: they are there
+ * already, and the master does not read them from the result.
+ */
 export async function collectResult(app: AppContext, runId: number, ctx: Pick<TaskContext, 'workerId' | 'hostname'>, direct = false): Promise<TaskResult> {
   const run = await app.repos.runs.get(runId);
   if (!run) throw new Error(`scratch run ${runId} disappeared`);
   const status = run.status === 'completed' || run.status === 'cancelled' ? run.status : 'failed';
-  const events = (await app.repos.events.list({ run_id: run.run_uuid }, { offset: 0, limit: RESULT_LIMITS.maxEvents })).data.reverse();
-  const steps = await app.repos.steps.listByRun(run.id);
-  const artifacts = await app.repos.artifacts.listByRun(run.id);
+  const [events, steps, artifacts] = await Promise.all([
+    direct ? [] : app.repos.events.list({ run_id: run.run_uuid }, { offset: 0, limit: RESULT_LIMITS.maxEvents }).then((p) => p.data.reverse()),
+    direct ? [] : app.repos.steps.listByRun(run.id),
+    app.repos.artifacts.listByRun(run.id),
+  ]);
   return boundResult({
     v: PROTOCOL_VERSION,
     worker_id: ctx.workerId,

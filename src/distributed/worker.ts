@@ -19,7 +19,7 @@ import { issuesText, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from '.
 import { MAX_SHIPPED_ROWS, readLock, recordEnd, recordMany, recordStart, ROWS_PER_RECORD, type EndRecord } from './records.js';
 import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
-import { rejectionMessage, runTask } from './task-runner.js';
+import { collectResult, rejectionMessage, runTask } from './task-runner.js';
 import type { AsyncStore } from '../store/async.js';
 import { openPgStore } from '../store/pg/store.js';
 import { fencedUrl, isFenceError } from '../store/pg/fence.js';
@@ -122,6 +122,8 @@ function stripRow(row: Record<string, unknown>): Record<string, unknown> {
 
 /** An attempt that lost its lease: its result is not recorded. */
 class Fenced extends Error {}
+/** The run already ended in the shared database: an earlier attempt wrote its end there but stopped before its end record. */
+class AlreadyEnded extends Error {}
 
 /** True for a usable worker name. */
 export function isValidWorkerName(name: string): boolean {
@@ -366,7 +368,23 @@ export class DistributedWorker {
       throw new WaitingError();
     };
     try {
-      const taskApp = shared ? await this.openDirect(shared, uuid, attempt) : this.app;
+      let taskApp = this.app;
+      if (shared) {
+        try {
+          taskApp = await this.openDirect(shared, uuid, attempt);
+        } catch (err) {
+          if (!(err instanceof AlreadyEnded)) throw err;
+          // Nothing runs again: the end is recorded from what the shared database holds, so the
+          // master records the attempt and sends the run's webhooks (once: it knows an end it saw).
+          const { store: _sqlite, ...rest } = this.app;
+          const run = await shared.repos.runs.getByUuid(uuid);
+          if (!run) throw new UnrecoverableError(`run ${uuid} is not in the shared database`);
+          const result = await collectResult({ ...rest, repos: shared.repos, db: { engine: 'postgresql', url: shared.url } }, run.id, { workerId: this.id, hostname: this.hostname }, true);
+          if (!(await end({ outcome: 'result', error: '', final: true, result }))) throw new Fenced(`late result of attempt ${attempt} refused`);
+          this.log('task already ended in the shared database: its end recorded', { run_uuid: uuid, status: result.run.status, attempt });
+          return result;
+        }
+      }
       // The run's log folder follows on the master while it runs; the rest and the artifacts before the end record.
       files = new FileShipper(taskApp, uuid, (cs) => recordMany(client, this.prefix, token ?? '', attempt, cs.map((c) => ({ v: PROTOCOL_VERSION, kind: 'file' as const, run_uuid: uuid, worker_id: this.id, at: nowIso(), ...c }))), (m, f) => this.log(m, f));
       files.startLive(WORKER_POLL_MS);
@@ -435,7 +453,7 @@ export class DistributedWorker {
     const claim = await shared.repos.attempts.claimRun(uuid, attempt);
     if (claim === 'superseded') throw new Fenced(`attempt ${attempt} of ${uuid} is older than the one holding the run in the shared database`);
     if (claim === 'missing') throw new UnrecoverableError(`run ${uuid} is not in the shared database`);
-    if (claim === 'finished') throw new UnrecoverableError(`run ${uuid} already ended in the shared database`);
+    if (claim === 'finished') throw new AlreadyEnded(`run ${uuid} already ended in the shared database`);
     const url = fencedUrl(shared.url, uuid, attempt);
     const store = await openPgStore(url, { migrate: false, max: 4 });
     this.direct.set(uuid, { attempt, store });

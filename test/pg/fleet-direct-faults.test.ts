@@ -5,6 +5,9 @@
  * steps, every attempt recorded, and the stale worker's writes refused by the database fence.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseDocument } from 'yaml';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -143,6 +146,51 @@ describe.skipIf(!ready)('workers writing straight into the shared PostgreSQL dat
       [1, 'd-leaving', 'handed back', 'first'],
       [2, 'd-heir', 'completed', 'handed back'],
     ]);
+  }, 120_000);
+
+  it('a run whose end reached the shared database but not the queue: the next worker records that end, nothing runs again, the webhook goes out once', async () => {
+    // A webhook receiver on loopback, allowlisted in the master's settings.
+    const hits: { event: string; run_uuid: string }[] = [];
+    const receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const p = JSON.parse(body || '{}') as { event: string; data: { run_uuid: string } };
+        hits.push({ event: p.event, run_uuid: p.data?.run_uuid });
+        res.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const before = fs.readFileSync(app.manager.path, 'utf8');
+    const doc = parseDocument(before);
+    doc.set('notification', { enabled: true, webhooks: [{ url, enabled: true }] });
+    doc.setIn(['server', 'outbound_allowlist'], ['127.0.0.1']);
+    app.manager.replaceText(doc.toString());
+    try {
+      // No worker is online: the task waits. The run's end is written into the shared database as
+      // a worker writing straight into it does, by a worker that then died before its end record.
+      const uuid = await submit('ended.example.com', '30');
+      const run = (await app.repos.runs.getByUuid(uuid))!;
+      await app.repos.runs.transition(run.id, 'running');
+      const step = await app.repos.steps.create({ run_id: run.id, run_uuid: uuid, workspace: run.workspace, module_name: 'slow', step_name: 'first', step_type: 'bash', step_index: 0, command: 'true', status: 'running' });
+      const stepEvent = { topic: 'step.completed', name: 'first', source: 'executor', source_type: 'run', data_type: 'step', data: {}, workspace: run.workspace, run_id: uuid, workflow_name: 'slow', processed: true };
+      await app.repos.steps.finish(step.id, 'completed', { output: 'done elsewhere' }, { event: stepEvent, runId: run.id, count: true });
+      await app.repos.runs.finish(run.id, 'completed', {}, { topic: 'run.completed', name: 'run.completed', source: 'executor', source_type: 'run', data_type: 'scan', data: { scan_id: uuid }, workspace: run.workspace, run_id: uuid, workflow_name: 'slow', processed: true });
+      await startHeir('d-finder');
+      await until(async () => (await app.repos.attempts.get(uuid, 1))?.ended_at, 'the attempt to be recorded');
+      expect((await app.repos.attempts.listByRun(uuid)).map((a) => [a.attempt, a.worker_id, a.outcome])).toEqual([[1, 'd-finder', 'completed']]);
+      await until(() => hits.length > 0, 'the webhook');
+      // Nothing ran again: the one step written before is all there is, the run stays completed.
+      expect((await app.repos.steps.listByRun(run.id)).map((s) => [s.step_name, s.status, s.output])).toEqual([['first', 'completed', 'done elsewhere']]);
+      expect((await app.repos.runs.getByUuid(uuid))!.status).toBe('completed');
+      expect((await app.repos.events.list({ run_id: uuid, topic: 'run.completed' }, { offset: 0, limit: 10 })).total).toBe(1);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(hits).toEqual([{ event: 'workflow_completed', run_uuid: uuid }]);
+    } finally {
+      app.manager.replaceText(before);
+      await new Promise<void>((r) => receiver.close(() => r()));
+    }
   }, 120_000);
 
   it('a worker killed with its spawners: its orphaned step group is killed when it comes back, and the task runs again', async () => {
