@@ -224,8 +224,9 @@ export async function runTask(app: AppContext, data: TaskData, ctx: TaskContext,
   // carries the final counts, and the start record already made the master's run running).
   const timer = setInterval(() => void tick(), WORKER_POLL_MS);
   try {
-    // The same path as a local run of the daemon (options carry disableNotification).
-    await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor');
+    // The same path as a local run of the daemon (options carry disableNotification), with the
+    // workflow checkTask loaded from this worker's folder (not loaded a second time).
+    await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor', { workflow: wf });
   } finally {
     clearInterval(timer);
   }

@@ -21,6 +21,14 @@ describe.skipIf(!s3)('osm storage', () => {
   const base = join(dir, 'base');
   const work = join(dir, 'work');
   const osm = (...args: string[]) => runOsm(['-b', base, ...args], { cwd: work });
+  /** The command's JSON output; when there is none, an error that shows what it printed instead. */
+  const jsonOf = (r: { code: number | null; stdout: string; stderr: string }) => {
+    try {
+      return JSON.parse(r.stdout);
+    } catch {
+      throw new Error(`no JSON on stdout (exit ${r.code}): ${r.stdout}\n${r.stderr}`);
+    }
+  };
   let raw: S3Client;
 
   beforeAll(async () => {
@@ -44,7 +52,7 @@ describe.skipIf(!s3)('osm storage', () => {
     const ls = await osm('storage', 'ls');
     expect(ls.code).toBe(0);
     expect(ls.stdout).toContain('docs/');
-    const lsJson = JSON.parse((await osm('--json', 'storage', 'ls', 'docs')).stdout);
+    const lsJson = jsonOf(await osm('--json', 'storage', 'ls', 'docs'));
     expect(lsJson.objects).toEqual([expect.objectContaining({ key: 'docs/notes.txt', size: 11 })]);
 
     const pull = await osm('storage', 'pull', 'docs/notes.txt', 'copy.txt');
@@ -73,7 +81,7 @@ describe.skipIf(!s3)('osm storage', () => {
     expect(noFlag.code).not.toBe(0);
     expect(noFlag.stderr).toContain('is a folder: add --recursive');
 
-    const first = JSON.parse((await osm('--json', 'storage', 'push', '--recursive', 'tree', 'folders/tree')).stdout);
+    const first = jsonOf(await osm('--json', 'storage', 'push', '--recursive', 'tree', 'folders/tree'));
     expect(first.uploaded.sort()).toEqual(['folders/tree/a.txt', 'folders/tree/sub/b.txt']);
     const again = await osm('storage', 'push', '-r', 'tree', 'folders/tree');
     expect(again.stdout).toContain('Pushed 0 file(s)');
@@ -115,7 +123,7 @@ describe.skipIf(!s3)('osm storage', () => {
     mkdirSync(join(wsDir, 'subdomain'), { recursive: true });
     writeFileSync(join(wsDir, 'subdomain/subs.txt'), 'a.cloud.example\n');
     writeFileSync(join(wsDir, 'run-state.json'), '{}');
-    const push = JSON.parse((await osm('--json', 'storage', 'push-workspace', 'cloud.example')).stdout);
+    const push = jsonOf(await osm('--json', 'storage', 'push-workspace', 'cloud.example'));
     expect(push).toMatchObject({ workspace: 'cloud.example', prefix: 'workspaces/cloud.example/' });
     expect(push.uploaded.sort()).toEqual(['workspaces/cloud.example/run-state.json', 'workspaces/cloud.example/subdomain/subs.txt']);
 
