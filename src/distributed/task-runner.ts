@@ -127,9 +127,9 @@ export async function collectResult(app: AppContext, runId: number, ctx: Pick<Ta
   if (!run) throw new Error(`scratch run ${runId} disappeared`);
   const status = run.status === 'completed' || run.status === 'cancelled' ? run.status : 'failed';
   const [events, steps, artifacts] = await Promise.all([
-    direct ? [] : app.repos.events.list({ run_id: run.run_uuid }, { offset: 0, limit: RESULT_LIMITS.maxEvents }).then((p) => p.data.reverse()),
-    direct ? [] : app.repos.steps.listByRun(run.id),
-    app.repos.artifacts.listByRun(run.id),
+    direct ? [] : app.repos.events.list({ run_id: run.run_uuid }, { offset: 0, limit: RESULT_LIMITS.maxEvents }).then((p) => p.data.reverse()), // awaited below
+    direct ? [] : app.repos.steps.listByRun(run.id), // awaited below
+    app.repos.artifacts.listByRun(run.id), // awaited below
   ]);
   return boundResult({
     v: PROTOCOL_VERSION,
