@@ -7,22 +7,19 @@
 import { Job, Queue, QueueEvents, type JobsOptions } from 'bullmq';
 import { errors, messageOf } from '../errors.js';
 import type { AppContext } from '../services/context.js';
-import { runToApi } from '../services/run-control.js';
 import type { RunRecord } from '../store/index.js';
-import { CANCEL_FLAG_TTL_S, DRAIN_FLAG_TTL_S, QUEUE_NAME, cancelKey, drainKey } from './keys.js';
+import { CANCEL_FLAG_TTL_S, QUEUE_NAME, cancelKey } from './keys.js';
 import { bullPriority, issuesText, PROTOCOL_VERSION, taskOptionsSchema, taskProgressSchema, taskResultSchema, type TaskData, type TaskRequirements } from './protocol.js';
-import { needsOf, queueWarnings, waitingReason, workflowTools, type NeedsCache } from './routing.js';
+import { workflowTools, type NeedsCache } from './routing.js';
 import { storedRunOptions } from '../services/run-options.js';
 import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from './persist.js';
-import { applyFileRecord, ensureWorkspace } from './files-apply.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
-import { taskView, type TaskView } from './task-view.js';
-import { getWorkerView, listWorkerViews, type WorkerView } from './worker-registry.js';
+import { getWorkerView } from './worker-registry.js';
 import { ackRecords, readRecords, type AttemptRecordMsg } from './records.js';
-import type { AttemptCause } from '../store/attempts.js';
-import type { AssetInput } from '../store/assets.js';
-import type { VulnInput } from '../store/vulns.js';
-import { isSafeName } from '../util/fs-safe.js';
+import { applyAttemptRecord, type RecordContext } from './apply-records.js';
+import { FleetViews, WAITING_STATES } from './fleet-views.js';
+
+export type { TaskLists } from './fleet-views.js';
 
 export interface MasterOptions {
   config: DistributedConfig;
@@ -40,16 +37,6 @@ export interface MasterOptions {
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
-export interface TaskLists {
-  running: TaskView[];
-  waiting: TaskView[];
-  completed: TaskView[];
-  failed: TaskView[];
-}
-
-const WAITING_STATES = new Set(['waiting', 'prioritized', 'delayed', 'waiting-children', 'wait', 'paused']);
-/** Attempt outcomes that ended the run itself (the run's terminal status, as a result records it). */
-const RUN_END_OUTCOMES = new Set(['completed', 'failed', 'cancelled']);
 
 function isOpen(run: RunRecord): boolean {
   return run.status === 'queued' || run.status === 'running' || run.status === 'pending';
@@ -91,11 +78,23 @@ export class DistributedMaster {
   private storeId = '';
   /** Needs of waiting jobs already read for the queue warnings. */
   private readonly needs: NeedsCache = new Map();
+  /** How attempt records are applied (apply-records.ts), with what they need of the master. */
+  private readonly records: RecordContext;
+  /** Tasks, workers, drain and warnings as the API and metrics show them. */
+  readonly views: FleetViews;
 
   constructor(
     private readonly app: AppContext,
     private readonly opts: MasterOptions,
-  ) {}
+  ) {
+    this.records = {
+      app,
+      log: (msg, fields) => this.log(msg, fields),
+      workerOffline: (id) => this.workerOffline(id),
+      settled: (uuid) => this.inflight.delete(uuid),
+    };
+    this.views = new FleetViews({ queue: () => this.q, prefix: opts.config.prefix, app, needs: this.needs });
+  }
 
   /** Key prefix in use. */
   get prefix(): string {
@@ -379,80 +378,7 @@ export class DistributedMaster {
     const run = await runs.get(rec.run_uuid);
     if (!run) return;
     if (rec.kind === 'end') runs.delete(rec.run_uuid);
-    const repos = this.app.repos;
-    const uuid = rec.run_uuid;
-    if (rec.kind === 'start') {
-      const prev = (await repos.attempts.listByRun(uuid)).filter((a) => a.attempt < rec.attempt);
-      const last = prev[prev.length - 1];
-      let cause: AttemptCause = 'first';
-      if (last) {
-        if (last.outcome === 'error') cause = 'retry';
-        else if (last.outcome === 'handed back') cause = 'handed back';
-        else if (last.outcome === 'worker lost') cause = 'worker lost';
-        else if (last.outcome === 'stalled') cause = 'stalled';
-        else if (last.ended_at === null) cause = (await this.workerOffline(last.worker_id)) ? 'worker lost' : 'stalled';
-        else cause = 'retry';
-      }
-      await repos.tx(async () => {
-        await repos.attempts.endOlder(uuid, rec.attempt, cause === 'worker lost' ? 'worker lost' : 'stalled', `superseded by attempt ${rec.attempt}`);
-        const inserted = await repos.attempts.start({ run_uuid: uuid, attempt: rec.attempt, worker_id: rec.worker_id, started_at: rec.at, cause });
-        const cur = (await repos.runs.get(run.id)) ?? run;
-        if (cur.status === 'queued') await repos.runs.transition(run.id, 'running', { at: rec.at });
-        if (inserted && rec.attempt > 1) {
-          await repos.events.insert({
-            topic: 'run.reattempt', name: 'run.reattempt', source: 'distributed', source_type: 'run', data_type: 'scan',
-            data: { scan_id: uuid, target: run.target, attempt: rec.attempt, cause, worker_id: rec.worker_id, previous_worker: last?.worker_id ?? '' },
-            workspace: run.workspace, run_id: uuid, workflow_name: run.workflow_name, processed: true,
-          });
-        }
-      });
-      if (rec.attempt > 1) this.log('distributed run re-executed', { run_uuid: uuid, attempt: rec.attempt, cause, worker: rec.worker_id });
-      return;
-    }
-    const latest = await repos.attempts.latest(uuid);
-    if (rec.kind === 'rows') {
-      // Rows of a superseded attempt are dropped; replays are harmless (upserts merge by value).
-      if (rec.attempt < latest || !isSafeName(rec.workspace)) return;
-      await repos.tx(async () => {
-        await ensureWorkspace(this.app, rec.workspace, rec.at, run.workflow_name);
-        if (rec.table === 'assets') await repos.assets.upsertMany(rec.workspace, rec.rows as AssetInput[]);
-        else await repos.vulns.upsertMany(rec.workspace, rec.rows as VulnInput[]);
-      });
-      return;
-    }
-    if (rec.kind === 'file') {
-      const refused = await applyFileRecord(this.app, run, rec, latest);
-      if (refused) this.log('distributed: shipped file refused', { run_uuid: uuid, attempt: rec.attempt, path: rec.path, reason: refused });
-      return;
-    }
-    if (rec.attempt < latest) {
-      await repos.attempts.end(uuid, rec.attempt, 'refused', { at: rec.at, error: `result of attempt ${rec.attempt} refused: attempt ${latest} started since` });
-      this.log('late result refused (fencing)', { run_uuid: uuid, attempt: rec.attempt, latest });
-      return;
-    }
-    await repos.attempts.start({ run_uuid: uuid, attempt: rec.attempt, worker_id: rec.worker_id, started_at: rec.at, cause: 'first' });
-    if (rec.outcome === 'result' && rec.result) {
-      // The run's end is seen for the first time: this attempt's end is not recorded yet, and no
-      // other attempt ended the run (a worker that wrote the end into the shared database and
-      // died before its end record is followed by one that finds the run ended and records it).
-      const attempts = await repos.attempts.listByRun(uuid);
-      const firstSight = attempts.find((a) => a.attempt === rec.attempt)?.ended_at === null && !attempts.some((a) => a.attempt !== rec.attempt && RUN_END_OUTCOMES.has(a.outcome ?? ''));
-      const r = await applyTaskResult(this.app, run, rec.result, { firstSight });
-      await repos.attempts.end(uuid, rec.attempt, rec.result.run.status, { at: rec.at, error: rec.result.run.error_message });
-      this.inflight.delete(uuid);
-      this.log('distributed run recorded', { run_uuid: uuid, status: r.run.status, worker: rec.worker_id, attempt: rec.attempt, steps: rec.result.steps.length });
-    } else if (rec.outcome === 'error') {
-      await repos.attempts.end(uuid, rec.attempt, 'error', { at: rec.at, error: rec.error });
-      if (rec.final) {
-        await failRemoteRun(this.app, run, rec.error || 'task failed', rec.at);
-        this.inflight.delete(uuid);
-      } else {
-        await repos.attempts.requeueRun(uuid);
-      }
-    } else {
-      await repos.attempts.end(uuid, rec.attempt, 'handed back', { at: rec.at, error: rec.error });
-      await repos.attempts.requeueRun(uuid);
-    }
+    await applyAttemptRecord(this.records, run, rec);
   }
 
   /** The task is gone from the queue (removed, or trimmed before the master saw it finish). */
@@ -572,87 +498,5 @@ export class DistributedMaster {
     await this.serial(run.run_uuid, async () => {
       await this.cancelTask(run.run_uuid);
     });
-  }
-
-  /** `GET /tasks`: bounded lists per state (running and waiting oldest first, finished newest first). */
-  async listTasks(limit: number): Promise<TaskLists> {
-    const n = Math.max(1, limit);
-    const q = this.q;
-    const [active, waiting, completed, failed] = await Promise.all([
-      q.getJobs(['active'], 0, n - 1, true),
-      q.getJobs(['prioritized', 'waiting', 'delayed'], 0, n - 1, true),
-      q.getJobs(['completed'], 0, n - 1, false),
-      q.getJobs(['failed'], 0, n - 1, false),
-    ]);
-    const view = (jobs: (Job | undefined)[], state: string | ((j: Job) => string)) =>
-      jobs.filter((j): j is Job => Boolean(j)).map((j) => taskView(j, typeof state === 'string' ? state : state(j)));
-    const workers = waiting.length > 0 ? await this.listWorkers() : [];
-    const explained = (t: TaskView, j: Job | undefined) => {
-      const needs = j ? needsOf(j.data) : undefined;
-      const reason = needs ? waitingReason(needs, workers) : undefined;
-      return reason ? { ...t, waiting_reason: reason } : t;
-    };
-    return {
-      running: view(active, 'active'),
-      waiting: view(waiting, (j) => (j.delay > 0 ? 'delayed' : j.priority > 0 ? 'prioritized' : 'waiting'))
-        .slice(0, n)
-        .map((t) => explained(t, waiting.find((j) => j?.id === t.id))),
-      completed: view(completed, 'completed'),
-      failed: view(failed, 'failed'),
-    };
-  }
-
-  /** `GET /tasks/{id}`: the task and, when the master has it, its run. */
-  async getTask(id: string): Promise<TaskView & { run: ReturnType<typeof runToApi> | null }> {
-    const state = await this.q.getJobState(id);
-    const job = state === 'unknown' ? undefined : await Job.fromId(this.q, id);
-    if (!job) throw errors.taskNotFound(id);
-    const run = await this.app.repos.runs.getByUuid(String(job.id));
-    const reason = WAITING_STATES.has(state) ? await this.waitingReason(String(job.id)) : undefined;
-    return { ...taskView(job, state), ...(reason ? { waiting_reason: reason } : {}), run: run ? runToApi(run) : null };
-  }
-
-  /** `POST /workers/{id}/drain`: the worker finishes its tasks in hand and takes no new ones. */
-  async drainWorker(id: string): Promise<WorkerView & { totals: Record<string, number> }> {
-    const w = await this.getWorker(id);
-    await (await this.q.client).set(drainKey(this.prefix, id), '1', { EX: DRAIN_FLAG_TTL_S });
-    return w;
-  }
-
-  /** Jobs per BullMQ state. */
-  async jobCounts(): Promise<Record<string, number>> {
-    return this.q.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
-  }
-
-  /** Warnings for the run list and health: tasks waiting with no worker online, or none that can take them. */
-  async queueWarnings(): Promise<string[]> {
-    // The workers without their attempt totals (a database aggregate the warnings do not use).
-    return queueWarnings(this.q, await listWorkerViews(await this.q.client, this.q, this.prefix), this.needs);
-  }
-
-  /** Why a waiting task is not taken (no online worker has its workflow, tools or labels); undefined otherwise. */
-  async waitingReason(uuid: string, workers?: WorkerView[]): Promise<string | undefined> {
-    const job = await Job.fromId(this.q, uuid);
-    const needs = job ? needsOf(job.data) : undefined;
-    if (!needs || !WAITING_STATES.has(await this.q.getJobState(uuid))) return undefined;
-    return waitingReason(needs, workers ?? (await this.listWorkers()));
-  }
-
-  /** Attempt totals of workers from the master's database (they survive restarts of both). */
-  private async withTotals(ws: WorkerView[]): Promise<(WorkerView & { totals: Record<string, number> })[]> {
-    const totals = await this.app.repos.attempts.totalsByWorker();
-    return ws.map((w) => ({ ...w, totals: totals[w.id] ?? {} }));
-  }
-
-  /** `GET /workers`. */
-  async listWorkers(): Promise<(WorkerView & { totals: Record<string, number> })[]> {
-    return this.withTotals(await listWorkerViews(await this.q.client, this.q, this.prefix));
-  }
-
-  /** `GET /workers/{id}`. */
-  async getWorker(id: string): Promise<WorkerView & { totals: Record<string, number> }> {
-    const w = await getWorkerView(await this.q.client, this.q, this.prefix, id);
-    if (!w) throw errors.workerNotFound();
-    return (await this.withTotals([w]))[0]!;
   }
 }

@@ -5,18 +5,16 @@
  * worker's stalled-job check moves the task back to wait (at-least-once; `maxStalledCount` caps
  * the re-runs). A graceful stop aborts the runs in hand and puts their tasks back in the queue.
  */
-import { ownedOnOtherHost } from '../store/owner.js';
 import { randomBytes } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import { DelayedError, Queue, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { errors, messageOf } from '../errors.js';
 import { abortRun } from '../engine/executor.js';
-import { isAlive, killGroup, sameProcess } from '../engine/process-registry.js';
 import type { AppContext } from '../services/context.js';
 import { VERSION } from '../version.js';
 import { cancelKey, drainKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
 import { issuesText, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from './protocol.js';
-import { MAX_SHIPPED_ROWS, readLock, recordEnd, recordMany, recordStart, ROWS_PER_RECORD, type EndRecord } from './records.js';
+import { readLock, recordEnd, recordMany, recordStart, type EndRecord } from './records.js';
 import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { collectResult, rejectionMessage, runTask } from './task-runner.js';
@@ -25,6 +23,8 @@ import { openPgStore } from '../store/pg/store.js';
 import { fencedUrl, isFenceError } from '../store/pg/fence.js';
 import { RoutingGate } from './routing.js';
 import { FileShipper } from './files-ship.js';
+import { shipRows } from './ship-rows.js';
+import { reconcileSharedRuns, reconcileWorkerRuns } from './worker-reconcile.js';
 import { effectiveStatus, liveWorkerNames, readWorkerEntry, writeWorkerEntry, type WorkerEntry } from './worker-registry.js';
 
 export interface WorkerOptions {
@@ -65,60 +65,6 @@ export interface SharedDatabase {
 
 /** How long a stopping worker waits for the shared database to take a run back before stopping it anyway. */
 const RELEASE_TIMEOUT_MS = 2000;
-
-/**
- * At `osm worker join`, as `osm serve` does for its runs: this worker's own records of tasks that
- * were executing when a previous worker process on this base folder died are marked failed, and
- * a step process group still alive is killed — only when it is the very process recorded (PID and
- * start time from /proc, PIDs are reused), so a worker killed with SIGKILL together with its
- * spawner leaves no step running past the next start. Runs of a worker process still alive are
- * left alone. (The master's record of the run is settled by the queue: the task stalls and runs
- * again.)
- */
-export async function reconcileWorkerRuns(app: AppContext): Promise<{ failed: string[]; killedPids: number[] }> {
-  const repos = app.repos;
-  const report = { failed: [] as string[], killedPids: [] as number[] };
-  for (const run of await repos.runs.listUnfinishedByMode('distributed')) {
-    if (ownedOnOtherHost(run)) continue;
-    if (run.owner_pid && run.owner_pid !== process.pid && isAlive(run.owner_pid)) continue;
-    if (run.current_pid > 1 && run.current_pid !== process.pid && sameProcess(run.current_pid, run.current_pid_start)) {
-      killGroup(run.current_pid, 0);
-      report.killedPids.push(run.current_pid);
-    }
-    const message = `the worker process (pid ${run.owner_pid}) stopped while the run was ${run.status}; marked failed at worker start`;
-    await repos.tx(async () => {
-      await repos.steps.failUnfinished(run.id, 'the process executing this step stopped');
-      await repos.runs.transition(run.id, 'failed', { error_message: message });
-      await repos.runs.update(run.id, { current_pid: 0 });
-    });
-    report.failed.push(run.run_uuid);
-  }
-  return report;
-}
-
-/**
- * At `osm worker join` with a shared database: step process groups of runs this host's worker
- * was executing straight in the shared database when it died (killed with its spawner) are
- * killed, when they are the very process recorded. The runs themselves are left to the queue:
- * their task stalls, and the next attempt's claim resets them.
- */
-export async function reconcileSharedRuns(repos: AsyncStore): Promise<number[]> {
-  const killed: number[] = [];
-  for (const run of await repos.runs.listUnfinishedByMode('distributed')) {
-    if (ownedOnOtherHost(run) || !run.owner_pid || run.owner_pid === process.pid || isAlive(run.owner_pid)) continue;
-    if (run.current_pid > 1 && sameProcess(run.current_pid, run.current_pid_start)) {
-      killGroup(run.current_pid, 0);
-      killed.push(run.current_pid);
-    }
-  }
-  return killed;
-}
-
-/** A shipped row: the values only (ids, workspace and timestamps are the master's own). */
-function stripRow(row: Record<string, unknown>): Record<string, unknown> {
-  const { id: _id, workspace: _w, created_at: _c, updated_at: _u, last_seen_at: _l, org_uuid: _o, fingerprint: _f, ...rest } = row;
-  return rest;
-}
 
 /** An attempt that lost its lease: its result is not recorded. */
 class Fenced extends Error {}
@@ -400,7 +346,7 @@ export class DistributedWorker {
       if (this.stopping && result.run.status === 'cancelled' && !this.userCancelled.has(uuid)) await handBack();
       if (!shared) {
         // The rows the attempt wrote into this worker's database travel first, fenced like the end record.
-        const shipped = await this.shipRows(client, token ?? '', attempt, uuid, attemptStartedAt);
+        const shipped = await shipRows({ app: this.app, prefix: this.prefix, workerId: this.id, log: (m, f) => this.log(m, f) }, client, token ?? '', attempt, uuid, attemptStartedAt);
         if (shipped === undefined) throw new Fenced(`rows of attempt ${attempt} refused`);
         if (shipped.capped) result.truncated = true;
       }
@@ -478,40 +424,6 @@ export class DistributedWorker {
       await d.store.close().catch(() => undefined);
     }
     abortRun(uuid, 'shutdown');
-  }
-
-  /**
-   * Ships the assets and vulnerabilities of the run's workspace that this attempt created or saw
-   * (updated or last seen since it started), in chunks of ROWS_PER_RECORD, each fenced by lock and
-   * attempt. Undefined when refused; `capped` when more than MAX_SHIPPED_ROWS of a table.
-   */
-  private async shipRows(client: Awaited<Queue['client']>, token: string, attempt: number, uuid: string, since: string): Promise<{ rows: number; capped: boolean } | undefined> {
-    const run = await this.app.repos.runs.getByUuid(uuid);
-    if (!run?.workspace) return { rows: 0, capped: false };
-    const repos = this.app.repos;
-    let seq = 0;
-    let total = 0;
-    let capped = false;
-    const tables = [
-      { table: 'assets' as const, read: (ws: string, limit: number) => repos.assets.touchedSince(ws, since, limit) },
-      { table: 'vulnerabilities' as const, read: (ws: string, limit: number) => repos.vulns.touchedSince(ws, since, limit) },
-    ];
-    for (const t of tables) {
-      const rows = (await t.read(run.workspace, MAX_SHIPPED_ROWS + 1)).map((r) => stripRow(r as unknown as Record<string, unknown>));
-      if (rows.length > MAX_SHIPPED_ROWS) {
-        capped = true;
-        rows.length = MAX_SHIPPED_ROWS;
-      }
-      for (let i = 0; i < rows.length; i += ROWS_PER_RECORD) {
-        const ok = await recordEnd(client, this.prefix, token, attempt, {
-          v: PROTOCOL_VERSION, kind: 'rows', run_uuid: uuid, worker_id: this.id, at: nowIso(), seq: seq++, table: t.table, workspace: run.workspace, rows: rows.slice(i, i + ROWS_PER_RECORD),
-        });
-        if (!ok) return undefined;
-      }
-      total += rows.length;
-    }
-    if (total > 0) this.log('rows shipped to the master', { run_uuid: uuid, attempt, rows: total, capped });
-    return { rows: total, capped };
   }
 
   /** Stops a run whose lease this worker lost: its process groups are killed by the engine at once. */

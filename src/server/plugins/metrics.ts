@@ -51,7 +51,7 @@ export function registerMetrics(server: FastifyInstance, app: AppContext): Regis
       const master = masterOf(app);
       if (!master) return;
       try {
-        for (const [state, n] of Object.entries(await master.jobCounts())) this.set({ state }, n);
+        for (const [state, n] of Object.entries(await master.views.jobCounts())) this.set({ state }, n);
       } catch {
         // Redis away: no sample rather than a failed scrape
       }
@@ -67,7 +67,7 @@ export function registerMetrics(server: FastifyInstance, app: AppContext): Regis
       const master = masterOf(app);
       if (!master) return;
       try {
-        for (const w of await master.listWorkers()) if (w.status !== 'offline') this.set({ worker: w.id }, w.status === 'busy' ? 1 : 0);
+        for (const w of await master.views.listWorkers()) if (w.status !== 'offline') this.set({ worker: w.id }, w.status === 'busy' ? 1 : 0);
       } catch {
         // Redis away
       }

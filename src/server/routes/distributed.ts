@@ -51,7 +51,7 @@ export const registerDistributedRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/workers', summary: 'Workers known to the distributed master (idle, busy or offline)', tags: ['distributed'], sideEffects: 'none',
     responses: { 200: { description: '{ data: [worker], count }' }, 400: { description: 'Server not started with --master' } },
     handler: async () => {
-      const data = await requireMaster(app).listWorkers();
+      const data = await requireMaster(app).views.listWorkers();
       return { data, count: data.length };
     },
   });
@@ -60,28 +60,28 @@ export const registerDistributedRoutes: RegisterRoutes = (server, deps) => {
     method: 'GET', url: '/osm/api/workers/:id', summary: 'One worker', tags: ['distributed'], sideEffects: 'none',
     params: idParams,
     responses: { 200: { description: 'The worker' }, 404: { description: 'Worker not found' } },
-    handler: ({ params }) => requireMaster(app).getWorker(params.id),
+    handler: ({ params }) => requireMaster(app).views.getWorker(params.id),
   });
 
   defineRoute(server, app, {
     method: 'POST', url: '/osm/api/workers/:id/drain', summary: 'Drain a worker: it finishes its tasks in hand and takes no new ones', tags: ['distributed'], sideEffects: 'writes',
     params: idParams,
     responses: { 200: { description: 'The worker (draining within a second)' }, 404: { description: 'Worker not found' } },
-    handler: async ({ params }) => ({ message: 'Worker draining', worker: await requireMaster(app).drainWorker(params.id) }),
+    handler: async ({ params }) => ({ message: 'Worker draining', worker: await requireMaster(app).views.drainWorker(params.id) }),
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/tasks', summary: 'Tasks in the distributed queue: running, waiting, recently completed and failed', tags: ['distributed'], sideEffects: 'none',
     query: z.object({ limit: intParam('limit', { min: 1, cap: 100, default: 50 }).transform((v) => v ?? 50) }),
     responses: { 200: { description: '{ running, waiting, completed, failed } (each at most `limit`, default 50, max 100)' } },
-    handler: ({ query }) => requireMaster(app).listTasks(query.limit),
+    handler: ({ query }) => requireMaster(app).views.listTasks(query.limit),
   });
 
   defineRoute(server, app, {
     method: 'GET', url: '/osm/api/tasks/:id', summary: 'One task (its id is the run_uuid)', tags: ['distributed'], sideEffects: 'none',
     params: idParams,
     responses: { 200: { description: 'The task with its run' }, 404: { description: 'task not found: <id>' } },
-    handler: ({ params }) => requireMaster(app).getTask(params.id),
+    handler: ({ params }) => requireMaster(app).views.getTask(params.id),
   });
 
   defineRoute(server, app, {

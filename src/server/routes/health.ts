@@ -54,7 +54,7 @@ export const registerHealthRoutes: RegisterRoutes = (server, deps) => {
       const out = { status: database === 'connected' ? 'healthy' : 'degraded', version: VERSION, database, database_engine: app.repos.engine, database_reachable: database === 'connected', workflows_loaded: workflows };
       // A master warns when distributed tasks wait and no worker is online.
       const master = masterOf(app);
-      const warnings = master ? await master.queueWarnings().catch(() => []) : [];
+      const warnings = master ? await master.views.queueWarnings().catch(() => []) : [];
       return warnings.length > 0 ? { ...out, warnings } : out;
     },
   });

@@ -92,7 +92,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
       const out = listEnvelope(r.data, r.total, query.offset, query.limit);
       // A master warns when distributed tasks wait and no worker is online (additive field).
       const master = masterOf(app);
-      const warnings = master ? await master.queueWarnings().catch(() => []) : [];
+      const warnings = master ? await master.views.queueWarnings().catch(() => []) : [];
       return warnings.length > 0 ? { ...out, warnings } : out;
     },
   });
@@ -105,7 +105,7 @@ export const registerRunRoutes: RegisterRoutes = (server, deps) => {
       const data = await getRun(app, params.id, { steps: query.include_steps, artifacts: query.include_artifacts }, scope);
       // A queued distributed run (its task id is the run_uuid) no online worker can take says why (additive field).
       const master = masterOf(app);
-      const reason = master && data.status === 'queued' ? await master.waitingReason(data.run_uuid).catch(() => undefined) : undefined;
+      const reason = master && data.status === 'queued' ? await master.views.waitingReason(data.run_uuid).catch(() => undefined) : undefined;
       return { data: reason ? { ...data, waiting_reason: reason } : data };
     },
   });
