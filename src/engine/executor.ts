@@ -109,7 +109,7 @@ export interface RunSetup {
   row?: RunRecord;
   /** The run whose completed steps are reused. */
   resumeOf?: number;
-  /** Told once the terminal status is written, before the summary, log closing and clean-up that follow. */
+  /** Told once the terminal status is written and the run's log files are closed, before the clean-up that follows. */
   terminal?: (out: RunOutcome) => void;
 }
 
@@ -190,8 +190,6 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
       void notifyRunFinished(deps, finalRun, artifacts).catch(() => undefined);
     }
     const shownStatus = finalRun.status === 'running' ? status : finalRun.status;
-    // The run is terminal: whoever waits for that (the queue's slot) need not wait for the summary.
-    setup.terminal?.({ run: finalRun, status: shownStatus as RunOutcome['status'], error: finalRun.error_message || error, durationMs, steps, modules, artifacts });
     const scopeCounts = await scopeSummary(exec, runId);
     printer.stopSpinner();
     printSummary(
@@ -219,6 +217,9 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
     live.close();
     await printer.detachConsoleLog();
     exec.log.close();
+    // The run is terminal and its workspace's log files are closed (a next run of the workspace
+    // truncates the console log): whoever waits for that (the queue's slot) need not wait longer.
+    setup.terminal?.({ run: finalRun, status: shownStatus as RunOutcome['status'], error: finalRun.error_message || error, durationMs, steps, modules, artifacts });
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
     return { run: finalRun, status: shownStatus as RunOutcome['status'], error: finalRun.error_message || error, durationMs, steps, modules, artifacts };
   };

@@ -58,11 +58,11 @@ describe.skipIf(!hasRedis)('a worker killed mid-task (BullMQ stalled jobs)', () 
   };
   const api = (method: 'GET' | 'POST', url: string, payload?: object) => t.server.inject({ method, url, headers: t.auth, ...(payload ? { payload } : {}) });
 
-  /** `osm worker join` in its own process with a short lock, resolved once it has joined. */
+  /** `osm worker join` in its own process with a short lock (2.5 s: long enough to be renewed on a loaded machine), resolved once it has joined. */
   async function spawnWorker(name: string, base: string): Promise<ChildProcess> {
     const child = spawn(
       process.execPath,
-      [BIN, '-b', base, '-F', wfDir, 'worker', 'join', '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--name', name, '--lock-duration', '1000', '--stalled-interval', '500'],
+      [BIN, '-b', base, '-F', wfDir, 'worker', 'join', '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--name', name, '--lock-duration', '2500', '--stalled-interval', '500'],
       { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     children.push(child);
@@ -76,7 +76,7 @@ describe.skipIf(!hasRedis)('a worker killed mid-task (BullMQ stalled jobs)', () 
 
   async function startInProcess(name: string, maxStalledCount: number): Promise<DistributedWorker> {
     const app = createAppContext({ baseFolder: tmp(), workflowFolder: wfDir });
-    const worker = new DistributedWorker(app, { config, name, lockDurationMs: 1000, stalledIntervalMs: 500, maxStalledCount });
+    const worker = new DistributedWorker(app, { config, name, lockDurationMs: 2500, stalledIntervalMs: 500, maxStalledCount });
     inProcess.push({ worker, app });
     await worker.start();
     return worker;
