@@ -20,12 +20,12 @@ function stripRow(row: Record<string, unknown>): Record<string, unknown> {
  * attempt. Undefined when refused; `capped` when more than MAX_SHIPPED_ROWS of a table.
  */
 export async function shipRows(
-w: { app: AppContext; prefix: string; workerId: string; log: (msg: string, fields?: Record<string, unknown>) => void },
-client: Awaited<Queue['client']>,
-token: string,
-attempt: number,
-uuid: string,
-since: string,
+  w: { app: AppContext; prefix: string; workerId: string; log: (msg: string, fields?: Record<string, unknown>) => void },
+  client: Awaited<Queue['client']>,
+  token: string,
+  attempt: number,
+  uuid: string,
+  since: string,
 ): Promise<{ rows: number; capped: boolean } | undefined> {
   const run = await w.app.repos.runs.getByUuid(uuid);
   if (!run?.workspace) return { rows: 0, capped: false };
