@@ -109,7 +109,7 @@ export interface RunSetup {
   row?: RunRecord;
   /** The run whose completed steps are reused. */
   resumeOf?: number;
-  /** Told once the terminal status is written and the run's log files are closed, before the clean-up that follows. */
+  /** Told once the terminal status is written and the summary printed, before the log flushes and clean-up. */
   terminal?: (out: RunOutcome) => void;
 }
 
@@ -215,11 +215,13 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
     active.delete(finalRun.run_uuid);
     printer.flushLive();
     live.close();
+    // The run is terminal and its summary printed: whoever waits for that (the queue's slot) need
+    // not wait for the file flushes and clean-up. A next run of the workspace, which truncates the
+    // console log, waits for its last lines to reach the file (markClosing).
+    printer.markClosing();
+    setup.terminal?.({ run: finalRun, status: shownStatus as RunOutcome['status'], error: finalRun.error_message || error, durationMs, steps, modules, artifacts });
     await printer.detachConsoleLog();
     exec.log.close();
-    // The run is terminal and its workspace's log files are closed (a next run of the workspace
-    // truncates the console log): whoever waits for that (the queue's slot) need not wait longer.
-    setup.terminal?.({ run: finalRun, status: shownStatus as RunOutcome['status'], error: finalRun.error_message || error, durationMs, steps, modules, artifacts });
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
     return { run: finalRun, status: shownStatus as RunOutcome['status'], error: finalRun.error_message || error, durationMs, steps, modules, artifacts };
   };
@@ -279,7 +281,7 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
   } else {
     mkdirSync(output, { recursive: true });
     exec.logDir = join(output, 'logs', run0.run_uuid);
-    printer.attachConsoleLog(join(output, STATE_FILES.consoleLog), true);
+    await printer.attachConsoleLog(join(output, STATE_FILES.consoleLog), true);
     exec.log = new ExecutionLog(join(output, STATE_FILES.executionLog));
     clearCompletedMarker(output);
     await deps.repos.workspaces.upsertRunInfo({

@@ -47,9 +47,24 @@ export const PROGRESS_LINE_MS = 2000;
  * The run console: what a user sees while a run executes. Every line also goes to
  * `run-console.log` (including output blocks hidden by --silent), so the file is a full record.
  */
+/** Console log files of runs that ended and are flushing their last lines (path → flushed). */
+const closingLogs = new Map<string, Promise<void>>();
+/** Console log files runs are writing now (path → how many runs, ended ones not counted). */
+const writingLogs = new Map<string, number>();
+const countWriter = (path: string, by: number) => {
+  const n = (writingLogs.get(path) ?? 0) + by;
+  if (n > 0) writingLogs.set(path, n);
+  else writingLogs.delete(path);
+};
+/** Longest wait for another run's console log to be flushed. */
+const CLOSING_WAIT_MS = 5000;
+
 export class RunPrinter {
   readonly c: ChalkInstance;
   private consoleLog?: WriteStream;
+  private consolePath = '';
+  /** Resolves this run's entry in closingLogs once its console log is flushed. */
+  private closed?: () => void;
   /** Steps started and not yet finished (name → start times; foreach runs one name many times). */
   private readonly running = new Map<string, number[]>();
   private spin?: Ora;
@@ -209,12 +224,39 @@ export class RunPrinter {
     this.spin?.stop();
   }
 
-  /** Starts teeing into a console log file (truncated when `truncate`). */
-  attachConsoleLog(path: string, truncate: boolean): void {
-    this.detachConsoleLog();
-    this.consoleLog = createWriteStream(path, { flags: truncate ? 'w' : 'a' });
-    this.consoleLog.on('error', () => {
+  /**
+   * Starts teeing into a console log file (truncated when `truncate`). A run that ended but is
+   * still flushing its last lines into the same file (markClosing) is waited for first — unless
+   * other runs are writing that file now (runs of one workspace at once share it anyway).
+   */
+  async attachConsoleLog(path: string, truncate: boolean): Promise<void> {
+    await this.detachConsoleLog();
+    // Bounded: a run that failed between markClosing and its detach never holds the next one up for long.
+    const closing = closingLogs.get(path);
+    if (closing && !writingLogs.has(path)) await Promise.race([closing, new Promise<void>((resolve) => setTimeout(resolve, CLOSING_WAIT_MS).unref())]);
+    this.consolePath = path;
+    countWriter(path, 1);
+    const stream = createWriteStream(path, { flags: truncate ? 'w' : 'a' });
+    this.consoleLog = stream;
+    stream.on('error', () => {
+      if (this.consoleLog !== stream) return;
       this.consoleLog = undefined;
+      if (!this.closed) countWriter(path, -1);
+    });
+  }
+
+  /**
+   * The run is terminal and will close its console log: from now on a next run attaching the same
+   * file (the next run of the workspace, which truncates it) waits until the last lines are flushed.
+   */
+  markClosing(): void {
+    if (!this.consoleLog || this.closed) return;
+    const path = this.consolePath;
+    countWriter(path, -1);
+    const done = new Promise<void>((resolve) => (this.closed = resolve));
+    closingLogs.set(path, done);
+    void done.then(() => {
+      if (closingLogs.get(path) === done) closingLogs.delete(path);
     });
   }
 
@@ -222,7 +264,14 @@ export class RunPrinter {
   async detachConsoleLog(): Promise<void> {
     const s = this.consoleLog;
     this.consoleLog = undefined;
-    if (s) await new Promise<void>((resolve) => s.end(resolve));
+    // A writer not counted off by markClosing is counted off here.
+    if (s && !this.closed) countWriter(this.consolePath, -1);
+    try {
+      if (s) await new Promise<void>((resolve) => s.end(resolve));
+    } finally {
+      this.closed?.();
+      this.closed = undefined;
+    }
   }
 
   private emit(text: string, opts: { stderr?: boolean; quiet?: boolean; live?: boolean } = {}): void {
