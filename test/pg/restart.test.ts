@@ -74,7 +74,7 @@ describe.skipIf(!bin)('PostgreSQL restarted during a run', () => {
     });
     const r = await result;
     expect(stopped).toBe(true);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, `${r.stderr}\n${r.stdout}`).toBe(0);
     const record = finalJson(r.stdout);
     expect(record.status).toBe('completed');
     const { run, steps, events } = await rowsOf(record.run_uuid);

@@ -46,6 +46,18 @@ export function isConnectionError(err: unknown): boolean {
   return /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Connection closed/i.test(e?.message ?? '');
 }
 
+/**
+ * Whether the server itself answered a statement with "terminating connection" (an operator's
+ * shutdown or a crash restart of the server): the backend aborts the statement's transaction
+ * before it ends the session, so a statement outside a transaction that gets this answer was not
+ * applied and can be sent again. A socket cut off mid-statement (ECONNRESET, "Connection
+ * terminated") tells nothing of the kind.
+ */
+export function abortedByServer(err: unknown): boolean {
+  const e = err as { code?: string; severity?: string };
+  return typeof e?.severity === 'string' && (e.code === '57P01' || e.code === '57P02' || e.code === '57P03');
+}
+
 export interface QueryResult {
   rows: Row[];
   rowCount: number;
@@ -155,8 +167,9 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number; prep
         const r = await query(client, text, params);
         return { rows: r.rows, rowCount: r.rowCount ?? 0 };
       }
-      // Outside a transaction: a failed connect never ran the statement, and a read can always
-      // be repeated; a write cut off mid-way may have been applied, so it is not repeated.
+      // Outside a transaction: a failed connect never ran the statement, a read can always be
+      // repeated, and a write the server aborted while shutting down was not applied; a write
+      // whose connection was cut off mid-way may have been applied, so it is not repeated.
       const reading = /^\s*(SELECT|WITH\s[^;]*\bSELECT\b(?![^;]*\b(INSERT|UPDATE|DELETE)\b))/i.test(text);
       return await retrying(async () => {
         let conn: PgClient;
@@ -175,7 +188,7 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number; prep
         } finally {
           conn.release(broken instanceof Error ? broken : undefined);
         }
-      }, (err) => reading || (err as { osmNotSent?: boolean }).osmNotSent === true);
+      }, (err) => reading || (err as { osmNotSent?: boolean }).osmNotSent === true || abortedByServer(err));
     } catch (err) {
       return fail(err);
     }

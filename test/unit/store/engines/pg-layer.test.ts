@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OsmError } from '../../../../src/errors.js';
 import { isConnectionError, named, pgDb, positional, type PgDb } from '../../../../src/store/pg/db.js';
 import { openPgStore } from '../../../../src/store/pg/store.js';
+import { withPatience } from '../../../../src/store/patience.js';
 import { createPgDatabase, pgAvailable, PG_ADMIN_URL, type PgDatabase } from '../../../helpers/pg.js';
 import { createServer } from 'node:net';
 
@@ -99,6 +100,34 @@ describe.runIf(available)('PostgreSQL query layer', () => {
     expect(err).toMatchObject({ code: 'OSM_ERR_UNAVAILABLE', status: 503 });
     expect((err as Error).message).toContain('PostgreSQL at test-host:5432 is unavailable');
     expect((await db.one('SELECT COUNT(*) AS n FROM t'))?.n).toBe(2);
+  });
+
+  it('a run\'s write outside a transaction that the server aborts while shutting down (57P01) is sent again, and applied once', async () => {
+    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    // Terminates the backend of the statement starting with `text` while it executes: the server
+    // rolls the statement back and answers 57P01, so the write is known not to be applied.
+    const terminateWhileActive = async (text: string) => {
+      for (let i = 0; i < 200; i++) {
+        const r = await admin.query("SELECT pid FROM pg_stat_activity WHERE state = 'active' AND starts_with(query, $1)", [text]);
+        if (r.rows.length) return admin.query('SELECT pg_terminate_backend($1)', [r.rows[0].pid]);
+        await new Promise((res) => setTimeout(res, 20));
+      }
+      throw new Error(`${text} never showed up in pg_stat_activity`);
+    };
+    try {
+      const write = withPatience(10_000, () => db.query("INSERT INTO t SELECT 10, 'x' FROM pg_sleep(0.5)"));
+      await terminateWhileActive('INSERT INTO t SELECT 10');
+      await expect(write).resolves.toMatchObject({ rowCount: 1 });
+      expect(await db.all('SELECT id FROM t WHERE id = 10')).toHaveLength(1);
+      // Without a run's patience the same failure is a 503 at once, and nothing is written.
+      const refused = db.query("INSERT INTO t SELECT 11, 'y' FROM pg_sleep(0.5)").catch((e: unknown) => e);
+      await terminateWhileActive('INSERT INTO t SELECT 11');
+      expect(await refused).toMatchObject({ code: 'OSM_ERR_UNAVAILABLE', status: 503 });
+      expect(await db.all('SELECT id FROM t WHERE id = 11')).toHaveLength(0);
+    } finally {
+      await admin.end();
+    }
   });
 
   it('a snapshot row PostgreSQL refuses rejects the whole restore as invalid (400), leaving nothing behind', async () => {
