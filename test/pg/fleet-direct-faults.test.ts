@@ -172,11 +172,16 @@ describe.skipIf(!ready)('workers writing straight into the shared PostgreSQL dat
       // a worker writing straight into it does, by a worker that then died before its end record.
       const uuid = await submit('ended.example.com', '30');
       const run = (await app.repos.runs.getByUuid(uuid))!;
-      await app.repos.runs.transition(run.id, 'running');
-      const step = await app.repos.steps.create({ run_id: run.id, run_uuid: uuid, workspace: run.workspace, module_name: 'slow', step_name: 'first', step_type: 'bash', step_index: 0, command: 'true', status: 'running' });
-      const stepEvent = { topic: 'step.completed', name: 'first', source: 'executor', source_type: 'run', data_type: 'step', data: {}, workspace: run.workspace, run_id: uuid, workflow_name: 'slow', processed: true };
-      await app.repos.steps.finish(step.id, 'completed', { output: 'done elsewhere' }, { event: stepEvent, runId: run.id, count: true });
-      await app.repos.runs.finish(run.id, 'completed', {}, { topic: 'run.completed', name: 'run.completed', source: 'executor', source_type: 'run', data_type: 'scan', data: { scan_id: uuid }, workspace: run.workspace, run_id: uuid, workflow_name: 'slow', processed: true });
+      // In one transaction: the master, seeing a `running` run whose task still waits with no
+      // attempt open, would queue it again between these writes (the queue's 'waiting' event).
+      await app.repos.tx(async () => {
+        await app.repos.runs.transition(run.id, 'running');
+        const step = await app.repos.steps.create({ run_id: run.id, run_uuid: uuid, workspace: run.workspace, module_name: 'slow', step_name: 'first', step_type: 'bash', step_index: 0, command: 'true', status: 'running' });
+        const stepEvent = { topic: 'step.completed', name: 'first', source: 'executor', source_type: 'run', data_type: 'step', data: {}, workspace: run.workspace, run_id: uuid, workflow_name: 'slow', processed: true };
+        await app.repos.steps.finish(step.id, 'completed', { output: 'done elsewhere' }, { event: stepEvent, runId: run.id, count: true });
+        await app.repos.runs.finish(run.id, 'completed', {}, { topic: 'run.completed', name: 'run.completed', source: 'executor', source_type: 'run', data_type: 'scan', data: { scan_id: uuid }, workspace: run.workspace, run_id: uuid, workflow_name: 'slow', processed: true });
+      });
+      expect((await app.repos.runs.getByUuid(uuid))!.status).toBe('completed');
       await startHeir('d-finder');
       await until(async () => (await app.repos.attempts.get(uuid, 1))?.ended_at, 'the attempt to be recorded');
       expect((await app.repos.attempts.listByRun(uuid)).map((a) => [a.attempt, a.worker_id, a.outcome])).toEqual([[1, 'd-finder', 'completed']]);
