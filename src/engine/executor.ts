@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import type { Workflow } from '../workflow/types.js';
 import { analyzeTarget } from '../workflow/heuristics.js';
 import type { RunRecord, RunScopeStats } from '../store/index.js';
+import type { WorkspaceRunInfo } from '../store/workspaces.js';
 import { messageOf } from '../errors.js';
 import { RunPrinter } from './printer.js';
 import { ExecutionLog } from './exec-log.js';
@@ -276,6 +277,8 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
   if (exec.targetScope) await deps.repos.runs.initScope(run0.id, exec.targetScope.specs);
   if (exec.targetScope) exec.scopeRecorded = true;
   output = join(workspaces, space);
+  // The workspace's row, written with the run's start (one statement).
+  let workspaceRow: WorkspaceRunInfo | undefined;
   if (input.emptyTarget) {
     exec.logDir = mkdtempSync(join(tmpdir(), 'osm-logs-'));
   } else {
@@ -284,7 +287,7 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
     await printer.attachConsoleLog(join(output, STATE_FILES.consoleLog), true);
     exec.log = new ExecutionLog(join(output, STATE_FILES.executionLog));
     clearCompletedMarker(output);
-    await deps.repos.workspaces.upsertRunInfo({
+    workspaceRow = {
       name: space,
       local_path: output,
       data_source: 'local',
@@ -295,12 +298,12 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
       run_workflow: wf.name,
       // A workspace this run creates belongs to the run's org (an existing one keeps its own).
       ...(run0.org_uuid ? { org_uuid: run0.org_uuid } : {}),
-    });
+    };
   }
   mkdirSync(exec.logDir, { recursive: true });
   live.useDir(exec.logDir);
-  // The workspace and step count are written with the status change (one statement).
-  if (!(await recorder.started({ workspace: space, total_steps: deps.loader.stepCount(wf) }))) {
+  // The workspace's row, the run's workspace and step count are written with the status change (one statement).
+  if (!(await recorder.started({ workspace: space, total_steps: deps.loader.stepCount(wf), ...(workspaceRow ? { workspaceRow } : {}) }))) {
     // Cancelled (or otherwise finished) before it could start.
     return finish('cancelled', 'run cancelled before it started');
   }

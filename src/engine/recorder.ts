@@ -68,7 +68,11 @@ export class RunRecorder {
     const data = { scan_id: this.run.run_uuid, run_uuid: this.run.run_uuid, target: this.run.target, params: this.run.params, workflow: this.run.workflow_name };
     const event = { ...this.event('run.started', 'run.started', this.source, 'scan', data), ...(patch?.workspace !== undefined ? { workspace: patch.workspace } : {}) };
     const next = await this.repos.runs.start(this.run.id, process.pid, event, patch);
-    if (!next && patch) await this.update(patch);
+    if (!next && patch) {
+      // The workspace's row was written with the attempt; the run's own fields are written alone.
+      const { workspaceRow: _row, ...own } = patch;
+      await this.update(own);
+    }
     return this.adopt(next);
   }
 

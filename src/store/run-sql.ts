@@ -3,6 +3,7 @@
  * src/store/pg/repos/runs.ts on PostgreSQL): the run state machine, input validation and
  * defaults, and the dialect-neutral SQL of create, transition, update and the scope rows.
  */
+import type { WorkspaceRunInfo } from './workspaces.js';
 import { ownerHostOf } from './owner.js';
 import { randomUUID } from 'node:crypto';
 import { errors } from '../errors.js';
@@ -194,12 +195,15 @@ const TERMINAL_SQL = "status IN ('completed', 'failed', 'cancelled')";
  * The UPDATE of `start` (named parameters): pending|queued → running, a run already running (the
  * queue's claim leaves it so) stays running; the owner is written with it. Finished runs do not match.
  */
-export function runStart(id: number, ownerPid: number, patch: RunStartPatch = {}): { sql: string; values: Record<string, unknown> } {
+export function runStart(id: number, ownerPid: number, patch: RunStartPatch = {}, orgFrom?: string): { sql: string; values: Record<string, unknown> } {
   const values: Record<string, unknown> = { id, now: nowIso(), owner_pid: ownerPid, owner_host: ownerHostOf(ownerPid) };
   let sets = '';
   if (patch.workspace !== undefined) {
     // As in runUpdate: the run follows its (new) workspace's org when that workspace has a row.
-    sets += ', workspace = @workspace, org_uuid = COALESCE((SELECT org_uuid FROM workspaces WHERE name = @workspace), org_uuid)';
+    // `orgFrom` names a part of the same statement that wrote that row (PostgreSQL's CTE, whose
+    // UPDATE does not see the row another part inserted).
+    const org = orgFrom ? `SELECT org_uuid FROM ${orgFrom}` : 'SELECT org_uuid FROM workspaces WHERE name = @workspace';
+    sets += `, workspace = @workspace, org_uuid = COALESCE((${org}), org_uuid)`;
     values.workspace = patch.workspace;
   }
   if (patch.total_steps !== undefined) {
@@ -216,6 +220,8 @@ export function runStart(id: number, ownerPid: number, patch: RunStartPatch = {}
 export interface RunStartPatch {
   workspace?: string;
   total_steps?: number;
+  /** The workspace's row, inserted or updated first in the same write (`workspaces.upsertRunInfo`); written even when the run does not start. */
+  workspaceRow?: WorkspaceRunInfo;
 }
 
 /**

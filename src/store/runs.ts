@@ -3,6 +3,7 @@
  * that only matches rows in an allowed source state, so concurrent writers cannot both win and
  * terminal states (completed, failed, cancelled) are never overwritten.
  */
+import { workspaceUpsert } from './workspaces.js';
 import { ownerHostOf } from './owner.js';
 import { listPage, nowIso, parseJson, type Db, type Row, type StatementCache } from './sql.js';
 import type { ListResult, Page, Priority, RunStatus } from './types.js';
@@ -274,6 +275,10 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
     start(id, ownerPid, event, patch) {
       return db
         .transaction(() => {
+          if (patch?.workspaceRow) {
+            const w = workspaceUpsert(patch.workspaceRow);
+            q(w.sql).get(w.values);
+          }
           const s = runStart(id, ownerPid, patch);
           const row = q(s.sql).get(s.values) as Row | undefined;
           if (!row) return undefined;

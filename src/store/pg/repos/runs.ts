@@ -3,11 +3,12 @@
  * dialect-neutral), and the queue claim as one `FOR UPDATE SKIP LOCKED` UPDATE in a transaction,
  * so concurrent claimers (other daemons on the same database) never get the same run.
  */
+import { workspaceUpsert } from '../../workspaces.js';
 import { ownerHostOf } from '../../owner.js';
 import type { Async } from '../../async.js';
 import { inOrder, mapRun, type RunsRepo } from '../../runs.js';
 import { finishEventHead, mapScope, runInsertValues, runListWhere, runRef, runStart, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues } from '../../run-sql.js';
-import { eventPart, withParts } from '../cte.js';
+import { eventPart, prefixed, withParts } from '../cte.js';
 import { nowIso } from '../../sql.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
@@ -82,8 +83,10 @@ export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
     },
     async start(id, ownerPid, event, patch) {
       // The run's change and its event in one statement (atomic without BEGIN/COMMIT).
-      const s = runStart(id, ownerPid, patch);
-      const q = withParts([['r', s], ['e', eventPart(event, { name: 'r' })]], 'r');
+      // With the workspace's row: its upsert is a part of the same statement, read back by the run's.
+      const w = patch?.workspaceRow ? prefixed(workspaceUpsert(patch.workspaceRow), 'w_') : undefined;
+      const s = runStart(id, ownerPid, patch, w ? 'w' : undefined);
+      const q = withParts([['w', w], ['r', s], ['e', eventPart(event, { name: 'r' })]], 'r');
       const { rows } = await db.queryNamed(q.sql, q.values);
       return rows[0] ? mapRun(rows[0]) : undefined;
     },

@@ -187,6 +187,28 @@ describe.each(ENGINES)('runs on $name', (engine) => {
     expect(await s().runs.get(done.id)).toMatchObject({ workspace: done.workspace, total_steps: done.total_steps });
   });
 
+  it('start with the workspace row: the row is written in the same write and the run takes the org of a new row', async () => {
+    const event = (r: { run_uuid: string }) => ({ topic: 'run.started', name: 'run.started', source: 'api', source_type: 'run', data_type: 'scan', data: {}, run_id: r.run_uuid, workspace: 'fresh', processed: true });
+    const org = await s().orgs.create({ name: 'row-org' });
+    const r = await s().runs.create({ ...base, status: 'queued' });
+    const row = { name: 'fresh-ws', local_path: '/w/fresh-ws', run_workflow: 'wf', org_uuid: org.uuid };
+    const started = await s().runs.start(r.id, 777, event(r), { workspace: 'fresh-ws', total_steps: 2, workspaceRow: row });
+    expect(started).toMatchObject({ status: 'running', workspace: 'fresh-ws', total_steps: 2, org_uuid: org.uuid });
+    expect(await s().workspaces.get('fresh-ws')).toMatchObject({ local_path: '/w/fresh-ws', run_workflow: 'wf', org_uuid: org.uuid });
+    // An existing row keeps its org; the run follows it, and the row's run fields are updated.
+    const other = await s().orgs.create({ name: 'other-org' });
+    const r2 = await s().runs.create({ ...base, status: 'queued' });
+    await s().runs.start(r2.id, 777, event(r2), { workspace: 'fresh-ws', workspaceRow: { ...row, local_path: '/w/moved', org_uuid: other.uuid } });
+    expect(await s().runs.get(r2.id)).toMatchObject({ workspace: 'fresh-ws', org_uuid: org.uuid });
+    expect(await s().workspaces.get('fresh-ws')).toMatchObject({ local_path: '/w/moved', org_uuid: org.uuid });
+    // A finished run does not start, but the workspace row is written all the same.
+    const done = await s().runs.create({ ...base, status: 'pending' });
+    await s().runs.transition(done.id, 'cancelled');
+    expect(await s().runs.start(done.id, 777, event(done), { workspace: 'late-ws', workspaceRow: { name: 'late-ws', local_path: '/w/late' } })).toBeUndefined();
+    expect(await s().workspaces.get('late-ws')).toMatchObject({ local_path: '/w/late' });
+    expect(await s().runs.get(done.id)).toMatchObject({ status: 'cancelled', workspace: done.workspace });
+  });
+
   it('finish: the terminal transition and its event, whose data gets the row’s completed_steps; once only', async () => {
     const r = await s().runs.create({ ...base, status: 'running' });
     await s().runs.update(r.id, { current_pid: 42, current_pid_start: 'x' });
