@@ -101,7 +101,7 @@ export async function applyAttemptRecord(ctx: RecordContext, run: RunRecord, rec
       await repos.attempts.requeueRun(uuid);
     }
   } else {
-    await repos.attempts.end(uuid, rec.attempt, 'handed back', { at: rec.at, error: rec.error });
+    await repos.attempts.end(uuid, rec.attempt, rec.outcome === 'stalled' ? 'stalled' : 'handed back', { at: rec.at, error: rec.error });
     await repos.attempts.requeueRun(uuid);
   }
 }

@@ -57,8 +57,13 @@ export const endRecordSchema = z.object({
   run_uuid: z.string().uuid(),
   worker_id: z.string().max(128),
   at: z.string(),
-  /** `result`: the run ended on the worker (completed, failed or cancelled workflow) and `result` says how. */
-  outcome: z.enum(['result', 'error', 'handed back']),
+  /**
+   * `result`: the run ended on the worker (completed, failed or cancelled workflow) and `result`
+   * says how; `error`: the task failed; `handed back`: the worker stopped and gave the task back;
+   * `stalled`: the worker stopped the attempt when its lease could not be confirmed in time, and
+   * gave the task back.
+   */
+  outcome: z.enum(['result', 'error', 'handed back', 'stalled']),
   error: z.string().max(65_536).default(''),
   /** For `error`: no attempt follows (attempts exhausted, or not retryable). */
   final: z.boolean().default(false),
@@ -136,11 +141,11 @@ const recordSchema = z.discriminatedUnion('kind', [startRecordSchema, endRecordS
 
 /** KEYS: lock, attempt counter, stream. ARGV: token, record JSON, ttl. → attempt number, 0 without the lock. */
 const START_SCRIPT = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return { 0, 0 } end
 local n = redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 redis.call('XADD', KEYS[3], '*', 'attempt', n, 'rec', ARGV[2])
-return n
+return { n, redis.call('PTTL', KEYS[1]) }
 `;
 
 /** KEYS: lock, attempt counter, stream. ARGV: token, attempt, record JSON. → 1 written, 0 refused (lease lost or superseded). */
@@ -181,10 +186,13 @@ function withCommands(client: RedisClient): RedisClient {
   return client;
 }
 
-/** Starts an attempt: its number, or 0 when this worker does not hold the job's lock. */
-export async function recordStart(client: RedisClient, prefix: string, token: string, rec: StartRecord): Promise<number> {
-  const n = await withCommands(client).runCommand('osmAttemptStart', [lockKey(prefix, rec.run_uuid), attemptKey(prefix, rec.run_uuid), recordsKey(prefix), token, JSON.stringify(rec), String(ATTEMPT_KEY_TTL_S)]);
-  return Number(n);
+/**
+ * Starts an attempt: its number (0 when this worker does not hold the job's lock) and the lock's
+ * remaining time to live when the attempt was taken (ms; the lease's first confirmation).
+ */
+export async function recordStart(client: RedisClient, prefix: string, token: string, rec: StartRecord): Promise<{ attempt: number; lockTtlMs: number }> {
+  const [n, ttl] = (await withCommands(client).runCommand('osmAttemptStart', [lockKey(prefix, rec.run_uuid), attemptKey(prefix, rec.run_uuid), recordsKey(prefix), token, JSON.stringify(rec), String(ATTEMPT_KEY_TTL_S)])) as [number, number];
+  return { attempt: Number(n), lockTtlMs: Number(ttl) };
 }
 
 /** Ends an attempt (or ships a chunk of its rows or files): false when refused (the lease was lost or a newer attempt started). */

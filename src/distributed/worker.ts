@@ -282,14 +282,16 @@ export class DistributedWorker {
     const flaggedAtStart = this.isFlagged(uuid);
     flaggedAtStart.catch(() => undefined);
     // The attempt number (fencing token), recorded durably before anything runs.
-    const attempt = await recordStart(client, this.prefix, token ?? '', {
+    const sentAt = Date.now();
+    const { attempt, lockTtlMs } = await recordStart(client, this.prefix, token ?? '', {
       v: PROTOCOL_VERSION, kind: 'start', run_uuid: uuid, worker_id: this.id, at: new Date().toISOString(),
       attempts_made: job.attemptsMade ?? 0, stalled: job.stalledCounter ?? 0,
     });
     if (attempt === 0) throw new Error(`worker ${this.id} does not hold the lock of task ${uuid}`);
     this.current.add(uuid);
-    // The lock was just taken for a lock duration; half of it until the watchdog's first read says more.
-    this.leases.set(uuid, { token: token ?? '', expiresAt: Date.now() + this.lockDurationMs / 2 });
+    // The lease's first confirmation: the lock's time to live read with the attempt (counted from
+    // before the call, so never later than the lock's real expiry).
+    this.leases.set(uuid, { token: token ?? '', expiresAt: sentAt + (lockTtlMs > 0 ? lockTtlMs : this.lockDurationMs / 2) });
     // Not awaited: it leaves at once, on the connection the records use.
     void this.publish();
     const onAbort = () => abortRun(uuid, 'cancelled');
@@ -312,6 +314,24 @@ export class DistributedWorker {
       await end({ outcome: 'handed back', error: `worker ${this.id} stopped`, final: false });
       await job.moveToWait(token);
       throw new WaitingError();
+    };
+    /**
+     * The watchdog stopped the attempt because its lease could not be confirmed in time (a busy
+     * or paused worker, a slow Redis). When the lock is in fact still this worker's, the task goes
+     * back to the queue at once with the attempt recorded as stalled, rather than failing: the
+     * run is executed again by the next attempt. A lock already lost (expired, or another worker
+     * took it) refuses both, and the late attempt ends fenced off, as before.
+     */
+    const giveUpLease = async (why: string): Promise<never> => {
+      const recorded = await recordEnd(client, this.prefix, token ?? '', attempt, {
+        v: PROTOCOL_VERSION, kind: 'end', run_uuid: uuid, worker_id: this.id, at: new Date().toISOString(), outcome: 'stalled', error: `worker ${this.id} stopped the attempt: ${why}`, final: false,
+      }).catch(() => false);
+      if (recorded && (await job.moveToWait(token).then(() => true, () => false))) {
+        this.log('task given back after its lease could not be confirmed', { run_uuid: uuid, attempt });
+        throw new WaitingError();
+      }
+      this.counters.failed++;
+      throw new Fenced(`attempt ${attempt} of ${uuid} was stopped here: ${why}`);
     };
     try {
       let taskApp = this.app;
@@ -342,7 +362,7 @@ export class DistributedWorker {
         { workerId: this.id, hostname: this.hostname, attempt, onProgress: (p) => void job.updateProgress({ ...p, attempt }).catch(() => undefined) },
         { cancelledBeforeStart: flagged, direct: Boolean(shared) },
       );
-      if (this.lostLock.has(uuid)) throw new Fenced(`worker ${this.id} lost the task's lease; attempt ${attempt} was stopped here`);
+      if (this.lostLock.has(uuid)) await giveUpLease(`worker ${this.id} lost the task's lease`);
       if (this.stopping && result.run.status === 'cancelled' && !this.userCancelled.has(uuid)) await handBack();
       if (!shared) {
         // The rows the attempt wrote into this worker's database travel first, fenced like the end record.
@@ -360,7 +380,8 @@ export class DistributedWorker {
       if (err instanceof WaitingError || err instanceof DelayedError) throw err;
       // A run written straight into the shared database and stopped here (lease lost, or this
       // worker stopping) fails its next writes on purpose: that is not the task's outcome.
-      if (shared && (this.lostLock.has(uuid) || isFenceError(err))) {
+      if (this.lostLock.has(uuid)) await giveUpLease(messageOf(err));
+      if (shared && isFenceError(err)) {
         this.counters.failed++;
         throw new Fenced(`attempt ${attempt} of ${uuid} was stopped here: ${messageOf(err)}`);
       }

@@ -171,6 +171,30 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     child.kill('SIGTERM');
   });
 
+  it('a lease confirmed too late while the lock is still held: the task goes back to the queue (attempt stalled), not failed, and runs again', async () => {
+    const worker = await startInProcess('w-late');
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'slow', target: 'late.example.com', params: { nap: '2' } });
+    const uuid = res.json().run_uuid as string;
+    await until(async () => (await api('GET', `/osm/api/tasks/${uuid}`)).json().progress?.current_step === 'nap', 'the long step on w-late');
+    // The watchdog's last confirmation of the lock is made to look too old, as after a busy or
+    // paused event loop: it stops the attempt although BullMQ still holds the lock for it.
+    const leases = (worker as unknown as { leases: Map<string, { expiresAt: number }> }).leases;
+    leases.get(uuid)!.expiresAt = Date.now();
+    const run = await until(() => {
+      const r = t.app.store.runs.getByUuid(uuid);
+      return r && r.status !== 'running' && r.status !== 'queued' ? r : undefined;
+    }, 'the run to end');
+    expect(run.status).toBe('completed');
+    expect(t.app.store.attempts.listByRun(uuid).map((a) => [a.attempt, a.worker_id, a.outcome, a.cause])).toEqual([
+      [1, 'w-late', 'stalled', 'first'],
+      [2, 'w-late', 'completed', 'stalled'],
+    ]);
+    expect(t.app.store.steps.listByRun(run.id).map((s) => [s.step_name, s.status])).toEqual([['first', 'completed'], ['nap', 'completed'], ['last', 'completed']]);
+    const events = t.app.store.events.list({ run_id: uuid }, { offset: 0, limit: 100 }).data;
+    expect(events.filter((e) => e.topic === 'run.completed')).toHaveLength(1);
+    expect(events.filter((e) => e.topic === 'run.reattempt').map((e) => JSON.parse(e.data as unknown as string).cause)).toEqual(['stalled']);
+  });
+
   it('a worker killed with SIGKILL together with its spawner: its step group is killed at its next start; the run completes once', async () => {
     const base = tmp();
     const child = await spawnWorker('w-crash', base);

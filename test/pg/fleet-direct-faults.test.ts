@@ -61,7 +61,7 @@ describe.skipIf(!ready)('workers writing straight into the shared PostgreSQL dat
   async function startHeir(name: string): Promise<DistributedWorker> {
     const wapp = createAppContext({ baseFolder: tmp(), workflowFolder: wfDir });
     const shared = await openPgStore(pg.url, { migrate: false, max: 2 });
-    const worker = new DistributedWorker(wapp, { config, name, lockDurationMs: 3000, stalledIntervalMs: 500, maxStalledCount: 1, shared: { repos: shared, url: pg.url, storeId: await shared.maintenance.storeId() } });
+    const worker = new DistributedWorker(wapp, { log: (m: string, f?: Record<string, unknown>) => void heirLog.push(`${m} ${JSON.stringify(f ?? {})}`), config, name, lockDurationMs: 3000, stalledIntervalMs: 500, maxStalledCount: 1, shared: { repos: shared, url: pg.url, storeId: await shared.maintenance.storeId() } });
     heirs.push({ worker, app: wapp, shared });
     await worker.start();
     return worker;
@@ -73,7 +73,18 @@ describe.skipIf(!ready)('workers writing straight into the shared PostgreSQL dat
     return run.run_uuid;
   }
 
-  const completed = (uuid: string) => until(async () => ((await app.repos.runs.getByUuid(uuid))?.status === 'completed' ? app.repos.runs.getByUuid(uuid) : undefined), `run ${uuid} to complete`, 60_000);
+  const heirLog: string[] = [];
+  const completed = async (uuid: string) => {
+    try {
+      return await until(async () => ((await app.repos.runs.getByUuid(uuid))?.status === 'completed' ? app.repos.runs.getByUuid(uuid) : undefined), `run ${uuid} to complete`, 60_000);
+    } catch (e) {
+      const r = await app.repos.runs.getByUuid(uuid);
+      // What the run looks like when it did not complete (printed on a failure only).
+      const steps = r ? await app.repos.steps.listByRun(r.id) : [];
+      console.log(`run ${uuid} did not complete:`, JSON.stringify({ run: r, attempts: await app.repos.attempts.listByRun(uuid), steps: steps.map((x) => [x.step_name, x.status, x.error_message]) }), `\nin-process workers' log:\n${heirLog.join('\n')}`);
+      throw e;
+    }
+  };
 
   /** One set of steps, one run.completed event, the attempts as expected. */
   async function expectOnce(uuid: string, attempts: [number, string, string, string][]) {
@@ -145,6 +156,19 @@ describe.skipIf(!ready)('workers writing straight into the shared PostgreSQL dat
     await expectOnce(uuid, [
       [1, 'd-leaving', 'handed back', 'first'],
       [2, 'd-heir', 'completed', 'handed back'],
+    ]);
+  }, 120_000);
+
+  it('a lease confirmed too late while the lock is still held: the run is given back (attempt stalled) and completed by the next attempt, not failed', async () => {
+    const late = await startHeir('d-late');
+    const uuid = await submit('late.example.com', '2');
+    await until(async () => (await app.repos.steps.listByRun((await app.repos.runs.getByUuid(uuid))!.id)).some((s) => s.step_name === 'nap' && s.status === 'running'), 'the long step on d-late');
+    // The watchdog's last confirmation is made to look too old (a busy event loop): it stops the
+    // attempt although BullMQ still holds the lock for it.
+    (late as unknown as { leases: Map<string, { expiresAt: number }> }).leases.get(uuid)!.expiresAt = Date.now();
+    await expectOnce(uuid, [
+      [1, 'd-late', 'stalled', 'first'],
+      [2, 'd-late', 'completed', 'stalled'],
     ]);
   }, 120_000);
 
