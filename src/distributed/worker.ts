@@ -380,7 +380,7 @@ export class DistributedWorker {
       if (err instanceof WaitingError || err instanceof DelayedError) throw err;
       // A run written straight into the shared database and stopped here (lease lost, or this
       // worker stopping) fails its next writes on purpose: that is not the task's outcome.
-      if (this.lostLock.has(uuid)) await giveUpLease(messageOf(err));
+      if (this.lostLock.has(uuid) && !(err instanceof Fenced)) await giveUpLease(messageOf(err));
       if (shared && isFenceError(err)) {
         this.counters.failed++;
         throw new Fenced(`attempt ${attempt} of ${uuid} was stopped here: ${messageOf(err)}`);
