@@ -47,15 +47,16 @@ export function isConnectionError(err: unknown): boolean {
 }
 
 /**
- * Whether the server itself answered a statement with "terminating connection" (an operator's
- * shutdown or a crash restart of the server): the backend aborts the statement's transaction
- * before it ends the session, so a statement outside a transaction that gets this answer was not
- * applied and can be sent again. A socket cut off mid-statement (ECONNRESET, "Connection
- * terminated") tells nothing of the kind.
+ * Whether the server itself answered a statement with "terminating connection" at a point where
+ * it checks for interrupts (an operator's fast shutdown or restart, `pg_terminate_backend`): the
+ * backend then aborts the statement's transaction before it ends the session, so a statement
+ * outside a transaction that gets this answer was not applied and can be sent again. An immediate
+ * shutdown or a crash restart (`quickdie`, which can strike after a commit and before its answer)
+ * and a socket cut off mid-statement (ECONNRESET, "Connection terminated") tell nothing of the kind.
  */
 export function abortedByServer(err: unknown): boolean {
-  const e = err as { code?: string; severity?: string };
-  return typeof e?.severity === 'string' && (e.code === '57P01' || e.code === '57P02' || e.code === '57P03');
+  const e = err as { code?: string; severity?: string; routine?: string };
+  return e?.code === '57P01' && e.severity === 'FATAL' && e.routine === 'ProcessInterrupts';
 }
 
 export interface QueryResult {
