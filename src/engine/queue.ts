@@ -169,7 +169,9 @@ export class RunQueue {
       const free = this.limit() - this.running.size;
       if (free <= 0) break;
       const saturated = [...this.groupRunning.entries()].filter(([g, n]) => n >= this.groupLimitOf(g)).map(([g]) => g);
-      const candidates = await this.app.repos.runs.listQueued(50, saturated);
+      // A few more candidates than free slots: runs of a job at its own limit are passed over,
+      // and the loop reads again once that job is saturated (then excluded in the query).
+      const candidates = await this.app.repos.runs.listQueued(Math.min(50, free + 16), saturated);
       // As many as the free slots and each job's own limit allow, in claim order.
       const planned = new Map(this.groupRunning);
       const picked: number[] = [];
@@ -195,7 +197,7 @@ export class RunQueue {
 
   private readonly groupLimits = new Map<string, number>();
 
-  private groupLimit(run: RunRecord): number {
+  private groupLimit(run: Pick<RunRecord, 'run_group_id' | 'options'>): number {
     const limit = storedRunOptions(run.options).concurrency ?? 1;
     if (run.run_group_id) this.groupLimits.set(run.run_group_id, limit);
     return limit;

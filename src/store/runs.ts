@@ -139,8 +139,11 @@ export interface RunsRepo {
    * the run cannot move to `to` (already finished).
    */
   finish(id: number, to: 'completed' | 'failed' | 'cancelled', patch: { error_message?: string }, event: RunFinishEvent): RunRecord | undefined;
-  /** Queued runs in claim order (priority, then FIFO), skipping jobs in `excludeGroups` (served by idx_runs_queue). */
-  listQueued(limit: number, excludeGroups: string[]): RunRecord[];
+  /**
+   * Queued runs in claim order (priority, then FIFO), skipping jobs in `excludeGroups` (served by
+   * idx_runs_queue): only what the queue plans a claim with; the claim returns the whole rows.
+   */
+  listQueued(limit: number, excludeGroups: string[]): QueuedRun[];
   /** Runs that are running or still record a live process id (for reconciliation after a crash). */
   listActive(): RunRecord[];
   /** Queued or running runs of one run_mode, oldest first (the distributed master's reconciliation). */
@@ -176,6 +179,20 @@ export interface RunScopeStats {
 }
 
 /** Maps a runs row to its record (JSON parsed, booleans restored). */
+/** What the queue plans a claim with: the run, its job (group) and the job's options (its concurrency). */
+export interface QueuedRun {
+  id: number;
+  run_group_id: string;
+  options: Record<string, unknown>;
+}
+
+/** The columns of a QueuedRun (both engines). */
+export const QUEUED_COLUMNS = 'id, run_group_id, options';
+
+export function mapQueued(row: Row): QueuedRun {
+  return { id: Number(row.id), run_group_id: String(row.run_group_id ?? ''), options: parseJson<Record<string, unknown>>(row.options, {}) };
+}
+
 export function mapRun(row: Row): RunRecord {
   return {
     ...(row as unknown as RunRecord),
@@ -303,12 +320,12 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
       const n = Number.isFinite(limit) && limit > 0 ? Math.trunc(limit) : 0;
       if (n === 0) return [];
       const rows = q(
-        `SELECT * FROM runs
+        `SELECT ${QUEUED_COLUMNS} FROM runs
          WHERE status = 'queued' AND run_mode <> 'distributed' AND run_group_id NOT IN (SELECT value FROM json_each(?))
          ORDER BY priority_rank DESC, id ASC
          LIMIT ?`,
       ).all(JSON.stringify(excludeGroups ?? []), n) as Row[];
-      return rows.map(mapRun);
+      return rows.map(mapQueued);
     },
 
     listActive() {

@@ -21,15 +21,23 @@ export function pgBinDir(): string | undefined {
   return undefined;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
+/**
+ * A free loopback port below the kernel's ephemeral range (32768–60999 on Linux): the cluster is
+ * stopped and started again on it, and a port from that range could be handed, while the server
+ * is down, to another test's `listen(0)` or outgoing connection.
+ */
+async function freePort(): Promise<number> {
+  const tryPort = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-  });
+  for (let i = 0; i < 200; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await tryPort(port)) return port;
+  }
+  throw new Error('no free loopback port in 20000-31999 for a PostgreSQL cluster');
 }
 
 export interface PgCluster {

@@ -57,6 +57,7 @@ describe.skipIf(!bin)('PostgreSQL restarted during a run', () => {
 
   it('osm run: the database stops for 3 s mid-run; the run completes with every step once', async () => {
     let stopped = false;
+    let restartError: unknown;
     const result = runOsm(['-b', base.dir, '-F', flows, 'run', '-m', 'slow-steps', '-t', 'restart.example.com', '--json'], {
       env: { OSM_DATABASE_URL: cluster.url },
       timeoutMs: 180_000,
@@ -67,13 +68,20 @@ describe.skipIf(!bin)('PostgreSQL restarted during a run', () => {
           if (!stopped && out.includes('step-2')) {
             stopped = true;
             cluster.stop();
-            setTimeout(() => cluster.start(), 3000);
+            setTimeout(() => {
+              try {
+                cluster.start();
+              } catch (err) {
+                restartError = err;
+              }
+            }, 3000);
           }
         });
       },
     });
     const r = await result;
     expect(stopped).toBe(true);
+    expect(restartError, 'the cluster did not start again').toBeUndefined();
     expect(r.code, `${r.stderr}\n${r.stdout}`).toBe(0);
     const record = finalJson(r.stdout);
     expect(record.status).toBe('completed');

@@ -6,7 +6,7 @@
 import { workspaceUpsert } from '../../workspaces.js';
 import { ownerHostOf } from '../../owner.js';
 import type { Async } from '../../async.js';
-import { inOrder, mapRun, type RunsRepo } from '../../runs.js';
+import { inOrder, mapQueued, mapRun, QUEUED_COLUMNS, type RunsRepo } from '../../runs.js';
 import { finishEventHead, mapScope, runInsertValues, runListWhere, runRef, runStart, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues } from '../../run-sql.js';
 import { eventPart, prefixed, withParts } from '../cte.js';
 import { nowIso } from '../../sql.js';
@@ -102,13 +102,13 @@ export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
       const n = Number.isFinite(limit) && limit > 0 ? Math.trunc(limit) : 0;
       if (n === 0) return [];
       const rows = await db.all(
-        `SELECT * FROM runs
+        `SELECT ${QUEUED_COLUMNS} FROM runs
          WHERE status = 'queued' AND run_mode <> 'distributed' AND run_group_id <> ALL(?::text[])
          ORDER BY priority_rank DESC, id ASC
          LIMIT ?`,
         [excludeGroups ?? [], n],
       );
-      return rows.map(mapRun);
+      return rows.map(mapQueued);
     },
     async listActive() {
       const rows = await db.all(`SELECT * FROM runs WHERE (status = 'running' OR current_pid > 0) AND run_mode <> 'distributed' ORDER BY id`);
