@@ -14,13 +14,14 @@ import type { AppContext } from '../services/context.js';
 import { VERSION } from '../version.js';
 import { cancelKey, drainKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
 import { issuesText, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from './protocol.js';
-import { readLock, recordEnd, recordMany, recordStart, type EndRecord } from './records.js';
+import { recordEnd, recordMany, recordStart, type EndRecord } from './records.js';
 import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { collectResult, rejectionMessage, runTask } from './task-runner.js';
 import type { AsyncStore } from '../store/async.js';
 import { openPgStore } from '../store/pg/store.js';
 import { fencedUrl, isFenceError } from '../store/pg/fence.js';
+import { LeaseWatch } from './lease-watch.js';
 import { RoutingGate } from './routing.js';
 import { FileShipper } from './files-ship.js';
 import { shipRows } from './ship-rows.js';
@@ -88,7 +89,7 @@ export class DistributedWorker {
   /** Tasks whose lock another worker may now hold: their runs are stopped here (no two copies at once). */
   private readonly lostLock = new Set<string>();
   /** Lease of each task in hand: the job lock's token and the latest expiry of it confirmed in Redis. */
-  private readonly leases = new Map<string, { token: string; expiresAt: number }>();
+  private readonly leases: LeaseWatch;
   private leaseTimer?: NodeJS.Timeout;
   private counters = { complete: 0, failed: 0 };
   private joinedAt = new Date().toISOString();
@@ -108,6 +109,9 @@ export class DistributedWorker {
     const name = opts.name?.trim();
     if (name !== undefined && name !== '' && !isValidWorkerName(name)) throw errors.invalidWorkerName(name);
     this.id = name || `wosm-${randomBytes(4).toString('hex')}`;
+    // Checks every min(1 s, a quarter of the lock).
+    const checkMs = Math.max(50, Math.min(WORKER_POLL_MS, Math.floor(this.lockDurationMs / 4)));
+    this.leases = new LeaseWatch({ prefix: this.prefix, lockDurationMs: this.lockDurationMs, checkMs, onLost: (uuid, why) => this.loseLease(uuid, why) });
   }
 
   private log(msg: string, fields: Record<string, unknown> = {}): void {
@@ -126,11 +130,6 @@ export class DistributedWorker {
   /** Stalled-job check: a quarter of the lease, so a dead worker's task is back in wait within one lease. */
   get stalledIntervalMs(): number {
     return this.opts.stalledIntervalMs ?? Math.max(100, Math.round((this.opts.leaseSeconds ?? DEFAULT_LEASE_S) * 250));
-  }
-
-  /** Period of the lease watchdog: min(1 s, a quarter of the lock). */
-  private get leaseCheckMs(): number {
-    return Math.max(50, Math.min(WORKER_POLL_MS, Math.floor(this.lockDurationMs / 4)));
   }
 
   /** Tasks being executed now. */
@@ -185,7 +184,7 @@ export class DistributedWorker {
       void this.publish();
     }, this.opts.heartbeatMs ?? HEARTBEAT_MS);
     this.poller = setInterval(() => void this.pollCancellations(), WORKER_POLL_MS);
-    this.leaseTimer = setInterval(() => void this.checkLeases(), this.leaseCheckMs);
+    this.leaseTimer = setInterval(() => void this.leases.check(() => this.queue?.client), this.leases.checkMs);
     this.running = this.worker.run().catch((err: unknown) => this.log('worker stopped with an error', { error: messageOf(err) }));
   }
 
@@ -291,7 +290,7 @@ export class DistributedWorker {
     this.current.add(uuid);
     // The lease's first confirmation: the lock's time to live read with the attempt (counted from
     // before the call, so never later than the lock's real expiry).
-    this.leases.set(uuid, { token: token ?? '', expiresAt: sentAt + (lockTtlMs > 0 ? lockTtlMs : this.lockDurationMs / 2) });
+    this.leases.taken(uuid, token ?? '', sentAt, lockTtlMs);
     // Not awaited: it leaves at once, on the connection the records use.
     void this.publish();
     const onAbort = () => abortRun(uuid, 'cancelled');
@@ -378,8 +377,8 @@ export class DistributedWorker {
       return result;
     } catch (err) {
       if (err instanceof WaitingError || err instanceof DelayedError) throw err;
-      // A run written straight into the shared database and stopped here (lease lost, or this
-      // worker stopping) fails its next writes on purpose: that is not the task's outcome.
+      // A run stopped here by the watchdog fails its next writes on purpose (in the shared
+      // database, fenced off): that is not the task's outcome, the task goes back if it can.
       if (this.lostLock.has(uuid) && !(err instanceof Fenced)) await giveUpLease(messageOf(err));
       if (shared && isFenceError(err)) {
         this.counters.failed++;
@@ -402,7 +401,7 @@ export class DistributedWorker {
       }
       signal?.removeEventListener('abort', onAbort);
       this.current.delete(uuid);
-      this.leases.delete(uuid);
+      this.leases.released(uuid);
       this.userCancelled.delete(uuid);
       this.lostLock.delete(uuid);
       // Not awaited: the entry leaves at once, on the connection the records use, and the slot is free.
@@ -453,38 +452,6 @@ export class DistributedWorker {
     this.log(`lost the lease of a running task (${why}); stopping it here, it may be re-run elsewhere`, { run_uuid: uuid });
     this.lostLock.add(uuid);
     void this.halt(uuid);
-  }
-
-  /**
-   * The lease watchdog: the lock of each task in hand is read back often, with its remaining time
-   * to live. When another worker holds it, or it could expire before the next check without
-   * having been confirmed (cut from Redis, or the process was paused), the run is stopped — before
-   * the lock expires, so before another worker's stalled check can hand the task on.
-   */
-  private async checkLeases(): Promise<void> {
-    if (!this.queue || this.leases.size === 0) return;
-    const now = Date.now();
-    for (const [uuid, lease] of this.leases) {
-      if (now + this.leaseCheckMs >= lease.expiresAt) this.loseLease(uuid, `lock not confirmed; it expires in ${lease.expiresAt - now} ms`);
-    }
-    let client: Awaited<Queue['client']>;
-    try {
-      client = await this.queue.client;
-    } catch {
-      return;
-    }
-    await Promise.all(
-      [...this.leases].map(async ([uuid, lease]) => {
-        const sentAt = Date.now();
-        try {
-          const { holder, ttlMs } = await readLock(client, this.prefix, uuid);
-          if (holder === lease.token) lease.expiresAt = Math.max(lease.expiresAt, sentAt + (ttlMs > 0 ? ttlMs : this.lockDurationMs));
-          else this.loseLease(uuid, holder ? 'another worker holds it' : 'the lock expired');
-        } catch {
-          // Redis away: the expiry check above stops the run before the lock can expire.
-        }
-      }),
-    );
   }
 
   /**

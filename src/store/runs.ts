@@ -178,7 +178,6 @@ export interface RunScopeStats {
   layers: RunScopeLayer[];
 }
 
-/** Maps a runs row to its record (JSON parsed, booleans restored). */
 /** What the queue plans a claim with: the run, its job (group) and the job's options (its concurrency). */
 export interface QueuedRun {
   id: number;
@@ -189,10 +188,12 @@ export interface QueuedRun {
 /** The columns of a QueuedRun (both engines). */
 export const QUEUED_COLUMNS = 'id, run_group_id, options';
 
+/** Maps a row of QUEUED_COLUMNS. */
 export function mapQueued(row: Row): QueuedRun {
   return { id: Number(row.id), run_group_id: String(row.run_group_id ?? ''), options: parseJson<Record<string, unknown>>(row.options, {}) };
 }
 
+/** Maps a runs row to its record (JSON parsed, booleans restored). */
 export function mapRun(row: Row): RunRecord {
   return {
     ...(row as unknown as RunRecord),

@@ -17,6 +17,7 @@ import { openStore } from '../../src/store/index.js';
 import { attachMaster, detachMaster } from '../../src/distributed/attach.js';
 import { DistributedMaster } from '../../src/distributed/master.js';
 import { DistributedWorker } from '../../src/distributed/worker.js';
+import type { LeaseWatch } from '../../src/distributed/lease-watch.js';
 import { QUEUE_NAME } from '../../src/distributed/keys.js';
 import { recordsKey } from '../../src/distributed/records.js';
 import { connectionOptions, resolveDistributedConfig, type DistributedConfig } from '../../src/distributed/redis-config.js';
@@ -178,8 +179,7 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     await until(async () => (await api('GET', `/osm/api/tasks/${uuid}`)).json().progress?.current_step === 'nap', 'the long step on w-late');
     // The watchdog's last confirmation of the lock is made to look too old, as after a busy or
     // paused event loop: it stops the attempt although BullMQ still holds the lock for it.
-    const leases = (worker as unknown as { leases: Map<string, { expiresAt: number }> }).leases;
-    leases.get(uuid)!.expiresAt = Date.now();
+    (worker as unknown as { leases: LeaseWatch }).leases.held.get(uuid)!.expiresAt = Date.now();
     const run = await until(() => {
       const r = t.app.store.runs.getByUuid(uuid);
       return r && r.status !== 'running' && r.status !== 'queued' ? r : undefined;

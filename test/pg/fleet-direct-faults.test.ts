@@ -18,6 +18,7 @@ import { childrenOf, dropPrefix, groupAlive, REDIS_URL, redisAvailable, testPref
 import { createAppContext, openAppContext, type AppContext, type SqliteAppContext } from '../../src/services/context.js';
 import { DistributedMaster } from '../../src/distributed/master.js';
 import { DistributedWorker } from '../../src/distributed/worker.js';
+import type { LeaseWatch } from '../../src/distributed/lease-watch.js';
 import { resolveDistributedConfig, type DistributedConfig } from '../../src/distributed/redis-config.js';
 import { openPgStore } from '../../src/store/pg/store.js';
 import type { AsyncStore } from '../../src/store/async.js';
@@ -165,7 +166,7 @@ describe.skipIf(!ready)('workers writing straight into the shared PostgreSQL dat
     await until(async () => (await app.repos.steps.listByRun((await app.repos.runs.getByUuid(uuid))!.id)).some((s) => s.step_name === 'nap' && s.status === 'running'), 'the long step on d-late');
     // The watchdog's last confirmation is made to look too old (a busy event loop): it stops the
     // attempt although BullMQ still holds the lock for it.
-    (late as unknown as { leases: Map<string, { expiresAt: number }> }).leases.get(uuid)!.expiresAt = Date.now();
+    (late as unknown as { leases: LeaseWatch }).leases.held.get(uuid)!.expiresAt = Date.now();
     await expectOnce(uuid, [
       [1, 'd-late', 'stalled', 'first'],
       [2, 'd-late', 'completed', 'stalled'],
