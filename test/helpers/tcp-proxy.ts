@@ -2,6 +2,9 @@
  * A loopback TCP proxy that a test can cut and restore, to simulate a network partition between
  * one process and a service (Redis): `cut()` destroys every open connection and refuses new ones
  * (they are accepted and destroyed at once, like a reset), `restore()` forwards again.
+ * `cutOnNext('reply')` lets the next request through and cuts every connection instead of
+ * forwarding its answer (the server did the work, the client never hears of it);
+ * `cutOnNext('request')` cuts them instead of forwarding the next request (the server never sees it).
  */
 import net from 'node:net';
 
@@ -13,6 +16,10 @@ export interface TcpProxy {
   /** Destroys every open connection and refuses new ones until `restore()`. */
   cut(): void;
   restore(): void;
+  /** Cuts every open connection at the next chunk going that way, which is dropped (new connections are forwarded). */
+  cutOnNext(direction: 'request' | 'reply'): void;
+  /** Whether a cutOnNext is still waiting for its chunk. */
+  armed(): boolean;
   close(): Promise<void>;
 }
 
@@ -20,6 +27,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   const open = new Set<net.Socket>();
   let isCut = false;
   let count = 0;
+  let armedFor: 'request' | 'reply' | undefined;
   const server = net.createServer((client) => {
     if (isCut) {
       client.destroy();
@@ -37,8 +45,18 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     };
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    const relay = (from: net.Socket, to: net.Socket, direction: 'request' | 'reply') =>
+      from.on('data', (chunk: Buffer) => {
+        if (armedFor === direction) {
+          armedFor = undefined;
+          for (const s of open) s.destroy();
+          open.clear();
+          return;
+        }
+        to.write(chunk);
+      });
+    relay(client, upstream, 'request');
+    relay(upstream, client, 'reply');
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -57,6 +75,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     restore() {
       isCut = false;
     },
+    cutOnNext(direction) {
+      armedFor = direction;
+    },
+    armed: () => armedFor !== undefined,
     close() {
       cut();
       return new Promise((resolve) => server.close(() => resolve()));

@@ -5,6 +5,7 @@
  * The parts are the engines' shared statements with their named parameters prefixed apart.
  */
 import { EVENT_COLUMNS, eventInsertValues, EVENT_VALUES, type EventInput } from '../events.js';
+import type { PgDb, QueryResult } from './db.js';
 
 export interface Part {
   sql: string;
@@ -41,5 +42,19 @@ export function withParts(parts: [string, Part | undefined][], result: string): 
   return {
     sql: `WITH ${used.map(([name, p]) => `${name} AS (${p.sql})`).join(',\n')}\nSELECT * FROM ${result}`,
     values: Object.assign({}, ...used.map(([, p]) => p.values)),
+  };
+}
+
+/**
+ * The `verify` of a statement of CTE parts that writes an event (its part prefixed `e_`, whose
+ * event id is generated here): once the row the statement changes (`table`, `id`) is free — a
+ * statement the server is still finishing holds it — the statement was applied exactly when its
+ * event exists; `read` then reads back what it returned.
+ */
+export function appliedWithEvent(db: PgDb, q: Part, table: 'runs' | 'step_results', id: number, read: () => Promise<QueryResult>): () => Promise<QueryResult | undefined> {
+  return async () => {
+    await db.query(`SELECT 1 FROM ${table} WHERE id = ? FOR UPDATE`, [id]);
+    const hit = await db.one('SELECT 1 FROM event_logs WHERE run_id = ? AND event_id = ?', [q.values.e_run_id, q.values.e_event_id]);
+    return hit ? read() : undefined;
   };
 }

@@ -59,16 +59,42 @@ export function abortedByServer(err: unknown): boolean {
   return e?.code === '57P01' && e.severity === 'FATAL' && e.routine === 'ProcessInterrupts';
 }
 
+/**
+ * Whether a statement only reads: a SELECT or WITH without any data-modifying keyword (a row
+ * lock, `FOR UPDATE`, changes nothing). A CTE that writes (`WITH s AS (UPDATE …) SELECT * FROM s`)
+ * is a write, however it ends.
+ */
+export function isReadOnly(text: string): boolean {
+  return /^\s*(SELECT|WITH)\b/i.test(text) && !/\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY)\b/i.test(text.replace(/\bFOR\s+(NO\s+KEY\s+)?UPDATE\b/gi, ''));
+}
+
 export interface QueryResult {
   rows: Row[];
   rowCount: number;
 }
 
+/**
+ * What a write outside a transaction tells the query layer about itself, so that a run's write
+ * whose outcome is unknown (the connection was lost after the statement was sent: an immediate
+ * shutdown or crash restart of the server, a socket cut off) can still be completed exactly once.
+ */
+export interface WriteOpts {
+  /** Sending the statement twice has the effect of sending it once (an upsert, a plain SET): it is sent again. */
+  idempotent?: boolean;
+  /**
+   * Reads whether the statement was applied: what it returned (read back) when it was, undefined
+   * when it was not, and it is then sent again. Called only after the connection was lost with
+   * the statement sent; it should first wait for the rows the statement locks (`FOR UPDATE`), so
+   * that a statement the server is still finishing is not taken as never applied.
+   */
+  verify?: () => Promise<QueryResult | undefined>;
+}
+
 export interface PgDb {
   /** Runs one statement with `?` placeholders (inside the current transaction when there is one). */
-  query(sql: string, params?: readonly unknown[]): Promise<QueryResult>;
+  query(sql: string, params?: readonly unknown[], opts?: WriteOpts): Promise<QueryResult>;
   /** Runs one statement with `@name` placeholders. */
-  queryNamed(sql: string, values: Record<string, unknown>): Promise<QueryResult>;
+  queryNamed(sql: string, values: Record<string, unknown>, opts?: WriteOpts): Promise<QueryResult>;
   /** The first row, or undefined. */
   one(sql: string, params?: readonly unknown[]): Promise<Row | undefined>;
   all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
@@ -105,15 +131,26 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number; prep
    * `opts.retryMs` (0: no retry). A database that blinks (restart, failover) is waited for; one
    * that stays away ends in `errors.unavailable` (503).
    */
-  const retrying = async <T>(attempt: () => Promise<T>, safe: (err: unknown) => boolean): Promise<T> => {
+  const retrying = async <T>(attempt: () => Promise<T>, safe: (err: unknown) => boolean, verify?: () => Promise<T | undefined>): Promise<T> => {
     const deadline = Date.now() + Math.max(currentPatience(), opts.retryMs ?? 0);
     for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
       try {
         return await attempt();
       } catch (err) {
         const lost = isConnectionError(err) || (err instanceof OsmError && err.code === 'OSM_ERR_UNAVAILABLE');
-        if (!(lost && safe(err)) || Date.now() + wait > deadline) throw err;
+        const known = safe(err);
+        if (!lost || !(known || verify) || Date.now() + wait > deadline) throw err;
         await new Promise((r) => setTimeout(r, wait));
+        if (known) continue;
+        // Sent, outcome unknown: read whether it was applied (the reads wait for the database
+        // within the same window); when it was not, it is sent again.
+        let applied: T | undefined;
+        try {
+          applied = await verify!();
+        } catch {
+          throw err;
+        }
+        if (applied !== undefined) return applied;
       }
     }
   };
@@ -161,7 +198,7 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number; prep
     }
   };
 
-  const run = async (text: string, params: readonly unknown[]): Promise<QueryResult> => {
+  const run = async (text: string, params: readonly unknown[], writeOpts: WriteOpts = {}): Promise<QueryResult> => {
     const client = current.getStore();
     try {
       if (client) {
@@ -170,8 +207,9 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number; prep
       }
       // Outside a transaction: a failed connect never ran the statement, a read can always be
       // repeated, and a write the server aborted while shutting down was not applied; a write
-      // whose connection was cut off mid-way may have been applied, so it is not repeated.
-      const reading = /^\s*(SELECT|WITH\s[^;]*\bSELECT\b(?![^;]*\b(INSERT|UPDATE|DELETE)\b))/i.test(text);
+      // whose connection was cut off mid-way may have been applied, so it is repeated only when
+      // that changes nothing (idempotent) or after `verify` found it was not applied.
+      const reading = isReadOnly(text);
       return await retrying(async () => {
         let conn: PgClient;
         try {
@@ -180,6 +218,10 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number; prep
           throw Object.assign(err as object, { osmNotSent: true });
         }
         let broken: unknown;
+        // A checked-out client whose socket is cut also emits 'error' (unheard, it would end the
+        // process): the failing query reports it.
+        const onError = (err: Error) => (broken = err);
+        conn.on('error', onError);
         try {
           const r = await query(conn, text, params);
           return { rows: r.rows, rowCount: r.rowCount ?? 0 };
@@ -187,9 +229,10 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number; prep
           if (isConnectionError(err)) broken = err;
           throw err;
         } finally {
+          conn.off('error', onError);
           conn.release(broken instanceof Error ? broken : undefined);
         }
-      }, (err) => reading || (err as { osmNotSent?: boolean }).osmNotSent === true || abortedByServer(err));
+      }, (err) => reading || writeOpts.idempotent === true || (err as { osmNotSent?: boolean }).osmNotSent === true || abortedByServer(err), writeOpts.verify);
     } catch (err) {
       return fail(err);
     }
@@ -224,10 +267,10 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number; prep
   };
 
   const db: PgDb = {
-    query: (sql, params = []) => run(positional(sql), params),
-    queryNamed: (sql, values) => {
+    query: (sql, params = [], writeOpts) => run(positional(sql), params, writeOpts),
+    queryNamed: (sql, values, writeOpts) => {
       const { text, params } = named(sql, values);
-      return run(text, params);
+      return run(text, params, writeOpts);
     },
     one: async (sql, params = []) => (await run(positional(sql), params)).rows[0],
     all: async (sql, params = []) => (await run(positional(sql), params)).rows,

@@ -9,7 +9,8 @@ import { pgListPage } from '../list.js';
 
 export function createPgArtifactsRepo(db: PgDb): Async<ArtifactsRepo> {
   const upsert = async (input: Parameters<ArtifactsRepo['upsert']>[0]) => {
-    const { rows } = await db.queryNamed(ARTIFACT_UPSERT_SQL, artifactValues(input));
+    // Upserts by key: sent twice, the row is the same.
+    const { rows } = await db.queryNamed(ARTIFACT_UPSERT_SQL, artifactValues(input), { idempotent: true });
     return mapArtifact(rows[0]!);
   };
   return {
@@ -23,7 +24,7 @@ export function createPgArtifactsRepo(db: PgDb): Async<ArtifactsRepo> {
         return out;
       });
       // One round trip; the rows come back in no particular order.
-      const { rows } = await db.queryNamed(many.sql, many.values);
+      const { rows } = await db.queryNamed(many.sql, many.values, { idempotent: true });
       const byKey = new Map(rows.map((r) => [JSON.stringify([r.workspace, r.name, r.artifact_path, Number(r.run_id)]), mapArtifact(r)]));
       return inputs.map((a) => byKey.get(JSON.stringify([a.workspace, a.name, a.artifact_path, a.run_id ?? 0]))!);
     },

@@ -8,7 +8,7 @@ import { ownerHostOf } from '../../owner.js';
 import type { Async } from '../../async.js';
 import { inOrder, mapQueued, mapRun, QUEUED_COLUMNS, type RunsRepo } from '../../runs.js';
 import { finishEventHead, mapScope, runInsertValues, runListWhere, runRef, runStart, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues } from '../../run-sql.js';
-import { eventPart, prefixed, withParts } from '../cte.js';
+import { appliedWithEvent, eventPart, prefixed, withParts } from '../cte.js';
 import { nowIso } from '../../sql.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
@@ -48,7 +48,8 @@ export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
     },
     async update(id, patch) {
       const u = runUpdate(id, patch);
-      if (u) await db.query(u.sql, u.params);
+      // Plain assignments: sending them twice changes nothing more.
+      if (u) await db.query(u.sql, u.params, { idempotent: true });
     },
     async incrementCompletedSteps(id) {
       await db.query('UPDATE runs SET completed_steps = completed_steps + 1, updated_at = ? WHERE id = ?', [nowIso(), id]);
@@ -87,7 +88,8 @@ export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
       const w = patch?.workspaceRow ? prefixed(workspaceUpsert(patch.workspaceRow), 'w_') : undefined;
       const s = runStart(id, ownerPid, patch, w ? 'w' : undefined);
       const q = withParts([['w', w], ['r', s], ['e', eventPart(event, { name: 'r' })]], 'r');
-      const { rows } = await db.queryNamed(q.sql, q.values);
+      // Its event is written only with the run's change: it tells whether a cut-off start was applied.
+      const { rows } = await db.queryNamed(q.sql, q.values, { verify: appliedWithEvent(db, q, 'runs', id, () => db.query('SELECT * FROM runs WHERE id = ?', [id])) });
       return rows[0] ? mapRun(rows[0]) : undefined;
     },
     async finish(id, to, patch, event) {
@@ -95,7 +97,7 @@ export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
       if (!t) return undefined;
       const e = eventPart(event, { name: 'r', data: "CAST(@head AS TEXT) || r.completed_steps || '}'", values: { head: finishEventHead(event.data) } });
       const q = withParts([['r', t], ['e', e]], 'r');
-      const { rows } = await db.queryNamed(q.sql, q.values);
+      const { rows } = await db.queryNamed(q.sql, q.values, { verify: appliedWithEvent(db, q, 'runs', id, () => db.query('SELECT * FROM runs WHERE id = ?', [id])) });
       return rows[0] ? mapRun(rows[0]) : undefined;
     },
     async listQueued(limit, excludeGroups) {
@@ -127,6 +129,7 @@ export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
         `INSERT INTO run_scope (run_id, layers, updated_at) VALUES (?, ?, ?)
          ON CONFLICT(run_id) DO UPDATE SET layers = excluded.layers, updated_at = excluded.updated_at`,
         [id, JSON.stringify(layers), nowIso()],
+        { idempotent: true },
       );
     },
     async addScopeDrops(id, bySource, samples) {

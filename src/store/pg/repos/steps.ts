@@ -16,18 +16,30 @@ import {
 } from '../../steps.js';
 import { nowIso } from '../../sql.js';
 import { runProgress } from '../../run-sql.js';
-import { eventPart, prefixed, withParts } from '../cte.js';
+import { appliedWithEvent, eventPart, prefixed, withParts } from '../cte.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
 
 /** Milliseconds from the started_at column to the @now parameter (both ISO 8601 text). */
 const PG_ELAPSED_MS = 'GREATEST(0, ROUND(EXTRACT(EPOCH FROM (CAST(@now AS timestamptz) - CAST(started_at AS timestamptz))) * 1000))::bigint';
 
+/**
+ * The step's INSERT keyed by its new step_uuid: sent again after a connection lost with it in
+ * flight, it adds nothing when the first one was applied (its row is then read by that key).
+ */
+const STEP_INSERT_ONCE_SQL = STEP_INSERT_SQL.replace(/RETURNING \*\s*$/, 'ON CONFLICT (step_uuid) DO NOTHING RETURNING *');
+
 export function createPgStepsRepo(db: PgDb): Async<StepsRepo> {
   return {
     async create(input) {
-      const { rows } = await db.queryNamed(STEP_INSERT_SQL, stepInsertValues(input));
-      return mapStep(rows[0]!);
+      const values = stepInsertValues(input);
+      const byKey = () => db.query('SELECT * FROM step_results WHERE step_uuid = ?', [values.step_uuid]);
+      const verify = async () => {
+        const r = await byKey();
+        return r.rows.length > 0 ? r : undefined;
+      };
+      const { rows } = await db.queryNamed(STEP_INSERT_ONCE_SQL, values, { verify });
+      return mapStep(rows[0] ?? (await byKey()).rows[0]!);
     },
     async get(id) {
       const row = await db.one('SELECT * FROM step_results WHERE id = ?', [id]);
@@ -49,7 +61,8 @@ export function createPgStepsRepo(db: PgDb): Async<StepsRepo> {
         ['r', p ? prefixed(p, 'r_') : undefined],
       ];
       const q = withParts(parts, 's');
-      const { rows } = await db.queryNamed(q.sql, q.values);
+      // The event is part of the same statement: it tells whether a cut-off finish was applied.
+      const { rows } = await db.queryNamed(q.sql, q.values, { verify: appliedWithEvent(db, q, 'step_results', id, () => db.query('SELECT * FROM step_results WHERE id = ?', [id])) });
       return rows[0] ? mapStep(rows[0]) : undefined;
     },
     async runningNames(runId) {

@@ -37,7 +37,8 @@ export function createPgWorkspacesRepo(db: PgDb): Async<WorkspacesRepo> {
   return {
     async upsertRunInfo(input) {
       const u = workspaceUpsert(input);
-      return asWorkspace((await db.queryNamed(u.sql, u.values)).rows[0]!);
+      // An upsert of given values: sent twice, the row is the same.
+      return asWorkspace((await db.queryNamed(u.sql, u.values, { idempotent: true })).rows[0]!);
     },
     async get(name) {
       const row = await db.one('SELECT * FROM workspaces WHERE name = ?', [name]);

@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OsmError } from '../../../../src/errors.js';
-import { isConnectionError, named, pgDb, positional, type PgDb } from '../../../../src/store/pg/db.js';
+import { isConnectionError, isReadOnly, named, pgDb, positional, type PgDb } from '../../../../src/store/pg/db.js';
 import { openPgStore } from '../../../../src/store/pg/store.js';
 import { withPatience } from '../../../../src/store/patience.js';
 import { createPgDatabase, pgAvailable, PG_ADMIN_URL, type PgDatabase } from '../../../helpers/pg.js';
@@ -16,6 +16,18 @@ describe('placeholders', () => {
     expect(positional('SELECT ? + ?, ?')).toBe('SELECT $1 + $2, $3');
     expect(named('UPDATE t SET a = @a, b = @b WHERE a = @a', { a: 1, b: 2, c: 3 })).toEqual({ text: 'UPDATE t SET a = $1, b = $2 WHERE a = $1', params: [1, 2] });
     expect(() => named('SELECT @missing', {})).toThrow(/@missing/);
+  });
+
+  it('tells a read (sent again after a lost connection) from a write, however a CTE ends', () => {
+    expect(isReadOnly('SELECT * FROM runs WHERE id = $1')).toBe(true);
+    expect(isReadOnly('WITH x AS (SELECT 1) SELECT * FROM x')).toBe(true);
+    expect(isReadOnly('SELECT 1 FROM runs WHERE id = $1 FOR UPDATE')).toBe(true);
+    expect(isReadOnly('SELECT updated_at FROM runs')).toBe(true);
+    // Data-modifying CTEs end with a SELECT of their rows: they are writes.
+    expect(isReadOnly('WITH s AS (UPDATE step_results SET status = $1 RETURNING *), e AS (INSERT INTO event_logs (topic) VALUES ($2)) SELECT * FROM s')).toBe(false);
+    expect(isReadOnly('WITH d AS (DELETE FROM t RETURNING *) SELECT count(*) FROM d')).toBe(false);
+    expect(isReadOnly('INSERT INTO t VALUES (1)')).toBe(false);
+    expect(isReadOnly('UPDATE runs SET status = $1')).toBe(false);
   });
 
   it('tells connection failures from query errors', () => {
