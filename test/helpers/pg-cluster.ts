@@ -44,8 +44,12 @@ export interface PgCluster {
   url: string;
   port: number;
   start(): void;
-  /** Fast shutdown: connections are cut, like a crash of the server process for its clients. */
-  stop(): void;
+  /**
+   * Fast shutdown (default): sessions are told "terminating connection due to administrator
+   * command" and their statements rolled back. Immediate: every server process quits at once,
+   * as in a crash (the next start replays the WAL).
+   */
+  stop(mode?: 'fast' | 'immediate'): void;
   remove(): void;
 }
 
@@ -70,7 +74,7 @@ export async function startPgCluster(): Promise<PgCluster> {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
     port,
     start: () => void as('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', '-t', '60', 'start']),
-    stop: () => void as('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']),
+    stop: (mode = 'fast') => void as('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']),
     remove: () => {
       try {
         cluster.stop();

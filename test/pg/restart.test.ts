@@ -1,6 +1,6 @@
 /**
  * PostgreSQL restarted under osm (issue 14): the test's own cluster (test/helpers/pg-cluster.ts)
- * is stopped while a run executes and started again. The run's writes wait for the database
+ * is stopped (fast, or immediate as in a crash) while a run executes and started again. The run's writes wait for the database
  * (src/store/patience.ts): the run ends completed with every step recorded once, no event twice;
  * while the server is down the daemon's API answers 503 in the error envelope, and it answers
  * again once the server is back.
@@ -55,10 +55,10 @@ describe.skipIf(!bin)('PostgreSQL restarted during a run', () => {
     }
   };
 
-  it('osm run: the database stops for 3 s mid-run; the run completes with every step once', async () => {
+  it.each(['fast', 'immediate'] as const)('osm run: the database stops (%s) for 3 s mid-run; the run completes with every step once', async (mode) => {
     let stopped = false;
     let restartError: unknown;
-    const result = runOsm(['-b', base.dir, '-F', flows, 'run', '-m', 'slow-steps', '-t', 'restart.example.com', '--json'], {
+    const result = runOsm(['-b', base.dir, '-F', flows, 'run', '-m', 'slow-steps', '-t', `restart-${mode}.example.com`, '--json'], {
       env: { OSM_DATABASE_URL: cluster.url },
       timeoutMs: 180_000,
       onSpawn: (child) => {
@@ -67,7 +67,7 @@ describe.skipIf(!bin)('PostgreSQL restarted during a run', () => {
           out += c.toString();
           if (!stopped && out.includes('step-2')) {
             stopped = true;
-            cluster.stop();
+            cluster.stop(mode);
             setTimeout(() => {
               try {
                 cluster.start();
