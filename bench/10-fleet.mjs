@@ -45,7 +45,9 @@ function writeModules(wf, importFile) {
 /** `osm worker join` in its own process; resolved once it has joined. */
 function startWorker(base, wf, prefix, name, concurrency) {
   return new Promise((resolve, reject) => {
-    const args = [OSM, '-b', base, '-F', wf, 'worker', 'join', '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--name', name, '--concurrency', String(concurrency)];
+    // BENCH_DAEMON_NODE_ARGS (see lib/daemon.mjs) profiles the workers too.
+    const nodeArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const args = [...nodeArgs, OSM, '-b', base, '-F', wf, 'worker', 'join', '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--name', name, '--concurrency', String(concurrency)];
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let tail = '';
     let joined = false;

@@ -66,16 +66,16 @@ export async function masterFilePath(app: AppContext, workspace: string, rel: st
 }
 
 /** Creates the master's row of a workspace a worker's rows or files arrive for (its folder is the master's own). */
-export async function ensureWorkspace(app: AppContext, name: string, at: string, workflow: string): Promise<void> {
-  if (await app.repos.workspaces.get(name)) return;
-  await app.repos.workspaces.upsertRunInfo({ name, local_path: join(app.settings().paths.workspaces, name), last_run: at, run_workflow: workflow });
+export async function ensureWorkspace(app: AppContext, name: string, at: string, workflow: string): Promise<{ local_path?: string | null }> {
+  const row = await app.repos.workspaces.get(name);
+  if (row) return row;
+  return app.repos.workspaces.upsertRunInfo({ name, local_path: join(app.settings().paths.workspaces, name), last_run: at, run_workflow: workflow });
 }
 
 class Refused extends Error {}
 
-/** The real workspace folder (created when missing); refused when `<workspaces>/<name>` resolves outside the workspaces folder. */
-async function realWorkspaceRoot(app: AppContext, name: string): Promise<string> {
-  const row = await app.repos.workspaces.get(name);
+/** The real folder of the workspace `row` (created when missing); refused when `<workspaces>/<name>` resolves outside the workspaces folder. */
+function realWorkspaceRoot(app: AppContext, name: string, row: { local_path?: string | null }): string {
   const root = rootOf(app, name, row);
   mkdirSync(root, { recursive: true });
   const real = realpathSync(root);
@@ -168,8 +168,7 @@ export async function applyFileRecord(app: AppContext, run: RunRecord, rec: File
   if (total > cap) return `over the cap of shipped files per run (${cap} bytes, distributed.ship_files_max_mb)`;
   if (rec.stored && buf.length > 0) return 'a stored reference carries no bytes';
   try {
-    await ensureWorkspace(app, rec.workspace, rec.at, run.workflow_name);
-    const root = await realWorkspaceRoot(app, rec.workspace);
+    const root = realWorkspaceRoot(app, rec.workspace, await ensureWorkspace(app, rec.workspace, rec.at, run.workflow_name));
     const parts = rec.path.split('/');
     const dir = folderFor(root, parts.slice(0, -1), !rec.stored);
     if (dir === undefined) return undefined;

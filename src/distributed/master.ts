@@ -256,19 +256,18 @@ export class DistributedMaster {
    * A task finished in BullMQ (completed, or failed for good; retries are left alone). The
    * durable records are applied first — they carry the result; the job only matters when no
    * record exists (a worker of an older version, or BullMQ failing a task itself after stalls).
-   * The job state is read BEFORE the records: a worker writes its end record before completing
-   * the job, and BullMQ trims a job only after it completed, so a job missing here has its
+   * Usually the end record was written before the job completed, so applying the records ends
+   * the run and nothing is read from the job. Otherwise the job state is read BEFORE the records
+   * are read again: BullMQ trims a job only after it completed, so a job missing then has its
    * record in the stream already.
    */
   private async settle(jobId: string): Promise<void> {
-    if (!(await this.runOf(jobId))) return;
+    await this.consume();
+    if (!this.stillOpen(jobId, await this.runOf(jobId))) return;
     const state = await this.q.getJobState(jobId);
     await this.consume();
     const run = await this.runOf(jobId);
-    if (!run || !isOpen(run)) {
-      this.inflight.delete(jobId);
-      return;
-    }
+    if (!this.stillOpen(jobId, run)) return;
     if (state === 'unknown') return this.lost(run);
     if (state !== 'completed' && state !== 'failed') {
       if (state === 'active') await this.onActive(jobId);
@@ -293,6 +292,13 @@ export class DistributedMaster {
       this.log('distributed run failed', { run_uuid: jobId, error: reason });
       this.inflight.delete(jobId);
     }
+  }
+
+  /** Whether the distributed run is still open; when not, its task is no longer watched. */
+  private stillOpen(jobId: string, run: RunRecord | undefined): run is RunRecord {
+    if (run && isOpen(run)) return true;
+    this.inflight.delete(jobId);
+    return false;
   }
 
   /** BullMQ moved a task back to wait after its lock expired: its attempt ended, the run waits again. */

@@ -105,6 +105,9 @@ export function isShippablePath(rel: string): boolean {
  * written by the master at the same path below ITS workspace folder. Keyed by run, attempt, path
  * and offset: a replayed chunk writes the same bytes at the same place.
  */
+/** Base64 alphabet with at most two trailing pad characters (the length is checked apart). */
+const BASE64_CHARS = /^[A-Za-z0-9+/]*={0,2}$/;
+
 export const fileRecordSchema = z.object({
   v: z.literal(PROTOCOL_VERSION),
   kind: z.literal('file'),
@@ -119,7 +122,9 @@ export const fileRecordSchema = z.object({
   data: z
     .string()
     .max(Math.ceil(FILE_CHUNK_BYTES / 3) * 4)
-    .regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/)
+    // Canonical base64: whole quads, padding only at the end. Checked as length and one character
+    // class (linear, no backtracking): the grouped pattern cost milliseconds per record on the master.
+    .refine((d) => d.length % 4 === 0 && BASE64_CHARS.test(d), 'not base64')
     .refine((d) => (d.length / 4) * 3 - (d.endsWith('==') ? 2 : d.endsWith('=') ? 1 : 0) <= FILE_CHUNK_BYTES, 'chunk larger than FILE_CHUNK_BYTES'),
   /** Last chunk of the file: the master cuts the file at offset + length. */
   eof: z.boolean(),

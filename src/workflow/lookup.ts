@@ -3,7 +3,7 @@
  * lexically ordered walk of the workflows folder, or by path. A miss explains where we looked and
  * suggests near names (field-notes #8: "workflow not found" after an upgrade left users stuck).
  */
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { basename, extname, isAbsolute, join, resolve } from 'node:path';
 import { errors } from '../errors.js';
 import { isWorkflowYaml } from './parse.js';
@@ -20,14 +20,29 @@ function isFile(path: string): boolean {
   }
 }
 
-function sniff(path: string): boolean {
+/**
+ * What sniffing found per file, keyed by the stat that was current then: a lookup by name walks the
+ * whole folder (a worker does it for each task), and reading and parsing the head of every YAML
+ * file each time cost milliseconds per lookup. A file whose inode, size, mtime or ctime changed
+ * is read again, so an edit, a replacement or a rename onto the path is always seen.
+ */
+const sniffed = new Map<string, { sig: string; workflow: boolean }>();
+const SNIFF_MEMO_MAX = 50_000;
+
+function sniff(path: string, st: Stats): boolean {
+  if (!st.isFile() || st.size > SNIFF_LIMIT) return false;
+  const sig = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  const known = sniffed.get(path);
+  if (known?.sig === sig) return known.workflow;
+  let workflow: boolean;
   try {
-    const st = statSync(path);
-    if (!st.isFile() || st.size > SNIFF_LIMIT) return false;
-    return isWorkflowYaml(readFileSync(path, 'utf8'));
+    workflow = isWorkflowYaml(readFileSync(path, 'utf8'));
   } catch {
     return false;
   }
+  if (sniffed.size >= SNIFF_MEMO_MAX) sniffed.clear();
+  sniffed.set(path, { sig, workflow });
+  return workflow;
 }
 
 /**
@@ -35,7 +50,7 @@ function sniff(path: string): boolean {
  * filepath.Walk), hidden segments skipped, each real folder once (symlinked folders can form
  * loops). `visit` returning true stops the walk.
  */
-function walkYamlFiles(dir: string, visit: (full: string, name: string) => boolean | void): void {
+function walkYamlFiles(dir: string, visit: (full: string, name: string, st: Stats) => boolean | void): void {
   const seenDirs = new Set<string>();
   let stopped = false;
   const walk = (folder: string) => {
@@ -64,7 +79,7 @@ function walkYamlFiles(dir: string, visit: (full: string, name: string) => boole
         continue;
       }
       if (st.isDirectory()) walk(full);
-      else if (st.isFile() && YAML_EXT.test(name) && visit(full, name) === true) stopped = true;
+      else if (st.isFile() && YAML_EXT.test(name) && visit(full, name, st) === true) stopped = true;
     }
   };
   walk(resolve(dir));
@@ -73,8 +88,8 @@ function walkYamlFiles(dir: string, visit: (full: string, name: string) => boole
 /** Every workflow file under `dir`, in walk order. */
 export function listWorkflowFiles(dir: string): string[] {
   const out: string[] = [];
-  walkYamlFiles(dir, (full) => {
-    if (sniff(full)) out.push(full);
+  walkYamlFiles(dir, (full, _name, st) => {
+    if (sniff(full, st)) out.push(full);
   });
   return out;
 }

@@ -224,6 +224,9 @@ describe('shipped file records', () => {
     expect(fileRecordSchema.safeParse(rec({ data: Buffer.alloc(FILE_CHUNK_BYTES).toString('base64') })).success).toBe(true);
     expect(fileRecordSchema.safeParse(rec({ data: Buffer.alloc(FILE_CHUNK_BYTES + 1).toString('base64') })).success).toBe(false);
     expect(fileRecordSchema.safeParse(rec({ data: 'not base64!' })).success).toBe(false);
+    // Canonical base64 only: whole quads, padding at the end and at most two of it.
+    for (const data of ['', 'QQ==', 'QUI=', 'QUJD']) expect(fileRecordSchema.safeParse(rec({ data })).success, data).toBe(true);
+    for (const data of ['QQ', 'Q===', 'QQ=A', '====', 'QU JD', 'QUJD\n']) expect(fileRecordSchema.safeParse(rec({ data })).success, data).toBe(false);
     expect(fileRecordSchema.safeParse(rec({ path: '../x' })).success).toBe(false);
     expect(fileRecordSchema.safeParse(rec({ offset: -1 })).success).toBe(false);
   });

@@ -41,6 +41,18 @@ describe('listWorkflowFiles', () => {
       'flows/general-flow.yaml', 'flows/zz/recon.yaml', 'modules/portscan-module.yml', 'modules/recon.yaml',
     ]);
   });
+  it('sees a file that became a workflow, or stopped being one, at the next lookup (what sniffing found is kept per file version)', () => {
+    const rel = (files: string[]) => files.map((f) => path.relative(wfDir, f));
+    expect(rel(listWorkflowFiles(wfDir))).not.toContain('modules/notes.yaml');
+    write('modules/notes.yaml', mod('notes'));
+    expect(rel(listWorkflowFiles(wfDir))).toContain('modules/notes.yaml');
+    expect(findWorkflow('notes', wfDir, cwd)).toBe(path.join(wfDir, 'modules/notes.yaml'));
+    // Same size, same second: a rename onto the path is a new inode.
+    const other = write('other.txt', mod('recon').replace('kind: module', 'kind: modulx'));
+    fs.renameSync(other, path.join(wfDir, 'modules/recon.yaml'));
+    expect(rel(listWorkflowFiles(wfDir))).not.toContain('modules/recon.yaml');
+  });
+
   it('returns nothing for a missing folder', () => {
     expect(listWorkflowFiles(path.join(root, 'nope'))).toEqual([]);
   });
