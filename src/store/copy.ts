@@ -30,7 +30,7 @@ import type { Store } from './db.js';
 import { sqliteSchemaInfo, type TableInfo } from './schema-info.js';
 import { schemaVersion } from './migrate.js';
 import { applyPgMigrations, pgSchemaVersion } from './pg/migrate.js';
-import type { PgPool } from './pg/pool.js';
+import { checkout, type PgPool } from './pg/pool.js';
 import { copyLine, parseCopyLine } from './pg/copy-text.js';
 
 export { copyLine, copyValue, parseCopyLine } from './pg/copy-text.js';
@@ -122,14 +122,14 @@ function sqliteCount(db: Db, table: string): number {
 // ---- PostgreSQL side ----
 
 async function pgChecksum(pool: PgPool, table: TableInfo): Promise<TableChecksum> {
-  const client = await pool.connect();
+  const { client, release } = await checkout(pool);
   try {
     const sum = new TableChecksum();
     const stream = client.query(copyTo(`COPY (SELECT ${table.columns.map((c) => quote(c.name)).join(', ')} FROM ${quote(table.name)}) TO STDOUT`));
     for await (const line of copyLines(stream)) sum.add(line);
     return sum;
   } finally {
-    client.release();
+    release();
   }
 }
 
@@ -187,7 +187,7 @@ export async function copySqliteToPg(store: Store, pool: PgPool, opts: CopyOptio
     const report = (rows: number, done: boolean) => opts.onProgress?.({ table: name, index: i + 1, tables: order.length, rows, total, done });
     report(0, false);
     const source = new TableChecksum();
-    const client = await pool.connect();
+    const { client, release } = await checkout(pool);
     try {
       await client.query('BEGIN');
       await client.query(`TRUNCATE ${quote(name)} CASCADE`);
@@ -216,7 +216,7 @@ export async function copySqliteToPg(store: Store, pool: PgPool, opts: CopyOptio
       await client.query('ROLLBACK').catch(() => undefined);
       throw errors.internal(`copying table ${name} to PostgreSQL failed: ${(err as Error).message}`);
     } finally {
-      client.release();
+      release();
     }
     const target = await pgChecksum(pool, table);
     report(source.rows, true);
@@ -248,7 +248,7 @@ export async function copyPgToSqlite(pool: PgPool, store: Store, opts: CopyOptio
     const numeric = table.columns.map((c) => c.family === 'int' || c.family === 'real');
     const insert = db.prepare(`INSERT INTO ${quote(name)} (${table.columns.map((c) => quote(c.name)).join(', ')}) VALUES (${table.columns.map(() => '?').join(', ')})`);
     const source = new TableChecksum();
-    const client = await pool.connect();
+    const { client, release } = await checkout(pool);
     db.exec('BEGIN IMMEDIATE');
     try {
       db.prepare(`DELETE FROM ${quote(name)}`).run();
@@ -263,7 +263,7 @@ export async function copyPgToSqlite(pool: PgPool, store: Store, opts: CopyOptio
       if (db.inTransaction) db.exec('ROLLBACK');
       throw errors.internal(`copying table ${name} from PostgreSQL failed: ${(err as Error).message}`);
     } finally {
-      client.release();
+      release();
     }
     const target = sqliteChecksum(db, table);
     report(source.rows, true);

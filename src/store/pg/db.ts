@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { from as copyFromStdin } from 'pg-copy-streams';
 import { errors, OsmError } from '../../errors.js';
-import { describePgError, type PgClient, type PgPool } from './pool.js';
+import { checkout, describePgError, type PgClient, type PgPool } from './pool.js';
 import type { Row } from '../sql.js';
 import { currentPatience } from '../patience.js';
 
@@ -211,26 +211,21 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number; prep
       // that changes nothing (idempotent) or after `verify` found it was not applied.
       const reading = isReadOnly(text);
       return await retrying(async () => {
-        let conn: PgClient;
+        let conn: Awaited<ReturnType<typeof checkout>>;
         try {
-          conn = await pool.connect();
+          conn = await checkout(pool);
         } catch (err) {
           throw Object.assign(err as object, { osmNotSent: true });
         }
         let broken: unknown;
-        // A checked-out client whose socket is cut also emits 'error' (unheard, it would end the
-        // process): the failing query reports it.
-        const onError = (err: Error) => (broken = err);
-        conn.on('error', onError);
         try {
-          const r = await query(conn, text, params);
+          const r = await query(conn.client, text, params);
           return { rows: r.rows, rowCount: r.rowCount ?? 0 };
         } catch (err) {
           if (isConnectionError(err)) broken = err;
           throw err;
         } finally {
-          conn.off('error', onError);
-          conn.release(broken instanceof Error ? broken : undefined);
+          conn.release(broken);
         }
       }, (err) => reading || writeOpts.idempotent === true || (err as { osmNotSent?: boolean }).osmNotSent === true || abortedByServer(err), writeOpts.verify);
     } catch (err) {
@@ -240,11 +235,8 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number; prep
 
   /** One transaction on one pool client. */
   const once = async <T>(fn: () => Promise<T>, txOpts: { readOnlySnapshot?: boolean }): Promise<T> => {
-    const client = await pool.connect();
+    const { client, release } = await checkout(pool);
     let broken: unknown;
-    // A checked-out client whose connection dies also emits 'error': the failing query reports it.
-    const onError = (err: Error) => (broken = err);
-    client.on('error', onError);
     let commitSent = false;
     try {
       await client.query(txOpts.readOnlySnapshot ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
@@ -260,9 +252,8 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number; prep
       if (commitSent && err && typeof err === 'object') Object.assign(err, { osmCommitSent: true });
       throw err;
     } finally {
-      client.off('error', onError);
       // A client whose connection failed is destroyed rather than handed to the next caller.
-      client.release(broken instanceof Error ? broken : undefined);
+      release(broken);
     }
   };
 

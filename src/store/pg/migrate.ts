@@ -5,7 +5,7 @@
  */
 import { errors } from '../../errors.js';
 import { pgMigrations, type PgMigration } from './migrations/index.js';
-import type { PgPool } from './pool.js';
+import { checkout, type PgPool } from './pool.js';
 
 /** Arbitrary constant: the advisory lock key osm's migrations take. */
 const MIGRATION_LOCK = 0x6f736d01;
@@ -44,7 +44,7 @@ export async function applyPgMigrations(pool: PgPool, list: readonly PgMigration
     throw errors.unavailable(`PostgreSQL schema version ${current} is newer than this osm supports (${pgLatestVersion(list)}); upgrade osm`);
   }
   const applied: number[] = [];
-  const client = await pool.connect();
+  const { client, release } = await checkout(pool);
   try {
     await client.query(CREATE_TABLE);
     const recorded = await client.query<{ version: string | number }>('SELECT version FROM schema_migrations');
@@ -69,7 +69,7 @@ export async function applyPgMigrations(pool: PgPool, list: readonly PgMigration
       }
     }
   } finally {
-    client.release();
+    release();
   }
   return applied;
 }

@@ -22,6 +22,26 @@ export function openPgPool(target: PgTarget, opts: { max?: number; connectTimeou
   return pool;
 }
 
+/**
+ * A pool client checked out with a listener for its `error` event: a client whose socket is cut
+ * while checked out emits one, which would end the process if nobody heard it (the failing query
+ * reports the cut). `release` hands it back, or destroys it when it failed.
+ */
+export async function checkout(pool: PgPool): Promise<{ client: PgClient; release: (failed?: unknown) => void }> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error) => (broken = err);
+  client.on('error', onError);
+  return {
+    client,
+    // `failed`: the caller saw the connection fail (destroyed too, rather than handed on).
+    release: (failed?: unknown) => {
+      client.off('error', onError);
+      client.release(failed instanceof Error ? failed : broken);
+    },
+  };
+}
+
 export interface PgProbe {
   reachable: boolean;
   /** host:port probed. */
