@@ -1,4 +1,4 @@
-import { ownedOnOtherHost } from '../store/owner.js';
+import { ownedOnOtherHost, ownerHostOf } from '../store/owner.js';
 import type { AppContext } from '../services/context.js';
 import type { RunRecord } from '../store/index.js';
 import { executeStoredRun } from '../services/runs.js';
@@ -164,7 +164,28 @@ export class RunQueue {
       });
   }
 
+  /**
+   * Runs of a claim that failed: on PostgreSQL a claim whose connection was cut off after it was
+   * sent may have been applied (the runs are then `running` and this daemon's, yet nobody
+   * launched them). They are looked at again at the start of the next pass.
+   */
+  private readonly maybeClaimed = new Set<number>();
+
+  /** Launches the runs of failed claims that the database says this daemon did claim. */
+  private async adoptMaybeClaimed(): Promise<void> {
+    const host = ownerHostOf(process.pid);
+    for (const id of [...this.maybeClaimed]) {
+      const run = await this.app.repos.runs.get(id);
+      this.maybeClaimed.delete(id);
+      if (run && run.status === 'running' && run.owner_pid === process.pid && run.owner_host === host && !this.running.has(run.run_uuid)) {
+        this.opts.log?.('run claimed while the database connection was lost: launching it', { run_uuid: run.run_uuid });
+        this.launch(run);
+      }
+    }
+  }
+
   private async claimAll(): Promise<void> {
+    if (this.maybeClaimed.size > 0) await this.adoptMaybeClaimed();
     while (!this.stopping) {
       const free = this.limit() - this.running.size;
       if (free <= 0) break;
@@ -189,7 +210,13 @@ export class RunQueue {
       // The claim is the conditional queued → running change with the owner, all picked runs in
       // one statement: only one claimer can win a run, and none is ever seen running without its
       // owner. Runs taken by another claimer or cancelled meanwhile are left out.
-      const claimed = await this.app.repos.runs.claim(picked, process.pid);
+      let claimed: RunRecord[];
+      try {
+        claimed = await this.app.repos.runs.claim(picked, process.pid);
+      } catch (err) {
+        for (const id of picked) this.maybeClaimed.add(id);
+        throw err;
+      }
       for (const run of claimed) this.launch(run);
       if (claimed.length === 0) break;
     }
