@@ -10,7 +10,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { round, scaled, tempDir, now } from './lib/common.mjs';
 import { configSet, startDaemon, waitJob } from './lib/daemon.mjs';
-import { peakRssMb } from './lib/probe.mjs';
+import { cpuReading, cpuSpent, describeCpu, peakRssMb } from './lib/probe.mjs';
 import { describeBreakdown, runBreakdown } from './lib/run-breakdown.mjs';
 
 export const meta = { id: 5, name: 'many-runs', title: 'Many runs (200 runs × 5 × sleep 0.2, global limit 20)' };
@@ -54,6 +54,7 @@ export async function run({ log }) {
     daemon = await startDaemon(base, wf, ['--no-schedule']);
 
     const t0 = now();
+    const cpu0 = cpuReading(daemon.pid);
     const jobIds = [];
     let made = 0;
     for (let j = 0; j < jobs; j++) {
@@ -68,6 +69,7 @@ export async function run({ log }) {
     const wall = now() - t0;
     const completed = results.reduce((n, j) => n + j.completed, 0);
     if (completed !== runs) throw new Error(`${completed}/${runs} runs completed: ${JSON.stringify(results.map((j) => j.runs.filter((r) => r.status !== 'completed').slice(0, 2)))}`);
+    const cpu = cpuSpent(cpu0, cpuReading(daemon.pid));
     const rss = peakRssMb(daemon.pid);
     await daemon.stop();
     daemon = undefined;
@@ -97,6 +99,7 @@ export async function run({ log }) {
     const breakdown = runBreakdown(runRows, stepRows, SLEEP_S * 1000);
     log(`  makespan ${makespan} ms (ideal ${ideal} ms, +${round(over * 100, 1)} %), wall ${Math.round(wall)} ms, max concurrent ${overlapEvents} (events) / ${overlapRows} (rows)`);
     log(`  ${describeBreakdown(breakdown)}`);
+    log(`  ${describeCpu(cpu, runs)}`);
     return {
       rows: [
         {
@@ -135,6 +138,7 @@ export async function run({ log }) {
         run_duration_ms: { min: runDurations[0], median: runDurations[Math.floor(runDurations.length / 2)], max: runDurations.at(-1) },
         per_run_overhead_ms: round(runDurations[Math.floor(runDurations.length / 2)] - STEPS * SLEEP_S * 1000, 0),
         daemon_peak_rss_mb: rss,
+        cpu_s: cpu,
       },
     };
   } finally {

@@ -24,7 +24,7 @@ import { describeBreakdown, runBreakdown } from './lib/run-breakdown.mjs';
 import { ROOT, now, osm, round, runTimed, scaled, tempDir } from './lib/common.mjs';
 import { configSet, startDaemon, waitJob } from './lib/daemon.mjs';
 import { httpxLine, nucleiLine, writeJsonl } from './lib/gen-jsonl.mjs';
-import { peakRssMb } from './lib/probe.mjs';
+import { cpuReading, cpuSpent, describeCpu, peakRssMb } from './lib/probe.mjs';
 import { maxOverlap } from './05-many-runs.mjs';
 
 export const meta = { id: 11, name: 'postgresql', title: 'PostgreSQL: ingest vs raw COPY, reads at 1M + 1M, 200 runs (SQLite side by side)' };
@@ -230,6 +230,7 @@ async function pgManyRuns(log, dir, details) {
     await configSet(base, { 'server.max_concurrent_runs': LIMIT });
     daemon = await startDaemon(base, wf, ['--no-schedule'], { OSM_DATABASE_URL: db.url });
     const l0 = load();
+    const cpu0 = cpuReading(daemon.pid);
     const jobIds = [];
     let made = 0;
     for (let j = 0; j < jobs; j++) {
@@ -242,6 +243,7 @@ async function pgManyRuns(log, dir, details) {
     for (const id of jobIds) results.push(await waitJob(daemon, id, 100));
     const completed = results.reduce((s, j) => s + j.completed, 0);
     if (completed !== runs) throw new Error(`PG: ${completed}/${runs} runs completed`);
+    const cpu = cpuSpent(cpu0, cpuReading(daemon.pid));
     const rss = peakRssMb(daemon.pid);
     await daemon.stop();
     daemon = undefined;
@@ -266,7 +268,8 @@ async function pgManyRuns(log, dir, details) {
     const durations = rowIntervals.map(([s, e]) => e - s).sort((a, b) => a - b);
     log(`  PG many runs: makespan ${makespan} ms (ideal ${ideal} ms, ×${round(makespan / ideal, 3)}), max concurrent ${oe} / ${or} (load ${l0.join(' ')})`);
     log(`  PG ${describeBreakdown(breakdown)}`);
-    details.pg_many_runs = { runs, jobs, breakdown, makespan_ms: makespan, ideal_ms: ideal, max_overlap_events: oe, max_overlap_rows: or, load_start: l0, load_end: load(), run_duration_ms: { min: durations[0], median: durations[Math.floor(durations.length / 2)], max: durations.at(-1) }, daemon_peak_rss_mb: rss };
+    log(`  PG ${describeCpu(cpu, runs)}`);
+    details.pg_many_runs = { runs, jobs, breakdown, makespan_ms: makespan, ideal_ms: ideal, max_overlap_events: oe, max_overlap_rows: or, load_start: l0, load_end: load(), run_duration_ms: { min: durations[0], median: durations[Math.floor(durations.length / 2)], max: durations.at(-1) }, daemon_peak_rss_mb: rss, cpu_s: cpu };
     return [
       { engine: 'postgresql', load: l0, metric: `PG makespan of ${runs} runs`, figure: round(makespan / 1000, 2), unit: 's', baseline: round(ideal / 1000, 2), baselineLabel: 's ideal = work ÷ limit', ratio: round(makespan / ideal, 3), target: 'ratio ≤ 1.10', met: makespan <= ideal * 1.1 },
       { engine: 'postgresql', load: l0, metric: 'PG max runs at once (events / rows)', figure: Math.max(oe, or), unit: 'runs', baseline: LIMIT, baselineLabel: 'limit', ratio: null, target: `≤ ${LIMIT}`, met: oe <= LIMIT && or <= LIMIT },
