@@ -1,13 +1,14 @@
 import { setMaxListeners } from 'node:events';
 import { RUN_WRITE_PATIENCE_MS, withPatience } from '../store/patience.js';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Workflow } from '../workflow/types.js';
 import { analyzeTarget } from '../workflow/heuristics.js';
-import type { RunRecord, RunScopeStats } from '../store/index.js';
+import type { ArtifactInput, RunRecord, RunScopeStats } from '../store/index.js';
 import type { WorkspaceRunInfo } from '../store/workspaces.js';
-import { messageOf } from '../errors.js';
+import { isOsmError, messageOf } from '../errors.js';
 import { RunPrinter } from './printer.js';
 import { ExecutionLog } from './exec-log.js';
 import { RunRecorder, type RunSource } from './recorder.js';
@@ -16,7 +17,7 @@ import { checkDependencies, DependencyError } from './deps-check.js';
 import { executeModuleBody, manualRunAllowed, prepareScope, SCHEDULER_TRIGGERS } from './module-exec.js';
 import { executeFlowBody, type ModuleSummary } from './flow-exec.js';
 import { printModuleHeader, printSummary } from './summary.js';
-import { clearCompletedMarker, registerArtifacts, writeRunState, writeWorkflowState, STATE_FILES } from './state-files.js';
+import { clearCompletedMarker, collectArtifacts, writeRunState, writeWorkflowState, STATE_FILES } from './state-files.js';
 import type { StepSummary } from './step-exec.js';
 import { notifyRunFinished } from '../events/webhooks.js';
 import { RESERVED_PARAM_NAMES } from '../workflow/reserved-params.js';
@@ -156,31 +157,46 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
     const durationMs = Date.now() - started;
     let artifacts: string[] = [];
     // State files are written only for completed runs (they mark a finished run).
-    // The workspace row is read once: for the state file and for the event's assets_found.
+    // The workspace row is read once: for the state file and for the event's assets_found. The
+    // run's row is the recorder's (it follows every write of this run, completed_steps included).
     const writesState = status === 'completed' && wf && output && !input.emptyTarget;
-    // Both reads at once (on PostgreSQL, two connections): they are on the way to the terminal write.
-    const [ws, latestRow] = await Promise.all([deps.repos.workspaces.get(recorder.run.workspace), writesState ? deps.repos.runs.get(runId) : undefined]);
+    const ws = await deps.repos.workspaces.get(recorder.run.workspace);
     if (writesState) {
-      const latest = latestRow!;
-      const latestWs = latest.workspace === recorder.run.workspace ? ws : await deps.repos.workspaces.get(latest.workspace);
       try {
-        writeRunState(output, { ...latest, status: 'completed', completed_at: new Date().toISOString() }, latestWs as unknown as Record<string, unknown>);
+        writeRunState(output, { ...recorder.run, status: 'completed', completed_at: new Date().toISOString() }, ws as unknown as Record<string, unknown>);
       } catch (err) {
         printer.warn(`could not write run state: ${messageOf(err)}`);
       }
     }
-    // Artifacts are registered before the terminal status is written, so a client that sees
+    // Artifacts are registered with the terminal status (one write), so a client that sees
     // `completed` can list them at once.
+    const artifactRows: ArtifactInput[] = [];
     if (wf && output && !input.emptyTarget) {
       try {
         // Without variables (a run skipped before its params were resolved) no report path can be rendered.
-        artifacts = await registerArtifacts(deps.repos, recorder.run, wf, output, vars ?? {}, { reports: status === 'completed' && vars !== undefined });
-        if (status === 'completed') for (const m of exec.completedModules) artifacts.push(...(await registerArtifacts(deps.repos, recorder.run, m.workflow, output, m.vars, { reportsOnly: true })));
+        const own = await collectArtifacts(recorder.run, wf, output, vars ?? {}, { reports: status === 'completed' && vars !== undefined });
+        artifactRows.push(...own.rows);
+        artifacts = own.paths;
+        if (status === 'completed') {
+          for (const m of exec.completedModules) {
+            const r = await collectArtifacts(recorder.run, m.workflow, output, m.vars, { reportsOnly: true });
+            artifactRows.push(...r.rows);
+            artifacts.push(...r.paths);
+          }
+        }
       } catch (err) {
         printer.warn(`could not register artifacts: ${messageOf(err)}`);
       }
     }
-    await recorder.finished(status, { error, durationMs, assetsFound: ws?.total_assets ?? 0 });
+    const end = { error, durationMs, assetsFound: ws?.total_assets ?? 0 };
+    try {
+      await recorder.finished(status, { ...end, artifacts: artifactRows });
+    } catch (err) {
+      // Artifacts are never worth the run's terminal status: refused with them, it is written alone.
+      if (artifactRows.length === 0 || (isOsmError(err) && err.code === 'OSM_ERR_UNAVAILABLE')) throw err;
+      printer.warn(`could not register artifacts: ${messageOf(err)}`);
+      await recorder.finished(status, end);
+    }
     // The row after the terminal write (or, when the run was already finished, as read back then).
     const finalRun = recorder.run;
     const finalStatus = (finalRun.status === 'running' ? status : finalRun.status) as 'completed' | 'failed' | 'cancelled';
@@ -223,7 +239,7 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
     setup.terminal?.({ run: finalRun, status: shownStatus as RunOutcome['status'], error: finalRun.error_message || error, durationMs, steps, modules, artifacts });
     await printer.detachConsoleLog();
     exec.log.close();
-    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+    if (tempDir) await rm(tempDir, { recursive: true, force: true }).catch(() => undefined);
     return { run: finalRun, status: shownStatus as RunOutcome['status'], error: finalRun.error_message || error, durationMs, steps, modules, artifacts };
   };
 
@@ -303,10 +319,18 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
   mkdirSync(exec.logDir, { recursive: true });
   live.useDir(exec.logDir);
   // The workspace's row, the run's workspace and step count are written with the status change (one statement).
-  if (!(await recorder.started({ workspace: space, total_steps: deps.loader.stepCount(wf), ...(workspaceRow ? { workspaceRow } : {}) }))) {
+  // The run's temp folder is made on the thread pool while the start is written.
+  const tempMade = mkdtemp(join(tmpdir(), 'osm-tmp-')).then(
+    (dir) => (tempDir = dir),
+    (err: unknown) => err,
+  );
+  const began = await recorder.started({ workspace: space, total_steps: deps.loader.stepCount(wf), ...(workspaceRow ? { workspaceRow } : {}) });
+  const tempFailure = await tempMade;
+  if (!began) {
     // Cancelled (or otherwise finished) before it could start.
     return finish('cancelled', 'run cancelled before it started');
   }
+  if (typeof tempFailure !== 'string') return finish('failed', `could not create the run's temp folder: ${messageOf(tempFailure)}`);
   live.run({ ...runInfo(), status: 'running' });
   if (input.timeoutMs && input.timeoutMs > 0) {
     timer = setTimeout(() => abortRun(run0.run_uuid, 'timeout'), input.timeoutMs);
@@ -314,7 +338,6 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
   }
   exec.log.write('INFO', 'Run started', { run_uuid: run0.run_uuid, workflow: wf.name, kind: wf.kind, target: input.target });
 
-  tempDir = mkdtempSync(join(tmpdir(), 'osm-tmp-'));
   // The manual-trigger check comes first (reference §3.2): a module only meant for event
   // triggers is skipped even when its params (e.g. a required `Target`) cannot be resolved.
   // Runs launched by the scheduler (its cron/event/watch triggers) are exactly what it is for.

@@ -130,7 +130,7 @@ export class RunPrinter {
     if (this.pendingLive.length === 0) return;
     const text = this.pendingLive.join('\n');
     this.pendingLive = [];
-    if (!this.opts.stdout || this.opts.silent) this.consoleLog?.write(`${stripAnsi(text)}\n`);
+    if (!this.opts.stdout || this.opts.silent) this.toConsoleLog(`${stripAnsi(text)}\n`);
     else this.emit(text, { quiet: true, live: true });
   }
 
@@ -260,6 +260,27 @@ export class RunPrinter {
     });
   }
 
+  /**
+   * Appends to the console log. What one turn of the event loop writes goes to the file in one
+   * write (the stream is corked until the next turn): a step's start or end is several lines,
+   * and each write costs a round trip to the thread pool.
+   */
+  private toConsoleLog(text: string): void {
+    const s = this.consoleLog;
+    if (!s) return;
+    if (this.corked !== s) {
+      this.corked = s;
+      s.cork();
+      setImmediate(() => {
+        if (this.corked === s) this.corked = undefined;
+        s.uncork();
+      });
+    }
+    s.write(text);
+  }
+
+  private corked?: WriteStream;
+
   /** Stops teeing; resolves when the file is flushed. */
   async detachConsoleLog(): Promise<void> {
     const s = this.consoleLog;
@@ -279,7 +300,7 @@ export class RunPrinter {
     if (!opts.live && this.pendingLive.length) this.flushLive();
     const lines = text.split('\n').map((l) => (this.opts.prefix ? this.opts.prefix + l : l));
     const joined = `${lines.join('\n')}\n`;
-    this.consoleLog?.write(stripAnsi(joined));
+    this.toConsoleLog(stripAnsi(joined));
     if (!this.opts.stdout) return;
     if (opts.quiet && this.opts.silent) return;
     // The spinner owns the last terminal line: clear it, print, draw it again below.

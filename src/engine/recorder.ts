@@ -1,4 +1,4 @@
-import type { AsyncStore, Store, RunRecord, RunStatus, StepStatus } from '../store/index.js';
+import type { ArtifactInput, AsyncStore, Store, RunRecord, RunStatus, StepStatus } from '../store/index.js';
 import type { RunStartPatch } from '../store/run-sql.js';
 import { processStartTime } from './process-registry.js';
 import type { StepState } from './live/journal.js';
@@ -118,8 +118,24 @@ export class RunRecorder {
     if (pid === this.shownPid) return;
     // Shown at once, so a later change decided before this write resolves compares with it.
     this.shownPid = pid;
-    await this.repos.runs.update(this.run.id, { current_pid: pid, current_pid_start: pid ? (processStartTime(pid) ?? '') : '' });
+    const write = this.writePid(pid);
+    const settled = write.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.pidWriting = settled;
+    void settled.then(() => {
+      if (this.pidWriting === settled) this.pidWriting = undefined;
+    });
+    await write;
   }
+
+  private async writePid(pid: number): Promise<void> {
+    await this.repos.runs.showPid(this.run.id, pid, pid ? (processStartTime(pid) ?? '') : '');
+  }
+
+  /** The PID write in flight (showPid may hold it a few milliseconds to share a statement). */
+  private pidWriting?: Promise<void>;
 
   /** Current status in the database (another process may have cancelled the run). */
   async currentStatus(): Promise<RunStatus> {
@@ -171,6 +187,8 @@ export class RunRecorder {
     const count = countKey !== undefined && status === 'completed' && !this.counted.has(countKey);
     if (count) this.counted.add(countKey);
     const pid = info.currentPid !== undefined && info.currentPid !== this.shownPid ? info.currentPid : undefined;
+    // A PID this finish changes must land after the one still being written, not under it.
+    if (pid !== undefined && this.pidWriting) await this.pidWriting;
     // The step, its event, the run's count and its live PID: one write (one statement on PostgreSQL).
     await this.repos.steps.finish(
       stepId,
@@ -197,6 +215,7 @@ export class RunRecorder {
       },
     );
     if (pid !== undefined) this.shownPid = pid;
+    if (count) this.counted1();
     const known = this.stepInfo.get(stepId);
     this.stepInfo.delete(stepId);
     this.tell({ step: stepName, status, exit_code: info.exitCode ?? null, duration_ms: Math.round(info.durationMs), ...(known ? { step_type: known.type, module: known.module } : {}) });
@@ -206,18 +225,29 @@ export class RunRecorder {
     if (this.counted.has(key)) return;
     this.counted.add(key);
     await this.repos.runs.incrementCompletedSteps(this.run.id);
+    this.counted1();
+  }
+
+  /**
+   * One more completed step written: `run` follows the row's completed_steps, so the run's state
+   * file (written before the terminal write) needs no read of the row. Only this run's executor
+   * counts its steps.
+   */
+  private counted1(): void {
+    this.run = { ...this.run, completed_steps: this.run.completed_steps + 1 };
   }
 
   /**
    * Terminal transition with its run.completed / run.failed / run.cancelled event: one write (one
    * statement on PostgreSQL). Returns false when already terminal. `run` is the row afterwards.
    */
-  async finished(status: 'completed' | 'failed' | 'cancelled', info: { error?: string; durationMs: number; assetsFound?: number }): Promise<boolean> {
+  async finished(status: 'completed' | 'failed' | 'cancelled', info: { error?: string; durationMs: number; assetsFound?: number; artifacts?: ArtifactInput[] }): Promise<boolean> {
     const topic = status === 'completed' ? 'run.completed' : status === 'failed' ? 'run.failed' : 'run.cancelled';
     // A terminal transition clears current_pid itself (runTransition).
     this.shownPid = 0;
     // steps_completed (the row's completed_steps) is added to the data by the store.
     const data = { scan_id: this.run.run_uuid, target: this.run.target, duration_ms: Math.round(info.durationMs), assets_found: info.assetsFound ?? 0, ...(info.error ? { error: info.error } : {}) };
-    return this.adopt(await this.repos.runs.finish(this.run.id, status, info.error ? { error_message: info.error } : {}, this.event(topic, topic, 'executor', 'scan', data)));
+    // The run's artifacts are upserted in the same write (one statement on PostgreSQL).
+    return this.adopt(await this.repos.runs.finish(this.run.id, status, info.error ? { error_message: info.error } : {}, this.event(topic, topic, 'executor', 'scan', data), info.artifacts));
   }
 }

@@ -3,8 +3,8 @@ import { extname, join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Workflow } from '../workflow/types.js';
 import { render } from '../workflow/template.js';
-import { atomicWriteFile } from '../util/fs-safe.js';
-import type { ArtifactInput, AsyncStore, RunRecord } from '../store/index.js';
+import { atomicWriteFile, atomicWriteFiles } from '../util/fs-safe.js';
+import type { ArtifactInput, RunRecord } from '../store/index.js';
 
 export const STATE_FILES = {
   executionLog: 'run-execution.log',
@@ -16,20 +16,53 @@ export const STATE_FILES = {
 
 /** Writes the resolved workflow re-serialised (reference §3.13), minus the raw text. */
 export function writeWorkflowState(output: string, wf: Workflow): void {
+  const path = join(output, STATE_FILES.workflow);
   try {
-    atomicWriteFile(join(output, STATE_FILES.workflow), workflowStateText(wf), undefined, { durable: false });
+    const text = workflowStateText(wf);
+    // Runs of one workflow in one workspace write the same text: a file still as this process
+    // left it (same inode, size and mtime) is not written again.
+    const last = writtenStates.get(path);
+    if (last?.text === text && last.stamp === fileStamp(path)) return;
+    atomicWriteFile(path, text, undefined, { durable: false });
+    rememberState(path, text);
   } catch {
     /* not fatal */
   }
 }
 
-/** The serialised workflow, cached per workflow object (many runs of one workflow share it). */
+/** What this process last wrote at a state file path, with the file's stamp right after. */
+const writtenStates = new Map<string, { text: string; stamp: string }>();
+
+function rememberState(path: string, text: string): void {
+  const stamp = fileStamp(path);
+  if (!stamp) return;
+  if (writtenStates.size >= 256) writtenStates.clear();
+  writtenStates.set(path, { text, stamp });
+}
+
+/** Inode, size and modification time of a file ('' when it is missing). */
+function fileStamp(path: string): string {
+  const st = statSync(path, { throwIfNoEntry: false, bigint: true });
+  return st ? `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : '';
+}
+
+/**
+ * The serialised workflow: per workflow object, and per content (each run may load its own copy
+ * of the same workflow; YAML serialising is the slow part, JSON the cheap key).
+ */
 const workflowTexts = new WeakMap<Workflow, string>();
+const workflowTextsByContent = new Map<string, string>();
 function workflowStateText(wf: Workflow): string {
   let text = workflowTexts.get(wf);
   if (text === undefined) {
     const { raw: _raw, checksum: _c, ...rest } = wf;
-    text = stringify(rest);
+    const key = JSON.stringify(rest);
+    text = workflowTextsByContent.get(key);
+    if (text === undefined) {
+      text = stringify(rest);
+      if (workflowTextsByContent.size >= 64) workflowTextsByContent.clear();
+      workflowTextsByContent.set(key, text);
+    }
     workflowTexts.set(wf, text);
   }
   return text;
@@ -79,8 +112,8 @@ export function writeRunState(output: string, run: RunRecord, workspace: Record<
     updated_at: new Date().toISOString(),
   };
   const text = `${JSON.stringify(state, null, 2)}\n`;
-  atomicWriteFile(join(output, STATE_FILES.state), text, undefined, { durable: false });
-  atomicWriteFile(join(output, STATE_FILES.completed), text, undefined, { durable: false });
+  // One file under both names (hard links): the two are the same text.
+  atomicWriteFiles([join(output, STATE_FILES.state), join(output, STATE_FILES.completed)], text, { durable: false });
 }
 
 const REPORT_TYPES: Record<string, string> = {
@@ -140,10 +173,12 @@ export async function fileStats(path: string): Promise<{ size: number; lines: nu
   return { size: st.size, lines: counter.end() };
 }
 
-/** Registers the workflow's reports and the state files as artifacts of the run. */
-export async function registerArtifacts(repos: AsyncStore, run: RunRecord, wf: Workflow, output: string, vars: Record<string, unknown>, opts: { reportsOnly?: boolean; reports?: boolean } = {}): Promise<string[]> {
+/**
+ * The artifact rows of the workflow's reports and of the state files of a run, with their paths:
+ * written by the caller in one go (with the run's terminal write).
+ */
+export async function collectArtifacts(run: RunRecord, wf: Workflow, output: string, vars: Record<string, unknown>, opts: { reportsOnly?: boolean; reports?: boolean } = {}): Promise<{ rows: ArtifactInput[]; paths: string[] }> {
   const paths: string[] = [];
-  // Collected, then written in one go (one statement on PostgreSQL).
   const rows: ArtifactInput[] = [];
   // Reports are registered only for completed runs (reference §3.14); state files always.
   for (const rep of opts.reports === false ? [] : wf.reports) {
@@ -198,6 +233,5 @@ export async function registerArtifacts(repos: AsyncStore, run: RunRecord, wf: W
       paths.push(path);
     }
   }
-  await repos.artifacts.upsertMany(rows);
-  return paths;
+  return { rows, paths };
 }

@@ -124,5 +124,5 @@ export async function recordRunDiff(app: { repos: AsyncStore }, runId: number, k
   const empty = { workspace_name: run.workspace, from_time: run.started_at, to_time: to, added: [], removed: [], changed: [], summary: { total_added: 0, total_removed: 0, total_changed: 0 } };
   const assets = snapshotOf(ws?.total_assets === 0 ? empty : await runReads(assetDiffReads(run.workspace, run.started_at, to), app.repos), run.id);
   const vulns = snapshotOf(ws?.total_vulns === 0 ? empty : await runReads(vulnDiffReads(run.workspace, run.started_at, to), app.repos), run.id);
-  return app.repos.tx(async () => ({ assets: await app.repos.assetDiffs.insert(assets), vulns: await app.repos.vulnDiffs.insert(vulns) }));
+  return app.repos.assetDiffs.insertRunPair(assets, vulns);
 }

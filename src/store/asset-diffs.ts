@@ -30,6 +30,11 @@ export type DiffSnapshotInput = Omit<DiffSnapshotRecord, 'id' | 'created_at' | '
 export interface DiffSnapshotsRepo {
   /** Stores one diff snapshot. */
   insert(input: DiffSnapshotInput): DiffSnapshotRecord;
+  /**
+   * A run's asset diff (into asset_diffs) and vulnerability diff (into vuln_diffs), written
+   * together: both or neither (one statement on PostgreSQL), whichever table this repository reads.
+   */
+  insertRunPair(assets: DiffSnapshotInput, vulns: DiffSnapshotInput): { assets: DiffSnapshotRecord; vulns: DiffSnapshotRecord };
   /** Filtered page, newest first. */
   list(filter: { workspace?: string; org_uuid?: OrgFilter }, page: Page): ListResult<DiffSnapshotRecord>;
 }
@@ -74,6 +79,15 @@ export function createDiffSnapshotsRepo(db: Db, q: StatementCache, table: DiffSn
   return {
     insert(input) {
       return q(snapshotInsertSql(table)).get(snapshotValues(input)) as DiffSnapshotRecord;
+    },
+
+    insertRunPair(assets, vulns) {
+      return db
+        .transaction(() => ({
+          assets: q(snapshotInsertSql('asset_diffs')).get(snapshotValues(assets)) as DiffSnapshotRecord,
+          vulns: q(snapshotInsertSql('vuln_diffs')).get(snapshotValues(vulns)) as DiffSnapshotRecord,
+        }))
+        .immediate();
     },
 
     list(filter, page) {

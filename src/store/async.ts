@@ -50,6 +50,12 @@ export interface AsyncStore extends AsyncRepos {
    * a transaction already (same async context), `fn` joins it.
    */
   tx<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Opens up to `connections` database connections ahead of need (PostgreSQL's pool; SQLite has
+   * one connection, already open). A daemon calls it before its queue starts, so the first runs
+   * do not open connections under their first writes.
+   */
+  warm?(connections: number): Promise<void>;
   close(): Promise<void>;
 }
 

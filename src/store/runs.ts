@@ -10,6 +10,7 @@ import type { ListResult, Page, Priority, RunStatus } from './types.js';
 import type { OrgFilter } from './org-constants.js';
 import { finishEventHead, mapScope, runInsertValues, runListWhere, runRef, runStart, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues, type RunStartPatch } from './run-sql.js';
 import { eventInsertValues, EVENT_INSERT_SQL, type EventInput } from './events.js';
+import { artifactValues, ARTIFACT_UPSERT_SQL, type ArtifactInput } from './artifacts.js';
 
 
 export interface RunRecord {
@@ -119,6 +120,12 @@ export interface RunsRepo {
   update(id: number, patch: RunPatch): void;
   /** Adds one finished step to completed_steps. */
   incrementCompletedSteps(id: number): void;
+  /**
+   * Shows the run's live process group (`current_pid`, and its start time; 0 and '' clear it) —
+   * never on a finished run. In order per store: a later call for a run is never overtaken by an
+   * earlier one. On PostgreSQL the calls of a few milliseconds go in one statement.
+   */
+  showPid(id: number, pid: number, pidStart: string): void;
   /** Claims the next queued run (highest priority, then oldest) for `ownerPid`, moving it to running. */
   claimNext(ownerPid: number): RunRecord | undefined;
   /**
@@ -136,9 +143,10 @@ export interface RunsRepo {
   /**
    * The terminal transition with its event in one transaction; the event's data gets
    * `steps_completed` (the row's completed_steps) as its last key. Undefined, and no event, when
-   * the run cannot move to `to` (already finished).
+   * the run cannot move to `to` (already finished). `artifacts` (the run's reports and state
+   * files) are upserted in the same transaction, whether or not the run moved.
    */
-  finish(id: number, to: 'completed' | 'failed' | 'cancelled', patch: { error_message?: string }, event: RunFinishEvent): RunRecord | undefined;
+  finish(id: number, to: 'completed' | 'failed' | 'cancelled', patch: { error_message?: string }, event: RunFinishEvent, artifacts?: ArtifactInput[]): RunRecord | undefined;
   /**
    * Queued runs in claim order (priority, then FIFO), skipping jobs in `excludeGroups` (served by
    * idx_runs_queue): only what the queue plans a claim with; the claim returns the whole rows.
@@ -306,15 +314,21 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
         .immediate();
     },
 
-    finish(id, to, patch, event) {
+    finish(id, to, patch, event, artifacts = []) {
       return db
         .transaction(() => {
+          for (const a of artifacts) q(ARTIFACT_UPSERT_SQL).run(artifactValues(a));
           const next = transition(id, to, patch);
           if (!next) return undefined;
           q(EVENT_INSERT_SQL).run(eventInsertValues({ ...event, data: `${finishEventHead(event.data)}${next.completed_steps}}` }));
           return next;
         })
         .immediate();
+    },
+
+    showPid(id, pid, pidStart) {
+      const u = runUpdate(id, { current_pid: pid, current_pid_start: pidStart })!;
+      q(u.sql).run(...u.params);
     },
 
     listQueued(limit, excludeGroups) {

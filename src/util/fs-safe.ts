@@ -28,6 +28,60 @@ export function atomicWriteFile(path: string, data: string | Uint8Array, mode?: 
   }
 }
 
+/**
+ * `atomicWriteFile` of the same content to several paths of one folder: the content is written
+ * once, to a temporary file hard-linked under each further name, then each is renamed into
+ * place (one file created instead of one per path). Where hard links are refused, each path is
+ * written on its own.
+ */
+export function atomicWriteFiles(paths: string[], data: string | Uint8Array, opts: { durable?: boolean } = {}): void {
+  const [first, ...rest] = paths;
+  if (first === undefined) return;
+  const links: [string, string][] = [];
+  try {
+    for (const p of rest) {
+      if (dirname(p) !== dirname(first)) throw new Error('not one folder');
+      links.push([join(dirname(p), `.${basename(p)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`), p]);
+    }
+  } catch {
+    for (const p of paths) atomicWriteFile(p, data, undefined, opts);
+    return;
+  }
+  mkdirSync(dirname(first), { recursive: true });
+  const tmp = join(dirname(first), `.${basename(first)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const made: string[] = [tmp];
+  try {
+    const fd = openSync(tmp, 'w', 0o644);
+    try {
+      writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
+      if (opts.durable !== false) fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    let linked = true;
+    for (const [t] of links) {
+      try {
+        linkSync(tmp, t);
+        made.push(t);
+      } catch {
+        linked = false;
+        break;
+      }
+    }
+    if (!linked) {
+      for (const t of made.slice(1)) rmSync(t, { force: true });
+      renameSync(tmp, first);
+      for (const [, p] of links) atomicWriteFile(p, data, undefined, opts);
+      return;
+    }
+    renameSync(tmp, first);
+    for (const [t, p] of links) renameSync(t, p);
+  } catch (err) {
+    for (const t of made) rmSync(t, { force: true });
+    throw err;
+  }
+}
+
 /** Copies `path` to `backupPath` when it exists; returns the backup path or '' when nothing was copied. */
 export function backupFile(path: string, backupPath = `${path}.backup`): string {
   if (!existsSync(path)) return '';

@@ -103,8 +103,10 @@ export async function serveAction(command: Command): Promise<void> {
       scheduler = await startLeaderScheduler(app, storeLeaderLock(app.repos), schedulerOptions);
     } else scheduler = await startScheduler(app, schedulerOptions);
   }
-  // Spawner processes boot now rather than under the first runs' steps.
+  // Spawner processes boot now rather than under the first runs' steps, and so do the database
+  // connections the first runs will write on (PostgreSQL's pool).
   spawnerPool().warm();
+  await app.repos.warm?.(queue.limit());
   const reconciled = await queue.start();
   if (o.hotReload !== false) await app.manager.watch();
 

@@ -107,6 +107,8 @@ export interface PgDb {
   tx<T>(fn: () => Promise<T>, opts?: { readOnlySnapshot?: boolean }): Promise<T>;
   /** Whether the current async context is inside a transaction. */
   inTx(): boolean;
+  /** Runs `fn` outside any transaction of the current async context (work it starts, timers included, stays outside). */
+  outsideTx<T>(fn: () => T): T;
   close(): Promise<void>;
 }
 
@@ -266,6 +268,7 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number; prep
     one: async (sql, params = []) => (await run(positional(sql), params)).rows[0],
     all: async (sql, params = []) => (await run(positional(sql), params)).rows,
     inTx: () => current.getStore() !== undefined,
+    outsideTx: (fn) => current.exit(fn),
     async copyFrom(sql, chunks) {
       const client = current.getStore();
       if (!client) throw new Error('copyFrom runs inside a transaction');

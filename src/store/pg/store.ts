@@ -8,7 +8,7 @@ import { REPO_NAMES, type AsyncRepos, type AsyncStore, type RepoName } from '../
 import { hostPort, pgTarget, type PgTarget } from './config.js';
 import { isConnectionError, pgDb, type PgDb } from './db.js';
 import { applyPgMigrations } from './migrate.js';
-import { describePgError, openPgPool } from './pool.js';
+import { checkout, describePgError, openPgPool } from './pool.js';
 import { createPgRunsRepo } from './repos/runs.js';
 import { createPgStepsRepo } from './repos/steps.js';
 import { createPgEventsRepo } from './repos/events.js';
@@ -59,7 +59,8 @@ export interface PgStoreOptions {
 /** Opens the PostgreSQL store at `target` (a postgres:// URL or a parsed target). */
 export async function openPgStore(target: string | PgTarget, opts: PgStoreOptions = {}): Promise<AsyncStore> {
   const t = typeof target === 'string' ? pgTarget(target) : target;
-  const pool = openPgPool(t, { max: opts.max ?? 10 });
+  const max = opts.max ?? 10;
+  const pool = openPgPool(t, { max });
   const db = pgDb(pool, hostPort(t));
   try {
     if (opts.migrate !== false) await applyPgMigrations(pool);
@@ -74,6 +75,12 @@ export async function openPgStore(target: string | PgTarget, opts: PgStoreOption
     ...repos,
     engine: 'postgresql',
     tx: (fn) => db.tx(fn),
+    async warm(connections) {
+      // Checked out together, so each is a connection of its own; released to the pool as idle.
+      const n = Math.max(0, Math.min(Math.trunc(connections), max));
+      const held = await Promise.allSettled(Array.from({ length: n }, () => checkout(pool)));
+      for (const h of held) if (h.status === 'fulfilled') h.value.release();
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -50,6 +50,23 @@ describe('ended: told once, when the run is terminal', () => {
     });
   }
 
+  it('a completed run: its state file, written before the terminal write, agrees with the row; its artifacts are listed with it', async () => {
+    const target = 'state-hook.com';
+    const run = app.store.runs.create({ workflow_name: 'two-steps', workflow_kind: 'module', target, status: 'queued' });
+    let artifactsWhenTold = -1;
+    const out = await executeStoredRun(app, run, display, 'api', { ended: () => (artifactsWhenTold = app.store.artifacts.listByRun(run.id).length) });
+    expect(out.status).toBe('completed');
+    const row = app.store.runs.get(run.id)!;
+    const state = JSON.parse(readFileSync(path.join(app.settings().paths.workspaces, target, STATE_FILES.state), 'utf8'));
+    expect(state.run).toMatchObject({ run_uuid: row.run_uuid, status: 'completed', total_steps: 2, completed_steps: 2, workspace: row.workspace, started_at: row.started_at });
+    expect(row.completed_steps).toBe(2);
+    // The state files are artifacts of the run, there as soon as it is terminal.
+    const names = app.store.artifacts.listByRun(run.id).map((a) => a.name).sort();
+    expect(names).toEqual(['state-completed', 'state-console-log', 'state-execution-log', 'state-file', 'state-workflow']);
+    expect(artifactsWhenTold).toBe(names.length);
+    expect(out.artifacts).toHaveLength(names.length);
+  });
+
   it('a run whose workflow cannot be loaded is told too, once', async () => {
     const run = app.store.runs.create({ workflow_name: 'no-such-workflow', workflow_kind: 'module', target: 'example.com', status: 'queued' });
     let n = 0;

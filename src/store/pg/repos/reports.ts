@@ -10,11 +10,23 @@ import type { Async } from '../../async.js';
 import { statsSql, toStatsSnapshot, type StatsRepo } from '../../stats.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
+import { prefixed } from '../cte.js';
 
 export function createPgDiffSnapshotsRepo(db: PgDb, table: DiffSnapshotTable): Async<DiffSnapshotsRepo> {
   return {
     async insert(input) {
       return mapSnapshot((await db.queryNamed(snapshotInsertSql(table), snapshotValues(input))).rows[0]!);
+    },
+    async insertRunPair(assets, vulns) {
+      // Both INSERTs in one statement: atomic, one round trip, no BEGIN/COMMIT.
+      const a = prefixed({ sql: snapshotInsertSql('asset_diffs'), values: snapshotValues(assets) }, 'a_');
+      const v = prefixed({ sql: snapshotInsertSql('vuln_diffs'), values: snapshotValues(vulns) }, 'v_');
+      const { rows } = await db.queryNamed(`WITH a AS (${a.sql}), v AS (${v.sql}) SELECT 'a' AS pair_side, a.* FROM a UNION ALL SELECT 'v' AS pair_side, v.* FROM v`, { ...a.values, ...v.values });
+      const side = (k: string) => {
+        const { pair_side: _k, ...row } = rows.find((r) => r.pair_side === k)!;
+        return mapSnapshot(row);
+      };
+      return { assets: side('a'), vulns: side('v') };
     },
     list(filter, page) {
       return pgListPage(db, { table, where: snapshotListWhere(filter), orderBy: 'created_at DESC, id DESC', map: mapSnapshot }, page);

@@ -12,8 +12,64 @@ import { appliedWithEvent, eventPart, prefixed, withParts } from '../cte.js';
 import { nowIso } from '../../sql.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
+import { artifactUpsertMany } from '../../artifacts.js';
+import { createPgArtifactsRepo } from './artifacts.js';
+
+/** How long PID writes wait for others to share their statement. */
+const PID_BATCH_MS = 10;
+
+/**
+ * `current_pid` writes of many runs in one statement. Every running step shows its process
+ * group once it has lived 25 ms (steps/bash.ts): with 20 runs in step, that was one UPDATE per
+ * step of each, a fifth of all the statements of a day of short runs. Writes arriving within
+ * PID_BATCH_MS go together (the last one per run wins); batches go one at a time, in order.
+ */
+function pidWriter(db: PgDb) {
+  let queued = new Map<number, { pid: number; start: string; waiters: [() => void, (err: unknown) => void][] }>();
+  let timer: NodeJS.Timeout | undefined;
+  let chain: Promise<void> = Promise.resolve();
+  const flush = () => {
+    timer = undefined;
+    const batch = queued;
+    queued = new Map();
+    chain = chain.then(async () => {
+      const rows = [...batch.entries()];
+      try {
+        // A finished run never gets a PID back (as in runUpdate). Plain assignments: sent again after a cut, they change nothing more.
+        await db.query(
+          `UPDATE runs SET current_pid = CASE WHEN runs.status IN ('completed', 'failed', 'cancelled') THEN 0 ELSE v.pid END,
+             current_pid_start = CASE WHEN runs.status IN ('completed', 'failed', 'cancelled') THEN '' ELSE v.pid_start END,
+             updated_at = ?
+           FROM unnest(?::bigint[], ?::bigint[], ?::text[]) AS v(id, pid, pid_start)
+           WHERE runs.id = v.id`,
+          [nowIso(), rows.map(([id]) => id), rows.map(([, w]) => w.pid), rows.map(([, w]) => w.start)],
+          { idempotent: true },
+        );
+        for (const [, w] of rows) for (const [ok] of w.waiters) ok();
+      } catch (err) {
+        for (const [, w] of rows) for (const [, fail] of w.waiters) fail(err);
+      }
+    });
+  };
+  return {
+    show(id: number, pid: number, start: string): Promise<void> {
+      return new Promise<void>((resolve, reject) => {
+        const w = queued.get(id);
+        if (w) {
+          w.pid = pid;
+          w.start = start;
+          w.waiters.push([resolve, reject]);
+        } else queued.set(id, { pid, start, waiters: [[resolve, reject]] });
+        // Outside the caller's transaction, if any: the batch is not a part of it.
+        timer ??= db.outsideTx(() => setTimeout(flush, PID_BATCH_MS));
+      });
+    },
+  };
+}
 
 export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
+  const pids = pidWriter(db);
+  const artifactsRepo = createPgArtifactsRepo(db);
   const get = async (id: number) => {
     const row = await db.one('SELECT * FROM runs WHERE id = ?', [id]);
     return row ? mapRun(row) : undefined;
@@ -54,6 +110,9 @@ export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
     async incrementCompletedSteps(id) {
       await db.query('UPDATE runs SET completed_steps = completed_steps + 1, updated_at = ? WHERE id = ?', [nowIso(), id]);
     },
+    showPid(id, pid, pidStart) {
+      return pids.show(id, pid, pidStart);
+    },
     claimNext(ownerPid) {
       return db.tx(async () => {
         const now = nowIso();
@@ -92,11 +151,17 @@ export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
       const { rows } = await db.queryNamed(q.sql, q.values, { verify: appliedWithEvent(db, q, 'runs', id, () => db.query('SELECT * FROM runs WHERE id = ?', [id])) });
       return rows[0] ? mapRun(rows[0]) : undefined;
     },
-    async finish(id, to, patch, event) {
+    async finish(id, to, patch, event, artifacts = []) {
       const t = runTransition(id, to, patch);
-      if (!t) return undefined;
+      // The artifacts' upsert is a part of the same statement (rows sharing a key, which one
+      // statement cannot both write, go first on their own).
+      const a = artifacts.length > 0 ? artifactUpsertMany(artifacts) : undefined;
+      if (!t || (artifacts.length > 0 && !a)) {
+        if (artifacts.length > 0) await artifactsRepo.upsertMany(artifacts);
+        if (!t) return undefined;
+      }
       const e = eventPart(event, { name: 'r', data: "CAST(@head AS TEXT) || r.completed_steps || '}'", values: { head: finishEventHead(event.data) } });
-      const q = withParts([['r', t], ['e', e]], 'r');
+      const q = withParts([['a', a], ['r', t], ['e', e]], 'r');
       const { rows } = await db.queryNamed(q.sql, q.values, { verify: appliedWithEvent(db, q, 'runs', id, () => db.query('SELECT * FROM runs WHERE id = ?', [id])) });
       return rows[0] ? mapRun(rows[0]) : undefined;
     },

@@ -142,6 +142,24 @@ describe.runIf(available)('PostgreSQL query layer', () => {
     }
   });
 
+  it('warm opens the connections asked for, never more than the pool holds', async () => {
+    const store = await openPgStore(database.url, { max: 4 });
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    const open = async () => Number((await admin.query("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'osm'")).rows[0].n);
+    try {
+      const before = await open();
+      await store.warm!(3);
+      expect((await open()) - before).toBeGreaterThanOrEqual(2);
+      await store.warm!(50);
+      expect((await open()) - before).toBeLessThanOrEqual(4);
+      expect((await open()) - before).toBeGreaterThanOrEqual(3);
+    } finally {
+      await admin.end();
+      await store.close();
+    }
+  });
+
   it('a snapshot row PostgreSQL refuses rejects the whole restore as invalid (400), leaving nothing behind', async () => {
     const store = await openPgStore(database.url);
     try {

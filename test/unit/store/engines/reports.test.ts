@@ -24,6 +24,18 @@ describe.each(ENGINES)('reports on $name', (engine) => {
     expect((await s().assetDiffs.list({ org_uuid: [] }, { offset: 0, limit: 10 })).total).toBe(0);
   });
 
+  it('stores a run’s asset and vulnerability snapshots together', async () => {
+    const snap = (n: number) => ({ workspace_name: 'pair', from_time: T1, to_time: T1, total_added: n, total_removed: 0, total_changed: 0, diff_data: `{"n":${n}}`, run_id: 5 });
+    const both = await s().assetDiffs.insertRunPair(snap(1), snap(2));
+    expect(both.assets).toMatchObject(snap(1));
+    expect(both.vulns).toMatchObject(snap(2));
+    expect((await s().assetDiffs.list({ workspace: 'pair' }, { offset: 0, limit: 10 })).data).toEqual([both.assets]);
+    expect((await s().vulnDiffs.list({ workspace: 'pair' }, { offset: 0, limit: 10 })).data).toEqual([both.vulns]);
+    // Both or neither: a row one table refuses leaves nothing in the other.
+    await expect(s().assetDiffs.insertRunPair(snap(3), { ...snap(4), workspace_name: null as never })).rejects.toThrow();
+    expect((await s().assetDiffs.list({ workspace: 'pair' }, { offset: 0, limit: 10 })).total).toBe(1);
+  });
+
   it('gives the /stats snapshot from counters, globally and per org', async () => {
     const org = await s().orgs.create({ name: 'team' });
     await s().assets.upsertMany('ws', [{ asset_value: 'a' }, { asset_value: 'b' }], T1);

@@ -227,6 +227,47 @@ describe.each(ENGINES)('runs on $name', (engine) => {
     expect((await s().events.list({ run_id: e.run_uuid }, { offset: 0, limit: 10 })).data[0]!.data).toBe('{"steps_completed":0}');
   });
 
+  it('finish with artifacts: upserted in the same write, and even when the run was already finished', async () => {
+    const r = await s().runs.create({ ...base, status: 'running', workspace: 'ws' });
+    const event = (topic: string) => ({ topic, name: topic, source: 'executor', source_type: 'run', data_type: 'scan', data: {}, run_id: r.run_uuid, processed: true });
+    const art = (name: string, size: number) => ({ run_id: r.id, workspace: 'ws', name, artifact_path: `/w/ws/${name}`, artifact_type: 'state_file', content_type: 'json', size_bytes: size, line_count: 1, optional: false, description: '' });
+    const done = await s().runs.finish(r.id, 'completed', {}, event('run.completed'), [art('state-file', 10), art('state-completed', 11)]);
+    expect(done?.status).toBe('completed');
+    const listed = async () => (await s().artifacts.listByRun(r.id)).map((a) => [a.name, a.size_bytes]).sort();
+    expect(await listed()).toEqual([['state-completed', 11], ['state-file', 10]]);
+    // Finished already: no transition, no event, the artifacts still upserted (sizes refreshed, one row per key).
+    expect(await s().runs.finish(r.id, 'failed', {}, event('run.failed'), [art('state-file', 20)])).toBeUndefined();
+    expect(await listed()).toEqual([['state-completed', 11], ['state-file', 20]]);
+    // Two rows of one key (which one statement cannot both write) are upserted one after the other.
+    const r2 = await s().runs.create({ ...base, status: 'running', workspace: 'ws' });
+    const dup = { ...art('report', 1), run_id: r2.id };
+    expect((await s().runs.finish(r2.id, 'completed', {}, { ...event('run.completed'), run_id: r2.run_uuid }, [dup, { ...dup, size_bytes: 2 }]))?.status).toBe('completed');
+    expect((await s().artifacts.listByRun(r2.id)).map((a) => a.size_bytes)).toEqual([2]);
+    const events = (await s().events.list({ run_id: r.run_uuid }, { offset: 0, limit: 10 })).data.map((e) => e.topic);
+    expect(events).toEqual(['run.completed']);
+  });
+
+  it('showPid: the last PID of a run wins, in order, and a finished run gets none', async () => {
+    const a = await s().runs.create({ ...base, status: 'running' });
+    const b = await s().runs.create({ ...base, status: 'running' });
+    const done = await s().runs.create({ ...base, status: 'running' });
+    await s().runs.transition(done.id, 'completed');
+    // Calls close together (on PostgreSQL: one statement) and calls after them.
+    await Promise.all([s().runs.showPid(a.id, 101, 'sa1'), s().runs.showPid(b.id, 201, 'sb'), s().runs.showPid(a.id, 102, 'sa2'), s().runs.showPid(done.id, 301, 'sd')]);
+    expect(await s().runs.get(a.id)).toMatchObject({ current_pid: 102, current_pid_start: 'sa2' });
+    expect(await s().runs.get(b.id)).toMatchObject({ current_pid: 201, current_pid_start: 'sb' });
+    expect(await s().runs.get(done.id)).toMatchObject({ current_pid: 0, current_pid_start: '' });
+    // Not awaited one by one: a later call never lands before an earlier one.
+    const writes: Promise<void>[] = [];
+    for (let i = 1; i <= 30; i++) {
+      writes.push(s().runs.showPid(a.id, 1000 + i, `s${i}`));
+      if (i % 7 === 0) await new Promise((r) => setTimeout(r, 12));
+    }
+    writes.push(s().runs.showPid(a.id, 0, ''));
+    await Promise.all(writes);
+    expect(await s().runs.get(a.id)).toMatchObject({ current_pid: 0, current_pid_start: '' });
+  });
+
   it('an outside reader never sees a transaction’s uncommitted rows', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
