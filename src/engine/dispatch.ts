@@ -12,6 +12,8 @@ import { executeAgentAcp } from './steps/agent-acp.js';
 
 /** Runs a step's type executor (no pre-condition, exports or decision: that is step-exec's job). */
 export async function dispatch(step: Step, scope: Scope, ctx: StepContext): Promise<DispatchResult> {
+  // Step work acts: a step end the run still holds (recorder.stepFinished) is written first.
+  await scope.exec.recorder?.settle?.();
   switch (step.type) {
     case 'bash':
       return scope.exec.input.runnerOverride && scope.runner.type === 'host'

@@ -153,14 +153,26 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
   let timer: NodeJS.Timeout | undefined;
   let logIndex = 0;
 
-  const finish = async (status: 'completed' | 'failed' | 'cancelled', error: string | undefined, vars?: Record<string, unknown>): Promise<RunOutcome> => {
+  const finish = async (ended: 'completed' | 'failed' | 'cancelled', endError: string | undefined, vars?: Record<string, unknown>): Promise<RunOutcome> => {
+    let status = ended;
+    let error = endError;
     const durationMs = Date.now() - started;
     let artifacts: string[] = [];
     // State files are written only for completed runs (they mark a finished run).
     // The workspace row is read once: for the state file and for the event's assets_found. The
     // run's row is the recorder's (it follows every write of this run, completed_steps included).
+    // The last step's end, if the recorder still holds it, is written meanwhile (before the state file says it).
+    const settling = recorder.settle().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    const [ws, unsettled] = await Promise.all([deps.repos.workspaces.get(recorder.run.workspace), settling]);
+    // That write failing fails the run, as it would have failed the step.
+    if (unsettled !== undefined && status === 'completed') {
+      status = 'failed';
+      error = `could not record the last step: ${messageOf(unsettled)}`;
+    }
     const writesState = status === 'completed' && wf && output && !input.emptyTarget;
-    const ws = await deps.repos.workspaces.get(recorder.run.workspace);
     if (writesState) {
       try {
         writeRunState(output, { ...recorder.run, status: 'completed', completed_at: new Date().toISOString() }, ws as unknown as Record<string, unknown>);

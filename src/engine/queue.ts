@@ -35,6 +35,9 @@ function sourceOf(run: RunRecord): RunSource {
  * then FIFO) under a global limit and each job's own `concurrency`; a claim is a conditional
  * status update, so two schedulers can never start the same run.
  */
+/** Jobs whose limits the queue remembers (for its one-statement claims) besides those with runs here. */
+const GROUP_LIMITS_KEPT = 256;
+
 export class RunQueue {
   private readonly running = new Map<string, { run: RunRecord; done: Promise<void> }>();
   private readonly groupRunning = new Map<string, number>();
@@ -171,9 +174,22 @@ export class RunQueue {
    */
   private readonly maybeClaimed = new Set<number>();
 
+  /** Times (`at`) of one-statement claims that failed: their runs, if any, carry that updated_at. */
+  private readonly maybeClaimedAt = new Set<string>();
+
   /** Launches the runs of failed claims that the database says this daemon did claim. */
   private async adoptMaybeClaimed(): Promise<void> {
     const host = ownerHostOf(process.pid);
+    if (this.maybeClaimedAt.size > 0) {
+      const ats = new Set(this.maybeClaimedAt);
+      this.maybeClaimedAt.clear();
+      for (const run of await this.app.repos.runs.listActive()) {
+        if (run.status === 'running' && run.owner_pid === process.pid && run.owner_host === host && ats.has(run.updated_at) && !this.running.has(run.run_uuid)) {
+          this.opts.log?.('run claimed while the database connection was lost: launching it', { run_uuid: run.run_uuid });
+          this.launch(run);
+        }
+      }
+    }
     for (const id of [...this.maybeClaimed]) {
       const run = await this.app.repos.runs.get(id);
       this.maybeClaimed.delete(id);
@@ -185,11 +201,29 @@ export class RunQueue {
   }
 
   private async claimAll(): Promise<void> {
-    if (this.maybeClaimed.size > 0) await this.adoptMaybeClaimed();
+    if (this.maybeClaimed.size > 0 || this.maybeClaimedAt.size > 0) await this.adoptMaybeClaimed();
     while (!this.stopping) {
-      const free = this.limit() - this.running.size;
+      let free = this.limit() - this.running.size;
       if (free <= 0) break;
       const saturated = [...this.groupRunning.entries()].filter(([g, n]) => n >= this.groupLimitOf(g)).map(([g]) => g);
+      // First in one statement: the runs at the head of the queue whose jobs' limits are known
+      // (every job once planned below), listed and claimed together. The claim's time marks its
+      // runs should its answer be lost.
+      const caps: Record<string, number> = {};
+      for (const [g, limit] of this.groupLimits) if (!saturated.includes(g)) caps[g] = Math.max(0, limit - (this.groupRunning.get(g) ?? 0));
+      const at = new Date().toISOString();
+      let quick: RunRecord[];
+      try {
+        quick = await this.app.repos.runs.claimQueued({ free, scan: Math.min(50, free + 16), exclude: saturated, caps, ownerPid: process.pid, at });
+      } catch (err) {
+        this.maybeClaimedAt.add(at);
+        throw err;
+      }
+      for (const run of quick) this.launch(run);
+      if (quick.length >= free) continue;
+      // Fewer than the free slots: the queue is short, or a job not planned yet was next.
+      free = this.limit() - this.running.size;
+      if (free <= 0) break;
       // A few more candidates than free slots: runs of a job at its own limit are passed over,
       // and the loop reads again once that job is saturated (then excluded in the query).
       const candidates = await this.app.repos.runs.listQueued(Math.min(50, free + 16), saturated);
@@ -226,7 +260,18 @@ export class RunQueue {
 
   private groupLimit(run: Pick<RunRecord, 'run_group_id' | 'options'>): number {
     const limit = storedRunOptions(run.options).concurrency ?? 1;
-    if (run.run_group_id) this.groupLimits.set(run.run_group_id, limit);
+    const g = run.run_group_id;
+    if (g) {
+      // Most recently planned last; jobs with no run here are forgotten past GROUP_LIMITS_KEPT.
+      this.groupLimits.delete(g);
+      this.groupLimits.set(g, limit);
+      if (this.groupLimits.size > GROUP_LIMITS_KEPT) {
+        for (const old of this.groupLimits.keys()) {
+          if (this.groupLimits.size <= GROUP_LIMITS_KEPT) break;
+          if (!this.groupRunning.has(old)) this.groupLimits.delete(old);
+        }
+      }
+    }
     return limit;
   }
 

@@ -1,4 +1,5 @@
-import type { ArtifactInput, AsyncStore, Store, RunRecord, RunStatus, StepStatus } from '../store/index.js';
+import type { ArtifactInput, AsyncStore, Store, RunRecord, RunStatus, StepRecord, StepStatus } from '../store/index.js';
+import type { StepFinish } from '../store/steps.js';
 import type { RunStartPatch } from '../store/run-sql.js';
 import { processStartTime } from './process-registry.js';
 import type { StepState } from './live/journal.js';
@@ -106,6 +107,7 @@ export class RunRecorder {
    * (which follows) returns the whole row; until then only the patched columns are known here.
    */
   async update(patch: Parameters<Store['runs']['update']>[1]): Promise<void> {
+    await this.settle();
     await this.repos.runs.update(this.run.id, patch);
     this.run = { ...this.run, ...patch } as RunRecord;
   }
@@ -142,9 +144,9 @@ export class RunRecorder {
     return ((await this.repos.runs.get(this.run.id))?.status ?? this.run.status) as RunStatus;
   }
 
-  /** Records a step as running; returns its id. */
+  /** Records a step as running (with the held finish of the step before, if any); returns its id. */
   async stepStarted(info: StepStartInfo): Promise<number> {
-    const row = await this.repos.steps.create({
+    const input = {
       run_id: this.run.id,
       run_uuid: this.run.run_uuid,
       workspace: this.run.workspace,
@@ -152,10 +154,20 @@ export class RunRecorder {
       step_name: info.stepName,
       step_type: info.stepType,
       step_index: info.stepIndex,
-      status: 'running',
+      status: 'running' as const,
       command: info.command,
       log_file: info.logFile,
-    });
+    };
+    const held = this.takeHeld();
+    let row: StepRecord;
+    if (held) {
+      row = await this.repos.steps.finishThenCreate(held.finish, input);
+      held.written();
+    } else {
+      await this.settle();
+      row = await this.repos.steps.create(input);
+    }
+    this.openSteps.add(row.id);
     this.stepInfo.set(row.id, { type: info.stepType, module: info.moduleName });
     this.tell({ step: info.stepName, status: 'running', exit_code: null, duration_ms: 0, step_type: info.stepType, module: info.moduleName });
     return row.id;
@@ -163,6 +175,7 @@ export class RunRecorder {
 
   /** Records a skipped step (no process ran). */
   async stepSkipped(info: Omit<StepStartInfo, 'logFile'>, reason: string, countKey?: string): Promise<void> {
+    await this.settle();
     await this.repos.tx(async () => {
       await this.repos.steps.create({
         run_id: this.run.id,
@@ -182,25 +195,35 @@ export class RunRecorder {
     this.tell({ step: info.stepName, status: 'skipped', exit_code: null, duration_ms: 0, step_type: info.stepType, module: info.moduleName });
   }
 
-  /** Finishes a step with its event; counts it once toward completed_steps when `countKey` is new. */
+  /**
+   * Finishes a step with its event; counts it once toward completed_steps when `countKey` is new.
+   * On PostgreSQL, when no other step of the run is open, the finish is held and written in the
+   * statement that starts the run's next step (see `held`); what the engine does next either
+   * starts that step or calls settle() first.
+   */
   async stepFinished(stepId: number, stepName: string, status: Extract<StepStatus, 'completed' | 'failed'>, info: StepFinishInfo, countKey?: string): Promise<void> {
     const count = countKey !== undefined && status === 'completed' && !this.counted.has(countKey);
     if (count) this.counted.add(countKey);
     const pid = info.currentPid !== undefined && info.currentPid !== this.shownPid ? info.currentPid : undefined;
     // A PID this finish changes must land after the one still being written, not under it.
     if (pid !== undefined && this.pidWriting) await this.pidWriting;
+    this.openSteps.delete(stepId);
+    // A finish held earlier (another step of the run) goes first.
+    await this.settle();
     // The step, its event, the run's count and its live PID: one write (one statement on PostgreSQL).
-    await this.repos.steps.finish(
-      stepId,
-      status,
-      {
+    const finish: StepFinish = {
+      id: stepId,
+      to: status,
+      patch: {
         output: trimOutput(info.output),
         error_message: info.error ?? '',
         exports: info.exports ?? {},
         duration_ms: Math.round(info.durationMs),
         ...(info.command !== undefined ? { command: info.command } : {}),
+        // Its time, not the time of the statement that carries it.
+        at: new Date().toISOString(),
       },
-      {
+      writes: {
         event: this.event(status === 'completed' ? 'step.completed' : 'step.failed', stepName, 'executor', 'step', {
           scan_id: this.run.run_uuid,
           step_name: stepName,
@@ -213,12 +236,69 @@ export class RunRecorder {
         count,
         ...(pid !== undefined ? { pid: { current_pid: pid, current_pid_start: pid ? (processStartTime(pid) ?? '') : '' } } : {}),
       },
-    );
-    if (pid !== undefined) this.shownPid = pid;
-    if (count) this.counted1();
-    const known = this.stepInfo.get(stepId);
-    this.stepInfo.delete(stepId);
-    this.tell({ step: stepName, status, exit_code: info.exitCode ?? null, duration_ms: Math.round(info.durationMs), ...(known ? { step_type: known.type, module: known.module } : {}) });
+    };
+    const written = () => {
+      if (pid !== undefined) this.shownPid = pid;
+      if (count) this.counted1();
+      const known = this.stepInfo.get(stepId);
+      this.stepInfo.delete(stepId);
+      this.tell({ step: stepName, status, exit_code: info.exitCode ?? null, duration_ms: Math.round(info.durationMs), ...(known ? { step_type: known.type, module: known.module } : {}) });
+    };
+    if (this.repos.engine === 'postgresql' && this.openSteps.size === 0) {
+      this.held = { finish, written };
+      // Nothing else to carry it within this turn of the event loop: written alone.
+      this.heldTimer = setImmediate(() => void this.flushHeld().catch(() => undefined));
+      return;
+    }
+    await this.repos.steps.finish(finish.id, finish.to, finish.patch, finish.writes);
+    written();
+  }
+
+  /** Steps of the run started and not finished yet (a finish is held only when none is left). */
+  private readonly openSteps = new Set<number>();
+  /**
+   * A step's finish not written yet (PostgreSQL): the run's next step start writes it in its own
+   * statement (one round trip instead of two per step), unless something else comes first —
+   * settle() writes it alone, and so does the next turn of the event loop at the latest.
+   */
+  private held?: { finish: StepFinish; written: () => void };
+  private heldTimer?: NodeJS.Immediate;
+  /** The held finish's write when it was written alone: awaited (and its failure thrown) by settle(). */
+  private heldWrite?: Promise<void>;
+
+  /** Starts writing the held finish alone; the write settle() waits for. */
+  private flushHeld(): Promise<void> {
+    const h = this.takeHeld();
+    if (h) {
+      const w = (async () => {
+        await this.repos.steps.finish(h.finish.id, h.finish.to, h.finish.patch, h.finish.writes);
+        h.written();
+      })();
+      this.heldWrite = w;
+    }
+    return this.heldWrite ?? Promise.resolve();
+  }
+
+  private takeHeld(): { finish: StepFinish; written: () => void } | undefined {
+    if (this.heldTimer) clearImmediate(this.heldTimer);
+    this.heldTimer = undefined;
+    const h = this.held;
+    this.held = undefined;
+    return h;
+  }
+
+  /**
+   * Writes a held step finish now and waits for it (throwing its failure). The engine calls it
+   * before it acts on a step's end in any other way than starting the next step: a condition, an
+   * action, a decision, any step work, the run's end.
+   */
+  async settle(): Promise<void> {
+    const w = this.flushHeld();
+    try {
+      await w;
+    } finally {
+      if (this.heldWrite === w) this.heldWrite = undefined;
+    }
   }
 
   private async countOnce(key: string): Promise<void> {
@@ -242,6 +322,7 @@ export class RunRecorder {
    * statement on PostgreSQL). Returns false when already terminal. `run` is the row afterwards.
    */
   async finished(status: 'completed' | 'failed' | 'cancelled', info: { error?: string; durationMs: number; assetsFound?: number; artifacts?: ArtifactInput[] }): Promise<boolean> {
+    await this.settle();
     const topic = status === 'completed' ? 'run.completed' : status === 'failed' ? 'run.failed' : 'run.cancelled';
     // A terminal transition clears current_pid itself (runTransition).
     this.shownPid = 0;

@@ -88,6 +88,8 @@ function scriptFailure(err: unknown, rendered: string): Error {
  * so they never wait behind hour-long ones.
  */
 export async function runScriptAsync(script: string, scope: Scope, opts: { timeoutMs?: number; quick?: boolean } = {}): Promise<{ value: unknown; rendered: string }> {
+  // A script may act (files, the database): a step end the run still holds is written first.
+  await scope.exec?.recorder?.settle?.();
   const pool = opts.quick ? quickScriptPool() : scriptPool();
   if (!pool) return runScript(script, scope);
   const rendered = renderJs(script, scope.vars, scope.tainted);
@@ -111,6 +113,7 @@ export async function runScriptAsync(script: string, scope: Scope, opts: { timeo
  * when one is available, inline otherwise. skip() → ModuleSkip; other errors → StepFailure.
  */
 export async function conditionAsync(expr: string, vars: Record<string, unknown>, scope: Scope): Promise<boolean> {
+  await scope.exec?.recorder?.settle?.();
   const pool = quickScriptPool();
   try {
     if (!pool) return evaluateCondition(expr, vars, { ctx: fnContext(scope), lazyBind: true, timeoutMs: DEFAULT_SCRIPT_TIMEOUT_MS });

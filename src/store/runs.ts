@@ -134,6 +134,13 @@ export interface RunsRepo {
    */
   claim(ids: number[], ownerPid: number): RunRecord[];
   /**
+   * Lists and claims in one write (one statement on PostgreSQL): up to `free` queued runs in claim
+   * order (priority, then FIFO; no distributed run, no job of `exclude`), at most `caps[job]` of
+   * each job, stopping at the first run of a job `caps` does not name (the caller plans those).
+   * Claimed as `claim` does, with `updated_at` = `at`; returned in claim order.
+   */
+  claimQueued(opts: ClaimQueuedOptions): RunRecord[];
+  /**
    * Starts executing a run: pending|queued → running (one already running stays so), owned by
    * `ownerPid`, with `event` (run.started) in the same transaction. Undefined, and nothing
    * written, when the run is missing or finished. `patch` writes the run's workspace (its org
@@ -187,6 +194,50 @@ export interface RunScopeStats {
 }
 
 /** What the queue plans a claim with: the run, its job (group) and the job's options (its concurrency). */
+/** What RunsRepo.claimQueued claims. */
+export interface ClaimQueuedOptions {
+  free: number;
+  /** Runs looked at (in claim order) at most. */
+  scan: number;
+  exclude: string[];
+  /** Runs each job (run_group_id) may still start. */
+  caps: Record<string, number>;
+  ownerPid: number;
+  /** The claim's time (ISO 8601): started_at of a run not started before, and updated_at. */
+  at: string;
+}
+
+/**
+ * The candidates and the plan of claimQueued (named parameters scan, free, and the engine's
+ * `exclude` and `caps` relations): runs in claim order, each numbered in its job, cut at the first
+ * run of a job without a cap.
+ */
+export function claimQueuedPlan(excludeSql: string, capsSql: string): string {
+  return `WITH c AS (
+       SELECT id, run_group_id AS g, priority_rank FROM runs
+       WHERE status = 'queued' AND run_mode <> 'distributed' AND ${excludeSql}
+       ORDER BY priority_rank DESC, id ASC
+       LIMIT @scan
+     ), o AS (
+       SELECT c.*, row_number() OVER (ORDER BY priority_rank DESC, id ASC) AS pos,
+         row_number() OVER (PARTITION BY g ORDER BY priority_rank DESC, id ASC) AS rn
+       FROM c
+     ), k AS (
+       SELECT o.*, cap.n AS cap FROM o LEFT JOIN ${capsSql} ON cap.g = o.g
+     ), picked AS (
+       SELECT id FROM k
+       WHERE pos < COALESCE((SELECT MIN(pos) FROM k WHERE g <> '' AND cap IS NULL), 2147483647)
+         AND (g = '' OR rn <= cap)
+       ORDER BY pos
+       LIMIT @free
+     )`;
+}
+
+/** Claimed rows in claim order (RETURNING gives them in no particular order). */
+export function inClaimOrder(rows: RunRecord[]): RunRecord[] {
+  return rows.sort((a, b) => b.priority_rank - a.priority_rank || a.id - b.id);
+}
+
 export interface QueuedRun {
   id: number;
   run_group_id: string;
@@ -280,6 +331,22 @@ export function createRunsRepo(db: Db, q: StatementCache): RunsRepo {
           return row ? mapRun(row) : undefined;
         })
         .immediate();
+    },
+
+    claimQueued(o) {
+      if (!(o.free > 0)) return [];
+      const rows = db
+        .transaction(
+          () =>
+            q(
+              `${claimQueuedPlan('run_group_id NOT IN (SELECT value FROM json_each(@exclude))', '(SELECT key AS g, value AS n FROM json_each(@caps)) AS cap')}
+               UPDATE runs SET status = 'running', owner_pid = @owner, owner_host = @host, started_at = COALESCE(started_at, @now), updated_at = @now
+               WHERE id IN (SELECT id FROM picked) AND status = 'queued'
+               RETURNING *`,
+            ).all({ owner: o.ownerPid, host: ownerHostOf(o.ownerPid), now: o.at, scan: o.scan, free: o.free, exclude: JSON.stringify(o.exclude), caps: JSON.stringify(o.caps) }) as Row[],
+        )
+        .immediate();
+      return inClaimOrder(rows.map(mapRun));
     },
 
     claim(ids, ownerPid) {

@@ -54,6 +54,8 @@ export interface StepPatch {
   /** When absent on a terminal transition, computed from started_at. */
   duration_ms?: number;
   command?: string;
+  /** When the change happened (ISO 8601), for a change written later than that; default now. */
+  at?: string;
 }
 
 /** What is written with a finished step (StepsRepo.finish). */
@@ -64,6 +66,14 @@ export interface StepFinishWrites {
   runId: number;
   count?: boolean;
   pid?: { current_pid: number; current_pid_start: string };
+}
+
+/** The arguments of StepsRepo.finish, as one value. */
+export interface StepFinish {
+  id: number;
+  to: StepStatus;
+  patch: StepPatch;
+  writes: StepFinishWrites;
 }
 
 /** A finished step recorded elsewhere (a distributed worker), imported with its own timestamps. */
@@ -90,6 +100,11 @@ export interface StepsRepo {
    * `transition` does (undefined when it could not move; the event and progress are written anyway).
    */
   finish(id: number, to: StepStatus, patch: StepPatch, writes: StepFinishWrites): StepRecord | undefined;
+  /**
+   * `finish` of one step and `create` of the next in one write (one statement on PostgreSQL): a
+   * run's next step starts in the statement that ends the step before. Returns the created step.
+   */
+  finishThenCreate(finish: StepFinish, next: StepCreateInput): StepRecord;
   /** Steps of one run in creation order. */
   listByRun(runId: number): StepRecord[];
   /** Names of the run's steps running now, in start order. */
@@ -181,7 +196,7 @@ export function stepTransition(id: number, to: StepStatus, patch: StepPatch, ela
     values: {
       id,
       to,
-      now: nowIso(),
+      now: patch.at ?? nowIso(),
       terminal,
       duration_ms: patch.duration_ms ?? null,
       output: patch.output ?? null,
@@ -282,6 +297,15 @@ export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
     return row ? mapStep(row) : undefined;
   };
 
+  /** The writes of `finish`, inside the caller's transaction. */
+  const finishNow = (id: number, to: StepStatus, patch: StepPatch, writes: StepFinishWrites): StepRecord | undefined => {
+    const step = transition(id, to, patch);
+    q(EVENT_INSERT_SQL).run(eventInsertValues(writes.event));
+    const p = runProgress(writes.runId, { count: writes.count, pid: writes.pid });
+    if (p) q(p.sql).run(p.values);
+    return step;
+  };
+
   return {
     create(input) {
       return mapStep(q(STEP_INSERT_SQL).get(stepInsertValues(input)) as Row);
@@ -292,13 +316,14 @@ export function createStepsRepo(db: Db, q: StatementCache): StepsRepo {
     transition,
 
     finish(id, to, patch, writes) {
+      return db.transaction(() => finishNow(id, to, patch, writes)).immediate();
+    },
+
+    finishThenCreate(f, next) {
       return db
         .transaction(() => {
-          const step = transition(id, to, patch);
-          q(EVENT_INSERT_SQL).run(eventInsertValues(writes.event));
-          const p = runProgress(writes.runId, { count: writes.count, pid: writes.pid });
-          if (p) q(p.sql).run(p.values);
-          return step;
+          finishNow(f.id, f.to, f.patch, f.writes);
+          return mapStep(q(STEP_INSERT_SQL).get(stepInsertValues(next)) as Row);
         })
         .immediate();
     },

@@ -136,6 +136,8 @@ export function hostArgv(line: string, pathEnv: string): string[] {
 /** Runs one rendered command line through the module's runner; throws StepFailure on failure. */
 export async function runLine(line: string, scope: Scope, ctx: StepContext, runner = scope.runner): Promise<{ output: string; lines: number; exitCode: number }> {
   const exec = scope.exec;
+  // A command acts: a step end the run still holds is written first (a no-op inside a step).
+  await exec.recorder?.settle?.();
   const env = targetEnvironment(scope.vars, scope.userParamKeys);
   let res: SpawnResult | undefined;
   if (ctx.lanes && runner.type === 'host' && !ctx.timeoutMs && ctx.lanes.accepts(laneSignature(env))) {

@@ -46,4 +46,32 @@ describe('a queue claim whose answer was lost', () => {
     expect(rows.map((r) => r.status)).toEqual(['completed', 'completed']);
     for (const r of rows) expect((await t.app.repos.steps.listByRun(r.id)).map((s) => s.status)).toEqual(['completed']);
   }, 90_000);
+
+  it('a one-statement claim (list and claim together) applied but unanswered: its runs are launched on the next pass', async () => {
+    const runs = t.app.repos.runs;
+    const claimQueued = runs.claimQueued.bind(runs);
+    let lost = 0;
+    let quick = 0;
+    // The first one-statement claim that claims a run is applied, then its answer is lost.
+    runs.claimQueued = async (o) => {
+      const claimed = await claimQueued(o);
+      quick += claimed.length;
+      if (claimed.length > 0 && lost === 0) {
+        lost++;
+        throw new Error('Connection terminated unexpectedly');
+      }
+      return claimed;
+    };
+    // One job, one run at a time: the first run is planned (the job's limit learnt), the next ones are claimed in one statement.
+    const res = await t.server.inject({ method: 'POST', url: '/osm/api/runs', headers: t.auth, payload: { module: 'quick', targets: ['c.example.com', 'd.example.com', 'e.example.com'], concurrency: 1 } });
+    expect(res.statusCode, res.body).toBe(202);
+    const jobRuns = async () => (await runs.byGroup(res.json().job_id));
+    const end = Date.now() + 60_000;
+    while (!(await jobRuns()).every((r) => ['completed', 'failed', 'cancelled'].includes(r.status)) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    const rows = await jobRuns();
+    expect(lost).toBe(1);
+    expect(quick).toBeGreaterThanOrEqual(2);
+    expect(rows.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    for (const r of rows) expect((await t.app.repos.steps.listByRun(r.id)).map((s) => s.status)).toEqual(['completed']);
+  }, 90_000);
 });

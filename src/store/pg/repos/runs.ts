@@ -6,7 +6,7 @@
 import { workspaceUpsert } from '../../workspaces.js';
 import { ownerHostOf } from '../../owner.js';
 import type { Async } from '../../async.js';
-import { inOrder, mapQueued, mapRun, QUEUED_COLUMNS, type RunsRepo } from '../../runs.js';
+import { claimQueuedPlan, inClaimOrder, inOrder, mapQueued, mapRun, QUEUED_COLUMNS, type RunsRepo } from '../../runs.js';
 import { finishEventHead, mapScope, runInsertValues, runListWhere, runRef, runStart, runTransition, runUpdate, RUN_INSERT_SQL, SCOPE_DROPS_SQL, scopeDropsValues } from '../../run-sql.js';
 import { appliedWithEvent, eventPart, prefixed, withParts } from '../cte.js';
 import { nowIso } from '../../sql.js';
@@ -126,6 +126,21 @@ export function createPgRunsRepo(db: PgDb): Async<RunsRepo> {
         );
         return row ? mapRun(row) : undefined;
       });
+    },
+    async claimQueued(o) {
+      if (!(o.free > 0)) return [];
+      // One statement: the plan, then the conditional claim of its runs (locked in id order, SKIP
+      // LOCKED passing over those another claimer holds).
+      const groups = Object.keys(o.caps);
+      const { rows } = await db.queryNamed(
+        `${claimQueuedPlan('run_group_id <> ALL(CAST(@exclude AS text[]))', 'unnest(CAST(@groups AS text[]), CAST(@caps AS int[])) AS cap(g, n)')}
+         UPDATE runs SET status = 'running', owner_pid = @owner, owner_host = @host, started_at = COALESCE(started_at, @now), updated_at = @now
+         WHERE id IN (SELECT id FROM runs WHERE id IN (SELECT id FROM picked) AND status = 'queued' ORDER BY id FOR UPDATE SKIP LOCKED)
+           AND status = 'queued'
+         RETURNING *`,
+        { owner: o.ownerPid, host: ownerHostOf(o.ownerPid), now: o.at, scan: o.scan, free: o.free, exclude: o.exclude, groups, caps: groups.map((g) => o.caps[g]) },
+      );
+      return inClaimOrder(rows.map(mapRun));
     },
     async claim(ids, ownerPid) {
       if (ids.length === 0) return [];

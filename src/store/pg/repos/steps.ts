@@ -11,12 +11,15 @@ import {
   STEP_IMPORT_INSERT_SQL,
   STEP_IMPORT_UPDATE_SQL,
   STEP_INSERT_SQL,
+  type StepFinishWrites,
   type StepKeyRow,
+  type StepPatch,
   type StepsRepo,
 } from '../../steps.js';
+import type { StepStatus } from '../../types.js';
 import { nowIso } from '../../sql.js';
 import { runProgress } from '../../run-sql.js';
-import { appliedWithEvent, eventPart, prefixed, withParts } from '../cte.js';
+import { appliedWithEvent, eventPart, prefixed, withParts, type Part } from '../cte.js';
 import type { PgDb } from '../db.js';
 import { pgListPage } from '../list.js';
 
@@ -28,6 +31,17 @@ const PG_ELAPSED_MS = 'GREATEST(0, ROUND(EXTRACT(EPOCH FROM (CAST(@now AS timest
  * flight, it adds nothing when the first one was applied (its row is then read by that key).
  */
 const STEP_INSERT_ONCE_SQL = STEP_INSERT_SQL.replace(/RETURNING \*\s*$/, 'ON CONFLICT (step_uuid) DO NOTHING RETURNING *');
+
+/** The CTE parts of a step's finish: the step (`s`), its event (`e`) and its run's progress (`r`). */
+function finishParts(id: number, to: StepStatus, patch: StepPatch, writes: StepFinishWrites): [string, Part | undefined][] {
+  const t = stepTransition(id, to, patch, PG_ELAPSED_MS);
+  const p = runProgress(writes.runId, { count: writes.count, pid: writes.pid });
+  return [
+    ['s', t ? prefixed(t, 's_') : { sql: 'SELECT * FROM step_results WHERE false', values: {} }],
+    ['e', eventPart(writes.event)],
+    ['r', p ? prefixed(p, 'r_') : undefined],
+  ];
+}
 
 export function createPgStepsRepo(db: PgDb): Async<StepsRepo> {
   return {
@@ -53,17 +67,19 @@ export function createPgStepsRepo(db: PgDb): Async<StepsRepo> {
     },
     async finish(id, to, patch, writes) {
       // The step, its event and its run's progress in one statement: one round trip, atomic.
-      const t = stepTransition(id, to, patch, PG_ELAPSED_MS);
-      const p = runProgress(writes.runId, { count: writes.count, pid: writes.pid });
-      const parts: [string, ReturnType<typeof eventPart> | undefined][] = [
-        ['s', t ? prefixed(t, 's_') : { sql: 'SELECT * FROM step_results WHERE false', values: {} }],
-        ['e', eventPart(writes.event)],
-        ['r', p ? prefixed(p, 'r_') : undefined],
-      ];
-      const q = withParts(parts, 's');
+      const q = withParts(finishParts(id, to, patch, writes), 's');
       // The event is part of the same statement: it tells whether a cut-off finish was applied.
       const { rows } = await db.queryNamed(q.sql, q.values, { verify: appliedWithEvent(db, q, 'step_results', id, () => db.query('SELECT * FROM step_results WHERE id = ?', [id])) });
       return rows[0] ? mapStep(rows[0]) : undefined;
+    },
+    async finishThenCreate(f, next) {
+      // The next step's INSERT is one more part of the finish's statement, keyed by its step_uuid.
+      const values = stepInsertValues(next);
+      const n = prefixed({ sql: STEP_INSERT_ONCE_SQL, values }, 'n_');
+      const q = withParts([...finishParts(f.id, f.to, f.patch, f.writes), ['n', n]], 'n');
+      const byKey = () => db.query('SELECT * FROM step_results WHERE step_uuid = ?', [values.step_uuid]);
+      const { rows } = await db.queryNamed(q.sql, q.values, { verify: appliedWithEvent(db, q, 'step_results', f.id, byKey) });
+      return mapStep(rows[0] ?? (await byKey()).rows[0]!);
     },
     async runningNames(runId) {
       const rows = await db.all("SELECT step_name FROM step_results WHERE run_id = ? AND status = 'running' ORDER BY id", [runId]);

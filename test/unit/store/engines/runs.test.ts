@@ -149,6 +149,58 @@ describe.each(ENGINES)('runs on $name', (engine) => {
     expect(new Set(all).size).toBe(30);
   });
 
+  it('claimQueued: lists and claims in one write, in claim order, within each job’s cap, stopping at a job without one', async () => {
+    // Earlier tests of this file leave queued runs: each case looks at its own runs only.
+    const drain = async () => {
+      for (;;) if ((await s().runs.claimQueued({ free: 50, scan: 50, exclude: [], caps: {}, ownerPid: 1, at: '2000-01-01T00:00:00.000Z' })).length === 0) break;
+    };
+    for (const r of (await s().runs.list({ status: 'queued' }, { offset: 0, limit: 1000 })).data) await s().runs.transition(r.id, 'cancelled');
+    await drain();
+    const at = '2030-01-02T03:04:05.678Z';
+    const low = await queued(s(), 'low');
+    const j1 = [await queued(s(), 'normal', { run_group_id: 'j1' }), await queued(s(), 'normal', { run_group_id: 'j1' }), await queued(s(), 'normal', { run_group_id: 'j1' })];
+    const high = await queued(s(), 'high');
+    const dist = await queued(s(), 'critical', { run_mode: 'distributed' });
+    const x = await queued(s(), 'normal', { run_group_id: 'excluded' });
+    const claim = (free: number, caps: Record<string, number>, exclude: string[] = ['excluded']) => s().runs.claimQueued({ free, scan: free + 16, exclude, caps, ownerPid: 77, at });
+    // j1 may start 2: high first, then j1's first two; the third of j1 is over its cap, `low` is next.
+    const got = await claim(10, { j1: 2 });
+    expect(got.map((r) => r.id)).toEqual([high, j1[0], j1[1], low]);
+    for (const r of got) expect(r).toMatchObject({ status: 'running', owner_pid: 77, updated_at: at, started_at: at });
+    expect((await s().runs.get(dist))?.status).toBe('queued');
+    expect((await s().runs.get(x))?.status).toBe('queued');
+    expect(await claim(0, { j1: 5 })).toEqual([]);
+    // A job the caller has no cap for stops the claim there, even for runs of no job after it.
+    const j2 = await queued(s(), 'high', { run_group_id: 'j2' });
+    const after = await queued(s(), 'normal');
+    expect(await claim(5, { j1: 1 })).toEqual([]);
+    expect(((await claim(5, { j1: 1, j2: 1 })).map((r) => r.id))).toEqual([j2, j1[2], after]);
+    // Excluded no more: claimed.
+    expect((await claim(5, {}, [])).map((r) => r.id)).toEqual([]);
+    expect((await claim(5, { excluded: 1 }, [])).map((r) => r.id)).toEqual([x]);
+    expect((await s().runs.get(dist))?.status).toBe('queued');
+  });
+
+  it('concurrent one-write claims hand each run to exactly one claimer', async () => {
+    for (const r of (await s().runs.list({ status: 'queued' }, { offset: 0, limit: 1000 })).data) await s().runs.transition(r.id, 'cancelled');
+    const ids: number[] = [];
+    for (let i = 0; i < 30; i++) ids.push(await queued(s(), 'normal'));
+    const stores = engine.name === 'postgresql' ? [s(), await s.opened().another!()] : [s()];
+    const results: number[][] = [[], [], [], []];
+    await Promise.all(
+      [0, 1, 2, 3].map(async (k) => {
+        for (;;) {
+          const got = await stores[k % stores.length]!.runs.claimQueued({ free: 3, scan: 19, exclude: [], caps: {}, ownerPid: 100 + k, at: new Date().toISOString() });
+          if (got.length === 0) break;
+          results[k]!.push(...got.map((r) => r.id));
+        }
+      }),
+    );
+    const all = results.flat();
+    expect(all.length).toBe(30);
+    expect(new Set(all)).toEqual(new Set(ids));
+  });
+
   it('start: to running with the owner and its event at once; a finished run is left alone', async () => {
     const event = (r: { run_uuid: string }) => ({ topic: 'run.started', name: 'run.started', source: 'api', source_type: 'run', data_type: 'scan', data: { scan_id: r.run_uuid }, run_id: r.run_uuid, workspace: 'ws', processed: true });
     for (const status of ['queued', 'pending', 'running'] as const) {
