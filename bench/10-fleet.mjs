@@ -22,6 +22,7 @@ import { Redis } from 'ioredis';
 import { OSM, ROOT, now, round, scaled, sleep, tempDir } from './lib/common.mjs';
 import { configSet, startDaemon, stopChild } from './lib/daemon.mjs';
 import { httpxLine, writeJsonl } from './lib/gen-jsonl.mjs';
+import { cpuReading, cpuSpent, describeCpu } from './lib/probe.mjs';
 
 export const meta = { id: 10, name: 'fleet', title: 'Fleet (master + workers on Redis): scaling 1→2→4 workers, overhead vs one daemon, results shipping' };
 
@@ -57,6 +58,7 @@ function startWorker(base, wf, prefix, name, concurrency) {
         joined = true;
         resolve({
           name,
+          pid: child.pid,
           tail: () => tail,
           stop: () => stopChild(child, 20_000),
         });
@@ -163,16 +165,25 @@ export async function run({ log }) {
     if (PARTS.has('b')) {
       const tinyRuns = scaled(500, 50);
       workers.push(...(await startWorkers(dir, wf, prefix, 2, 2, 'b')));
+      const fleetPids = [master.pid, ...workers.map((w) => w.pid)];
+      const fleetCpu0 = cpuReading(fleetPids);
+      const masterCpu0 = cpuReading(master.pid);
       const dist = await submitAndWait(master, 'fleet-tiny-dist', targetsOf('b-', tinyRuns), { run_mode: 'distributed' });
+      const fleetCpu = cpuSpent(fleetCpu0, cpuReading(fleetPids));
+      const masterCpu = cpuSpent(masterCpu0, cpuReading(master.pid));
       await stopAll(workers.splice(0));
       const localBase = path.join(dir, 'local');
       await configSet(localBase, { 'server.max_concurrent_runs': 4 });
       daemon = await startDaemon(localBase, wf, ['--no-schedule']);
+      const localCpu0 = cpuReading(daemon.pid);
       const local = await submitAndWait(daemon, 'fleet-tiny-local', targetsOf('l-', tinyRuns), { concurrency: 4 });
+      const localCpu = cpuSpent(localCpu0, cpuReading(daemon.pid));
       await daemon.stop();
       daemon = undefined;
       log(`  (b) ${tinyRuns} tiny runs: master → 2 workers × 2 ${Math.round(dist.ms)} ms, one daemon (limit 4) ${Math.round(local.ms)} ms (×${round(dist.ms / local.ms, 2)})`);
-      more.overhead = { runs: tinyRuns, distributed_ms: Math.round(dist.ms), daemon_ms: Math.round(local.ms) };
+      log(`  (b) fleet ${describeCpu(fleetCpu, tinyRuns, 'master + workers')}; the master alone ${masterCpu.self} s (${round((masterCpu.self * 1000) / tinyRuns, 1)} ms/run)`);
+      log(`  (b) daemon ${describeCpu(localCpu, tinyRuns)}`);
+      more.overhead = { runs: tinyRuns, distributed_ms: Math.round(dist.ms), daemon_ms: Math.round(local.ms), cpu_s: { fleet: fleetCpu, master: masterCpu.self, daemon: localCpu } };
       out.push({
         metric: `(b) ${tinyRuns} one-step runs, master → 2 workers × 2`,
         figure: round(dist.ms / 1000, 2),

@@ -91,32 +91,50 @@ function processTable() {
 }
 
 /**
- * CPU seconds used so far by `pid` itself, by its live descendants (spawner helpers; short-lived
- * step processes are not counted), and by every PostgreSQL server process on this machine.
- * Take one reading before and one after the work; `cpuSpent` subtracts them.
+ * CPU seconds used so far by the processes `pids` themselves, by their live descendants (spawner
+ * helpers; short-lived step processes are not counted), by every PostgreSQL server process and by
+ * the Redis server on this machine. Take one reading before and one after the work; `cpuSpent`
+ * subtracts them.
  */
-export function cpuReading(pid) {
+export function cpuReading(pids) {
+  const roots = new Set(Array.isArray(pids) ? pids : [pids]);
   const table = processTable();
-  const kids = new Set([pid]);
+  const kids = new Set(roots);
   for (let grew = true; grew; ) {
     grew = false;
     for (const p of table) if (!kids.has(p.pid) && kids.has(p.ppid)) (kids.add(p.pid), (grew = true));
   }
-  kids.delete(pid);
+  let self = 0;
   let descendants = 0;
-  for (const k of kids) descendants += cpuSecondsOf(k);
-  let postgres = 0;
-  for (const p of table) if (p.comm === 'postgres') postgres += cpuSecondsOf(p.pid);
-  return { self: cpuSecondsOf(pid), descendants, postgres };
+  for (const k of kids) {
+    if (roots.has(k)) self += cpuSecondsOf(k);
+    else descendants += cpuSecondsOf(k);
+  }
+  // Per process: server processes come and go (a pool closes idle connections).
+  const postgres = new Map();
+  const redis = new Map();
+  for (const p of table) {
+    if (p.comm === 'postgres') postgres.set(p.pid, cpuSecondsOf(p.pid));
+    else if (p.comm === 'redis-server') redis.set(p.pid, cpuSecondsOf(p.pid));
+  }
+  return { self, descendants, postgres, redis };
 }
 
-/** CPU seconds between two readings (a process that exited in between loses its share). */
+/** CPU seconds of the processes of `after` since `before` (a process that exited in between loses its share). */
+function spentByPid(before, after) {
+  let sum = 0;
+  for (const [pid, s] of after) sum += s - (before.get(pid) ?? 0);
+  return sum;
+}
+
+/** CPU seconds between two readings. */
 export function cpuSpent(before, after) {
-  return { self: round(after.self - before.self, 2), descendants: round(Math.max(0, after.descendants - before.descendants), 2), postgres: round(Math.max(0, after.postgres - before.postgres), 2) };
+  const d = (v) => round(Math.max(0, v), 2);
+  return { self: d(after.self - before.self), descendants: d(after.descendants - before.descendants), postgres: d(spentByPid(before.postgres, after.postgres)), redis: d(spentByPid(before.redis, after.redis)) };
 }
 
 /** One log line of cpuSpent for `runs` runs. */
-export function describeCpu(cpu, runs) {
+export function describeCpu(cpu, runs, who = 'daemon') {
   const per = (s) => round((s * 1000) / runs, 1);
-  return `CPU: daemon ${cpu.self} s (${per(cpu.self)} ms/run), its helpers ${cpu.descendants} s, PostgreSQL server ${cpu.postgres} s (${per(cpu.postgres)} ms/run)`;
+  return `CPU: ${who} ${cpu.self} s (${per(cpu.self)} ms/run), its helpers ${cpu.descendants} s (${per(cpu.descendants)} ms/run), PostgreSQL server ${cpu.postgres} s (${per(cpu.postgres)} ms/run), Redis ${cpu.redis} s (${per(cpu.redis)} ms/run)`;
 }
