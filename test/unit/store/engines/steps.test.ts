@@ -42,6 +42,29 @@ describe.each(ENGINES)('steps on $name', (engine) => {
     expect(await s().runs.get(r.id)).toMatchObject({ current_pid: 0, current_pid_start: '' });
   });
 
+  it('finishThenCreate: one step’s end and the next step’s start in one write, the end at its own time', async () => {
+    const r = await run(s());
+    await s().runs.transition(r.id, 'running');
+    const a = await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: 'a', step_type: 'bash', status: 'running' });
+    const event = { topic: 'step.completed', name: 'a', source: 'executor', source_type: 'run', data_type: 'step', data: { step_name: 'a' }, run_id: r.run_uuid, workspace: 'ws', processed: true };
+    const ended = '2031-05-06T07:08:09.010Z';
+    const b = await s().steps.finishThenCreate(
+      { id: a.id, to: 'completed', patch: { output: 'A', duration_ms: 5, at: ended }, writes: { event, runId: r.id, count: true, pid: { current_pid: 0, current_pid_start: '' } } },
+      { run_id: r.id, run_uuid: r.run_uuid, step_name: 'b', step_type: 'bash', step_index: 1, status: 'running', command: 'echo b' },
+    );
+    expect(b).toMatchObject({ step_name: 'b', status: 'running', command: 'echo b', step_index: 1 });
+    expect(b.started_at).not.toBeNull();
+    expect(await s().steps.get(a.id)).toMatchObject({ status: 'completed', output: 'A', duration_ms: 5, completed_at: ended });
+    expect((await s().steps.listByRun(r.id)).map((x) => [x.step_name, x.status])).toEqual([['a', 'completed'], ['b', 'running']]);
+    expect((await s().runs.get(r.id))?.completed_steps).toBe(1);
+    expect((await s().events.list({ run_id: r.run_uuid }, { offset: 0, limit: 10 })).data.map((e) => e.topic)).toEqual(['step.completed']);
+    // A next step the database refuses leaves the end unwritten too: one write, both or neither.
+    const c = await s().steps.create({ run_id: r.id, run_uuid: r.run_uuid, step_name: 'c', step_type: 'bash', status: 'running' });
+    await expect(s().steps.finishThenCreate({ id: c.id, to: 'completed', patch: {}, writes: { event, runId: r.id, count: true } }, { run_id: r.id, run_uuid: r.run_uuid, step_name: null as never, step_type: 'bash', status: 'running' })).rejects.toThrow();
+    expect((await s().steps.get(c.id))?.status).toBe('running');
+    expect((await s().runs.get(r.id))?.completed_steps).toBe(1);
+  });
+
   it('runningNamesOf: the running steps of several runs in one query, in start order', async () => {
     const [r1, r2, r3] = [await run(s()), await run(s()), await run(s())];
     for (const [r, name, status] of [[r1, 'a', 'running'], [r2, 'b', 'running'], [r1, 'c', 'running'], [r1, 'd', 'pending'], [r3, 'e', 'skipped']] as const) {
