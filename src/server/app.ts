@@ -84,8 +84,11 @@ export async function buildServer(app: AppContext, opts: ServerOptions = {}): Pr
   server.addHook('onError', async (req, _reply, err) => {
     (req as { auditError?: string }).auditError = err.message;
   });
-  server.addHook('onResponse', async (req, reply) => {
+  // Written before the answer leaves (onSend, not onResponse): a client that gets its answer can
+  // read the request in the log at once (an onResponse write raced the client's next request).
+  server.addHook('onSend', async (req, reply, payload) => {
     if (isAudited(req)) await recordRequest(app, req, reply, (req as { auditError?: string }).auditError);
+    return payload;
   });
 
   // One log line per request (no secrets: headers are not logged).
