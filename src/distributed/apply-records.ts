@@ -12,7 +12,7 @@ import type { AssetInput } from '../store/assets.js';
 import type { VulnInput } from '../store/vulns.js';
 import { isSafeName } from '../util/fs-safe.js';
 import { applyTaskResult, failRemoteRun } from './persist.js';
-import { applyFileRecord, ensureWorkspace } from './files-apply.js';
+import { applyFileRecord, ensureWorkspace, newFileApplyCache, type FileApplyCache } from './files-apply.js';
 import type { AttemptRecordMsg } from './records.js';
 
 /** Attempt outcomes that ended the run itself (the run's terminal status, as a result records it). */
@@ -28,8 +28,22 @@ export interface RecordContext {
   settled: (uuid: string) => void;
 }
 
-/** Applies one attempt record of `run` (the run as the master has it). */
-export async function applyAttemptRecord(ctx: RecordContext, run: RunRecord, rec: AttemptRecordMsg): Promise<void> {
+/**
+ * What one pass over a batch of records keeps between them: the latest attempt of each run (only
+ * start and end records add attempts, and they are applied in this pass) and the folders its file
+ * records found or made.
+ */
+export interface RecordPass {
+  latest: Map<string, number>;
+  files: FileApplyCache;
+}
+
+export function newRecordPass(): RecordPass {
+  return { latest: new Map(), files: newFileApplyCache() };
+}
+
+/** Applies one attempt record of `run` (the run as the master has it); `pass` is the batch's. */
+export async function applyAttemptRecord(ctx: RecordContext, run: RunRecord, rec: AttemptRecordMsg, pass: RecordPass = newRecordPass()): Promise<void> {
   const repos = ctx.app.repos;
   const uuid = rec.run_uuid;
   if (rec.kind === 'start') {
@@ -57,10 +71,14 @@ export async function applyAttemptRecord(ctx: RecordContext, run: RunRecord, rec
         });
       }
     });
+    pass.latest.delete(uuid);
     if (rec.attempt > 1) ctx.log('distributed run re-executed', { run_uuid: uuid, attempt: rec.attempt, cause, worker: rec.worker_id });
     return;
   }
-  const latest = await repos.attempts.latest(uuid);
+  const latest = pass.latest.get(uuid) ?? (await repos.attempts.latest(uuid));
+  // An end record may add its attempt (below): read afresh after it.
+  if (rec.kind === 'end') pass.latest.delete(uuid);
+  else pass.latest.set(uuid, latest);
   if (rec.kind === 'rows') {
     // Rows of a superseded attempt are dropped; replays are harmless (upserts merge by value).
     if (rec.attempt < latest || !isSafeName(rec.workspace)) return;
@@ -72,7 +90,7 @@ export async function applyAttemptRecord(ctx: RecordContext, run: RunRecord, rec
     return;
   }
   if (rec.kind === 'file') {
-    const refused = await applyFileRecord(ctx.app, run, rec, latest);
+    const refused = await applyFileRecord(ctx.app, run, rec, latest, pass.files);
     if (refused) ctx.log('distributed: shipped file refused', { run_uuid: uuid, attempt: rec.attempt, path: rec.path, reason: refused });
     return;
   }

@@ -94,17 +94,17 @@ function folderFor(root: string, parts: string[], create = true): string | undef
   let dir = root;
   for (const seg of parts) {
     const next = join(dir, seg);
-    try {
-      if (create) mkdirSync(next);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    let st;
-    try {
+    // Looked at first: the folders of a run's files exist after its first chunk, and a failed
+    // mkdir (EEXIST) costs an exception per folder per record.
+    let st = lstatSync(next, { throwIfNoEntry: false });
+    if (!st) {
+      if (!create) return undefined;
+      try {
+        mkdirSync(next);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
       st = lstatSync(next);
-    } catch (err) {
-      if (!create && (err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
     }
     if (st.isSymbolicLink() || !st.isDirectory()) throw new Refused(`${seg} on the way is not a plain folder`);
     dir = next;
@@ -149,11 +149,25 @@ function dropLocalCopy(path: string): void {
 }
 
 /**
+ * What one pass over a batch of records has already checked: the real folder of each workspace
+ * (its row read or created once) and the folders below it found plain (not a link) or made. A
+ * batch holds the few records of a handful of runs; it is dropped when the batch is applied.
+ */
+export interface FileApplyCache {
+  roots: Map<string, string>;
+  folders: Set<string>;
+}
+
+export function newFileApplyCache(): FileApplyCache {
+  return { roots: new Map(), folders: new Set() };
+}
+
+/**
  * Applies one `file` record of `run` (the master's row). Returns undefined when written or
  * dropped as superseded, else why it was refused (nothing is written then). `latest` is the
- * latest attempt the master knows.
+ * latest attempt the master knows; `cache` is the pass's (see FileApplyCache).
  */
-export async function applyFileRecord(app: AppContext, run: RunRecord, rec: FileRecord & { attempt: number }, latest: number): Promise<string | undefined> {
+export async function applyFileRecord(app: AppContext, run: RunRecord, rec: FileRecord & { attempt: number }, latest: number, cache: FileApplyCache = newFileApplyCache()): Promise<string | undefined> {
   if (rec.attempt < latest) return undefined;
   if (!isSafeName(rec.workspace) || rec.workspace !== run.workspace) return `workspace ${JSON.stringify(rec.workspace)} is not the run's workspace`;
   if (!isShippablePath(rec.path)) return `path ${JSON.stringify(rec.path)} is not a relative, normalized path of safe names`;
@@ -168,11 +182,18 @@ export async function applyFileRecord(app: AppContext, run: RunRecord, rec: File
   if (total > cap) return `over the cap of shipped files per run (${cap} bytes, distributed.ship_files_max_mb)`;
   if (rec.stored && buf.length > 0) return 'a stored reference carries no bytes';
   try {
-    const root = realWorkspaceRoot(app, rec.workspace, await ensureWorkspace(app, rec.workspace, rec.at, run.workflow_name));
+    let root = cache.roots.get(rec.workspace);
+    if (root === undefined) {
+      root = realWorkspaceRoot(app, rec.workspace, await ensureWorkspace(app, rec.workspace, rec.at, run.workflow_name));
+      cache.roots.set(rec.workspace, root);
+    }
     const parts = rec.path.split('/');
-    const dir = folderFor(root, parts.slice(0, -1), !rec.stored);
+    const folders = parts.slice(0, -1);
+    const known = join(root, ...folders);
+    const dir = cache.folders.has(known) ? known : folderFor(root, folders, !rec.stored);
     if (dir === undefined) return undefined;
     if (!isInside(root, dir)) return 'the folder resolves outside the workspace folder';
+    cache.folders.add(dir);
     const file = join(dir, parts[parts.length - 1]!);
     if (rec.stored) dropLocalCopy(file);
     else writeChunk(file, rec.offset, buf, rec.eof);

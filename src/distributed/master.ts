@@ -16,7 +16,7 @@ import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { getWorkerView } from './worker-registry.js';
 import { ackRecords, readRecords, type AttemptRecordMsg } from './records.js';
-import { applyAttemptRecord, type RecordContext } from './apply-records.js';
+import { applyAttemptRecord, newRecordPass, type RecordContext } from './apply-records.js';
 import { FleetViews, WAITING_STATES } from './fleet-views.js';
 
 export type { TaskLists } from './fleet-views.js';
@@ -358,10 +358,11 @@ export class DistributedMaster {
       const done: string[] = [];
       // The master's run of each record, read once per batch (a run ships several records at once).
       const runs = new Map<string, Promise<RunRecord | undefined>>();
+      const pass = newRecordPass();
       for (const entry of batch) {
         if (entry.record) {
           try {
-            await this.applyRecord(entry.record, runs);
+            await this.applyRecord(entry.record, runs, pass);
           } catch (err) {
             // Not acknowledged: retried on the next read (the database may be busy).
             this.log('distributed: cannot apply an attempt record', { run_uuid: entry.record.run_uuid, attempt: entry.record.attempt, error: messageOf(err) });
@@ -378,13 +379,13 @@ export class DistributedMaster {
     }
   }
 
-  private async applyRecord(rec: AttemptRecordMsg, runs = new Map<string, Promise<RunRecord | undefined>>()): Promise<void> {
+  private async applyRecord(rec: AttemptRecordMsg, runs = new Map<string, Promise<RunRecord | undefined>>(), pass = newRecordPass()): Promise<void> {
     // Start and end records change the run (status, workspace): read it afresh for them.
     if (rec.kind === 'start' || rec.kind === 'end' || !runs.has(rec.run_uuid)) runs.set(rec.run_uuid, this.runOf(rec.run_uuid));
     const run = await runs.get(rec.run_uuid);
     if (!run) return;
     if (rec.kind === 'end') runs.delete(rec.run_uuid);
-    await applyAttemptRecord(this.records, run, rec);
+    await applyAttemptRecord(this.records, run, rec, pass);
   }
 
   /** The task is gone from the queue (removed, or trimmed before the master saw it finish). */

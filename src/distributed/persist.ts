@@ -10,8 +10,10 @@ import type { AppContext } from '../services/context.js';
 import type { RunRecord } from '../store/index.js';
 import { notifyRunFinished } from '../events/webhooks.js';
 import type { TaskResult } from './protocol.js';
-import { forgetShippedFiles, masterFilePath } from './files-apply.js';
-import { isAbsolute } from 'node:path';
+import { forgetShippedFiles, workspaceRoot } from './files-apply.js';
+import { isShippablePath } from './records.js';
+import { isSafeName } from '../util/fs-safe.js';
+import { isAbsolute, join } from 'node:path';
 
 export interface PersistOutcome {
   /** The run changed status (false when it was already terminal). */
@@ -23,6 +25,8 @@ export interface PersistOutcome {
 
 async function notify(app: AppContext, run: RunRecord): Promise<void> {
   if ((run.options as { disableNotification?: boolean })?.disableNotification) return;
+  // No webhooks to send: the artifacts are not read.
+  if (!app.settings().settings.notification?.enabled) return;
   const artifacts = await app.repos.artifacts.listByRun(run.id);
   // Delivered in the background with its own retries; failures are recorded as events, never thrown.
   void notifyRunFinished(app, run, artifacts).catch(() => undefined);
@@ -46,10 +50,12 @@ export async function applyTaskResult(app: AppContext, run: RunRecord, result: T
     if (result.direct) await repos.artifacts.deleteByRun(run.id);
     // A file the worker shipped names its workspace-relative path: it is now the master's file.
     const ws = result.run.workspace || run.workspace;
-    for (const a of result.artifacts) {
-      const path = (isAbsolute(a.artifact_path) ? undefined : await masterFilePath(app, ws, a.artifact_path)) ?? a.artifact_path;
-      await repos.artifacts.upsert({ ...a, artifact_path: path, run_id: run.id });
-    }
+    const shipped = result.artifacts.some((a) => !isAbsolute(a.artifact_path)) && isSafeName(ws) ? await workspaceRoot(app, ws) : undefined;
+    const rows = result.artifacts.map((a) => {
+      const path = shipped !== undefined && !isAbsolute(a.artifact_path) && isShippablePath(a.artifact_path) ? join(shipped, a.artifact_path) : a.artifact_path;
+      return { ...a, artifact_path: path, run_id: run.id };
+    });
+    if (rows.length > 0) await repos.artifacts.upsertMany(rows);
     await repos.runs.update(run.id, {
       total_steps: result.run.total_steps,
       completed_steps: result.run.completed_steps,
