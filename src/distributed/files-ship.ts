@@ -264,8 +264,12 @@ export class FileShipper {
    * inside the workspace folder, and rewrites `result`: a shipped artifact names its
    * workspace-relative path (the master makes it its own), one left behind says where it is.
    * False when a send was refused (the attempt was fenced off).
+   *
+   * `last`, when given, sends the final chunks (possibly none) instead of the shipper's own send,
+   * with whatever the caller adds after them — the attempt's end record: one round trip, all or
+   * none. A failure of that send is thrown (the caller's error path), not swallowed like a round's.
    */
-  async finish(result: TaskResult, workerId: string): Promise<boolean> {
+  async finish(result: TaskResult, workerId: string, last?: SendChunks): Promise<boolean> {
     this.stop();
     const at = await this.where();
     await this.serial(() => this.shipLogs(true, at));
@@ -278,7 +282,6 @@ export class FileShipper {
           if (shipped) a.artifact_path = shipped;
           else if (shipped === false) a.description = `${a.description ? `${a.description} ` : ''}[not shipped to the master (over distributed.ship_files_max_mb); on worker ${workerId} at ${a.artifact_path}]`;
         }
-        await this.flush();
       } finally {
         this.storage?.close();
         this.storage = undefined;
@@ -299,6 +302,17 @@ export class FileShipper {
       else result.events.push(note);
       this.log('files left on the worker: over distributed.ship_files_max_mb', { run_uuid: this.runUuid, files: this.leftBehind.slice(0, 20), cap_bytes: this.capBytes });
     }
+    if (!last) {
+      await this.serial(() => this.flush());
+      return !this.refused;
+    }
+    const chunks = this.batch;
+    const reached = this.dropBatch();
+    if (!(await last(chunks))) {
+      this.refused = true;
+      return false;
+    }
+    for (const [rel, end] of reached) this.sent.set(rel, end);
     return true;
   }
 

@@ -207,10 +207,10 @@ export async function recordEnd(client: RedisClient, prefix: string, token: stri
 }
 
 /**
- * Several records of one attempt (chunks of its files or rows) in one round trip, fenced like
- * recordEnd and written all or none, in order. False when refused.
+ * Several records of one attempt (chunks of its files or rows, and its end last) in one round
+ * trip, fenced like recordEnd and written all or none, in order. False when refused.
  */
-export async function recordMany(client: RedisClient, prefix: string, token: string, attempt: number, recs: (RowsRecord | FileRecord)[]): Promise<boolean> {
+export async function recordMany(client: RedisClient, prefix: string, token: string, attempt: number, recs: (RowsRecord | FileRecord | EndRecord)[]): Promise<boolean> {
   if (recs.length === 0) return true;
   const runUuid = recs[0]!.run_uuid;
   if (recs.some((r) => r.run_uuid !== runUuid)) throw new Error('recordMany: records of one run only');

@@ -14,7 +14,7 @@ import type { AppContext } from '../services/context.js';
 import { VERSION } from '../version.js';
 import { cancelKey, drainKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
 import { issuesText, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from './protocol.js';
-import { recordEnd, recordMany, recordStart, type EndRecord } from './records.js';
+import { recordEnd, recordMany, recordStart, type EndRecord, type FileRecord } from './records.js';
 import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { collectResult, rejectionMessage, runTask } from './task-runner.js';
@@ -23,7 +23,7 @@ import { openPgStore } from '../store/pg/store.js';
 import { fencedUrl, isFenceError } from '../store/pg/fence.js';
 import { LeaseWatch } from './lease-watch.js';
 import { RoutingGate } from './routing.js';
-import { FileShipper } from './files-ship.js';
+import { FileShipper, type FileChunk } from './files-ship.js';
 import { shipRows } from './ship-rows.js';
 import { reconcileSharedRuns, reconcileWorkerRuns } from './worker-reconcile.js';
 import { effectiveStatus, liveWorkerNames, readWorkerEntry, writeWorkerEntry, type WorkerEntry } from './worker-registry.js';
@@ -64,6 +64,9 @@ export interface SharedDatabase {
   storeId: string;
 }
 
+/** Status changes of this window (tasks starting and ending) are written to the registry in one go. */
+const PUBLISH_WINDOW_MS = 25;
+
 /** How long a stopping worker waits for the shared database to take a run back before stopping it anyway. */
 const RELEASE_TIMEOUT_MS = 2000;
 
@@ -95,6 +98,7 @@ export class DistributedWorker {
   private joinedAt = new Date().toISOString();
   private heartbeat?: NodeJS.Timeout;
   private poller?: NodeJS.Timeout;
+  private publishTimer?: NodeJS.Timeout;
   private stopping = false;
   private draining = false;
   private running?: Promise<void>;
@@ -218,6 +222,18 @@ export class DistributedWorker {
     }
   }
 
+  /**
+   * A task started or ended: the entry is written within PUBLISH_WINDOW_MS, once for every change
+   * of that window (tiny tasks start and end many times a second; `osm worker ls` reads the latest).
+   */
+  private publishSoon(): void {
+    if (this.publishTimer || this.stopping) return;
+    this.publishTimer = setTimeout(() => {
+      this.publishTimer = undefined;
+      void this.publish();
+    }, PUBLISH_WINDOW_MS);
+  }
+
   /** `osm worker drain`: once flagged, the worker finishes what it has and takes nothing new. */
   private async pollDrain(): Promise<void> {
     if (!this.queue || this.draining || this.stopping) return;
@@ -291,8 +307,8 @@ export class DistributedWorker {
     // The lease's first confirmation: the lock's time to live read with the attempt (counted from
     // before the call, so never later than the lock's real expiry).
     this.leases.taken(uuid, token ?? '', sentAt, lockTtlMs);
-    // Not awaited: it leaves at once, on the connection the records use.
-    void this.publish();
+    // Not awaited: the entry is written shortly, once for the changes of a short window.
+    this.publishSoon();
     const onAbort = () => abortRun(uuid, 'cancelled');
     signal?.addEventListener('abort', onAbort);
     this.log('task started', { run_uuid: uuid, workflow: data.workflow_name, target: data.target, attempt });
@@ -351,7 +367,8 @@ export class DistributedWorker {
         }
       }
       // The run's log folder follows on the master while it runs; the rest and the artifacts before the end record.
-      files = new FileShipper(taskApp, uuid, (cs) => recordMany(client, this.prefix, token ?? '', attempt, cs.map((c) => ({ v: PROTOCOL_VERSION, kind: 'file' as const, run_uuid: uuid, worker_id: this.id, at: nowIso(), ...c }))), (m, f) => this.log(m, f));
+      const fileRecord = (c: FileChunk): FileRecord => ({ v: PROTOCOL_VERSION, kind: 'file', run_uuid: uuid, worker_id: this.id, at: nowIso(), ...c });
+      files = new FileShipper(taskApp, uuid, (cs) => recordMany(client, this.prefix, token ?? '', attempt, cs.map(fileRecord)), (m, f) => this.log(m, f));
       files.startLive(WORKER_POLL_MS);
       const flagged = await flaggedAtStart;
       if (flagged) this.userCancelled.add(uuid);
@@ -369,8 +386,16 @@ export class DistributedWorker {
         if (shipped === undefined) throw new Fenced(`rows of attempt ${attempt} refused`);
         if (shipped.capped) result.truncated = true;
       }
-      if (!(await files.finish(result, this.id))) throw new Fenced(`files of attempt ${attempt} refused`);
-      if (!(await end({ outcome: 'result', error: '', final: true, result }))) throw new Fenced(`late result of attempt ${attempt} refused`);
+      // The last file chunks and the end record leave together (one fenced round trip, all or none).
+      const sentEnd = await files.finish(result, this.id, async (cs) => {
+        if (this.lostLock.has(uuid)) return false;
+        const endRecord: EndRecord = { v: PROTOCOL_VERSION, kind: 'end', run_uuid: uuid, worker_id: this.id, at: new Date().toISOString(), outcome: 'result', error: '', final: true, result };
+        return recordMany(client, this.prefix, token ?? '', attempt, [...cs.map(fileRecord), endRecord]);
+      });
+      if (!sentEnd) {
+        this.log('attempt result refused: this worker no longer holds the task (lease lost or a newer attempt started)', { run_uuid: uuid, attempt });
+        throw new Fenced(`late result of attempt ${attempt} refused`);
+      }
       if (result.run.status === 'completed') this.counters.complete++;
       else this.counters.failed++;
       this.log('task finished', { run_uuid: uuid, status: result.run.status, steps: result.steps.length, attempt, ...(shared ? { direct: true } : {}) });
@@ -404,8 +429,8 @@ export class DistributedWorker {
       this.leases.released(uuid);
       this.userCancelled.delete(uuid);
       this.lostLock.delete(uuid);
-      // Not awaited: the entry leaves at once, on the connection the records use, and the slot is free.
-      void this.publish();
+      // Not awaited: the entry is written shortly, once for the changes of a short window; the slot is free.
+      this.publishSoon();
     }
   }
 
@@ -463,6 +488,8 @@ export class DistributedWorker {
     this.stopping = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.poller) clearInterval(this.poller);
+    if (this.publishTimer) clearTimeout(this.publishTimer);
+    this.publishTimer = undefined;
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     await Promise.all([...this.current].map((uuid) => this.halt(uuid)));
     if (this.worker) {

@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_NAME } from '../../src/distributed/keys.js';
 import { PROTOCOL_VERSION } from '../../src/distributed/protocol.js';
-import { attemptKey, lockKey, readRecords, recordMany, type FileRecord } from '../../src/distributed/records.js';
+import { attemptKey, lockKey, readRecords, recordMany, type EndRecord, type FileRecord } from '../../src/distributed/records.js';
 import { connectionOptions, parseRedisUrl } from '../../src/distributed/redis-config.js';
 import { dropPrefix, REDIS_URL, redisAvailable, testPrefix } from './helpers.js';
 
@@ -55,5 +55,19 @@ describe.skipIf(!hasRedis)('recordMany', () => {
 
     expect(await recordMany(client, prefix, 'token-1', 2, [])).toBe(true);
     await expect(recordMany(client, prefix, 'token-1', 2, [chunk(uuid, 'x', 0), chunk(randomUUID(), 'y', 0)])).rejects.toThrow(/one run only/);
+  });
+
+  it('carries the attempt\'s end record after its last file chunks, in the same fenced call', async () => {
+    const client = await queue.client;
+    const uuid = randomUUID();
+    await client.set(lockKey(prefix, uuid), 'token-1');
+    await client.set(attemptKey(prefix, uuid), '1');
+    const end: EndRecord = { v: PROTOCOL_VERSION, kind: 'end', run_uuid: uuid, worker_id: 'w', at: new Date().toISOString(), outcome: 'error', error: 'boom', final: true };
+    expect(await recordMany(client, prefix, 'token-1', 1, [chunk(uuid, 'logs/j', 0), end])).toBe(true);
+    const read = (await readRecords(client, prefix, 100)).filter((e) => e.record?.run_uuid === uuid);
+    expect(read.map((e) => e.record!.kind)).toEqual(['file', 'end']);
+    expect(read[1]!.record).toMatchObject({ kind: 'end', attempt: 1, outcome: 'error', error: 'boom' });
+    // Refused together: a stale attempt's end never arrives without (or with) its chunks.
+    expect(await recordMany(client, prefix, 'token-1', 0, [chunk(uuid, 'logs/j', 0), end])).toBe(false);
   });
 });
