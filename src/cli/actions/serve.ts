@@ -10,6 +10,7 @@ import { buildServer } from '../../server/app.js';
 import { VERSION } from '../../version.js';
 import { spawnerPool } from '../../engine/spawner/pool.js';
 import { acquireDaemonLock, type DaemonLock } from '../../util/daemon-lock.js';
+import { jsonLineLog } from '../../util/json-log.js';
 import type { DistributedConfig } from '../../distributed/index.js';
 
 interface ServeFlags {
@@ -71,7 +72,7 @@ export async function serveAction(command: Command): Promise<void> {
   process.once('exit', () => lock.release());
 
   const indexed = await indexWorkflows(app.repos, settings.paths.workflows);
-  const log = (msg: string, fields: Record<string, unknown> = {}) => process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n`);
+  const log = jsonLineLog();
   if (lock.note) log(lock.note, { lock_file: lock.file });
   const queue = new RunQueue(app, {
     limit: () => Number((app.settings().settings.server as { max_concurrent_runs?: number }).max_concurrent_runs ?? 2),

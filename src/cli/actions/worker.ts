@@ -22,6 +22,7 @@ import { DRAIN_FLAG_TTL_S, QUEUE_NAME, drainKey, schedulerLeaderKey } from '../.
 import { listWorkerViews, type WorkerView } from '../../distributed/worker-registry.js';
 import { parseWorkerLabels } from '../../distributed/routing.js';
 import { VERSION } from '../../version.js';
+import { jsonLineLog } from '../../util/json-log.js';
 
 interface JoinFlags extends GlobalOptions {
   redisUrl?: string;
@@ -60,8 +61,9 @@ export async function workerJoin(command: Command): Promise<void> {
   // attempt number (docs/distributed.md). Never a scratch copy there: it would replace the
   // master's own row.
   const app = createAppContext({ baseFolder: o.baseFolder, settingsFile: o.settingsFile, workflowFolder: o.workflowFolder });
+  const lines = jsonLineLog();
   const log = (msg: string, fields: Record<string, unknown> = {}) => {
-    if (!o.silent) process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n`);
+    if (!o.silent) lines(msg, fields);
   };
   let worker: DistributedWorker;
   let shared: SharedDatabase | undefined;
