@@ -119,9 +119,20 @@ export function resolveWorkflowFile(app: AppContext, name: string): string {
   assertWorkflowName(name);
   const dir = resolve(app.settings().paths.workflows);
   const stem = name.trim().replace(/\.ya?ml$/i, '');
+  // A name resolved a moment ago (a task is routed, checked and run: three lookups) is that file
+  // while it exists, for up to a second. A miss is never remembered: a workflow added since is
+  // found at once (one added that would take precedence over the remembered file, within a second).
+  const key = `${dir}\0${stem}`;
+  const memo = resolved.get(key);
+  if (memo && Date.now() - memo.at < RESOLVED_TTL_MS && existsSync(memo.file)) return memo.file;
+  const remember = (file: string) => {
+    if (resolved.size >= 512) resolved.clear();
+    resolved.set(key, { file, at: Date.now() });
+    return file;
+  };
   try {
     const file = findWorkflow(stem, dir);
-    if (isInside(dir, resolve(file))) return file;
+    if (isInside(dir, resolve(file))) return remember(file);
   } catch (err) {
     if (!isOsmError(err) || err.code !== 'OSM_ERR_WORKFLOW_NOT_FOUND') throw err;
   }
@@ -129,9 +140,13 @@ export function resolveWorkflowFile(app: AppContext, name: string): string {
   // routing resolve synchronously: the SQLite index answers at once; without it (PostgreSQL, whose
   // index rows may come from another machine's folder) the folder's own files are read.
   const file = app.store ? app.store.workflows.get(stem)?.file_path : byDeclaredName(app, dir, stem);
-  if (file && isInside(dir, resolve(file)) && existsSync(file)) return file;
+  if (file && isInside(dir, resolve(file)) && existsSync(file)) return remember(file);
   throw errors.apiWorkflowNotFound();
 }
+
+/** Names resolved in the last RESOLVED_TTL_MS, per workflows folder. */
+const resolved = new Map<string, { file: string; at: number }>();
+const RESOLVED_TTL_MS = 1000;
 
 /** GET /workflows/{name}: the raw YAML text. */
 export function workflowSource(app: AppContext, name: string): string {
