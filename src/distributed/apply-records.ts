@@ -47,7 +47,8 @@ export async function applyAttemptRecord(ctx: RecordContext, run: RunRecord, rec
   const repos = ctx.app.repos;
   const uuid = rec.run_uuid;
   if (rec.kind === 'start') {
-    const prev = (await repos.attempts.listByRun(uuid)).filter((a) => a.attempt < rec.attempt);
+    // A first attempt has nothing before it to read or close.
+    const prev = rec.attempt > 1 ? (await repos.attempts.listByRun(uuid)).filter((a) => a.attempt < rec.attempt) : [];
     const last = prev[prev.length - 1];
     let cause: AttemptCause = 'first';
     if (last) {
@@ -59,10 +60,11 @@ export async function applyAttemptRecord(ctx: RecordContext, run: RunRecord, rec
       else cause = 'retry';
     }
     await repos.tx(async () => {
-      await repos.attempts.endOlder(uuid, rec.attempt, cause === 'worker lost' ? 'worker lost' : 'stalled', `superseded by attempt ${rec.attempt}`);
+      if (rec.attempt > 1) await repos.attempts.endOlder(uuid, rec.attempt, cause === 'worker lost' ? 'worker lost' : 'stalled', `superseded by attempt ${rec.attempt}`);
       const inserted = await repos.attempts.start({ run_uuid: uuid, attempt: rec.attempt, worker_id: rec.worker_id, started_at: rec.at, cause });
-      const cur = (await repos.runs.get(run.id)) ?? run;
-      if (cur.status === 'queued') await repos.runs.transition(run.id, 'running', { at: rec.at });
+      // `run` was read for this record: a run that waits moves to running (the update itself
+      // checks the status again, so a run cancelled meanwhile stays cancelled).
+      if (run.status === 'queued' || run.status === 'pending') await repos.runs.transition(run.id, 'running', { at: rec.at });
       if (inserted && rec.attempt > 1) {
         await repos.events.insert({
           topic: 'run.reattempt', name: 'run.reattempt', source: 'distributed', source_type: 'run', data_type: 'scan',
@@ -99,13 +101,15 @@ export async function applyAttemptRecord(ctx: RecordContext, run: RunRecord, rec
     ctx.log('late result refused (fencing)', { run_uuid: uuid, attempt: rec.attempt, latest });
     return;
   }
-  await repos.attempts.start({ run_uuid: uuid, attempt: rec.attempt, worker_id: rec.worker_id, started_at: rec.at, cause: 'first' });
+  // The attempt's row, made here when its start record never arrived.
+  const attempts = await repos.attempts.listByRun(uuid);
+  const own = attempts.find((a) => a.attempt === rec.attempt);
+  if (!own) await repos.attempts.start({ run_uuid: uuid, attempt: rec.attempt, worker_id: rec.worker_id, started_at: rec.at, cause: 'first' });
   if (rec.outcome === 'result' && rec.result) {
     // The run's end is seen for the first time: this attempt's end is not recorded yet, and no
     // other attempt ended the run (a worker that wrote the end into the shared database and
     // died before its end record is followed by one that finds the run ended and records it).
-    const attempts = await repos.attempts.listByRun(uuid);
-    const firstSight = attempts.find((a) => a.attempt === rec.attempt)?.ended_at === null && !attempts.some((a) => a.attempt !== rec.attempt && RUN_END_OUTCOMES.has(a.outcome ?? ''));
+    const firstSight = (!own || own.ended_at === null) && !attempts.some((a) => a.attempt !== rec.attempt && RUN_END_OUTCOMES.has(a.outcome ?? ''));
     const r = await applyTaskResult(ctx.app, run, rec.result, { firstSight });
     await repos.attempts.end(uuid, rec.attempt, rec.result.run.status, { at: rec.at, error: rec.result.run.error_message });
     ctx.settled(uuid);

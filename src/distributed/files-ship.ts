@@ -11,8 +11,7 @@
  * the bucket holds unchanged travels as a reference (`stored`), not as bytes; logs always travel.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, constants as fsc, fstatSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { closeSync, constants as fsc, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { AppContext } from '../services/context.js';
 import { JOURNAL_FILE } from '../engine/live/journal.js';
@@ -200,7 +199,7 @@ export class FileShipper {
     const dir = join(at.root, 'logs', this.runUuid);
     let names: string[];
     try {
-      names = (await readdir(dir, { withFileTypes: true })).filter((d) => d.isFile() && isSafeName(d.name)).map((d) => d.name);
+      names = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile() && isSafeName(d.name)).map((d) => d.name);
     } catch {
       return;
     }

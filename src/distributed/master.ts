@@ -61,6 +61,14 @@ export function taskDataOf(run: RunRecord, requires: TaskRequirements = { tools:
   };
 }
 
+/**
+ * Records are read at most this long after a task was taken (its start record is written right
+ * after) or completed (its end record was written before): one pass for the tasks of that window.
+ */
+const CONSUME_WINDOW_MS = 25;
+/** Bound of the set of runs recorded but whose `completed` event has not arrived yet. */
+const RECORDED_KEPT = 10_000;
+
 /** The master's task queue: submit, cancel, list, and record what workers report. */
 export class DistributedMaster {
   private queue?: Queue;
@@ -68,6 +76,10 @@ export class DistributedMaster {
   private readonly chains = new Map<string, Promise<void>>();
   /** Runs whose task is (or may be) in the queue. */
   private readonly inflight = new Set<string>();
+  /** Runs whose end record this master applied, until their task's `completed` event is seen. */
+  private readonly recorded = new Set<string>();
+  /** The pass of the current window (consumeShortly); `fire` starts it at once. */
+  private pass?: { promise: Promise<void>; fire: () => void };
   private sweepTimer?: NodeJS.Timeout;
   private sweeping?: Promise<void>;
   private consuming?: Promise<void>;
@@ -91,7 +103,11 @@ export class DistributedMaster {
       app,
       log: (msg, fields) => this.log(msg, fields),
       workerOffline: (id) => this.workerOffline(id),
-      settled: (uuid) => this.inflight.delete(uuid),
+      settled: (uuid) => {
+        this.inflight.delete(uuid);
+        if (this.recorded.size >= RECORDED_KEPT) this.recorded.clear();
+        this.recorded.add(uuid);
+      },
     };
     this.views = new FleetViews({ queue: () => this.q, prefix: opts.config.prefix, app, needs: this.needs });
   }
@@ -134,7 +150,8 @@ export class DistributedMaster {
     this.events.on('active', ({ jobId }) => this.serial(jobId, () => this.onActive(jobId)));
     // A task given back without an attempt (a worker that cannot take it, or draining) waits again.
     this.events.on('delayed', ({ jobId }) => this.serial(jobId, () => this.onReturned(jobId)));
-    this.events.on('waiting', ({ jobId }) => this.serial(jobId, () => this.onReturned(jobId)));
+    // A task just added waits too (no `prev`): its run is queued already.
+    this.events.on('waiting', ({ jobId, prev }) => (prev ? this.serial(jobId, () => this.onReturned(jobId)) : undefined));
     this.events.on('progress', ({ jobId, data }) => this.serial(jobId, () => this.onProgress(jobId, data)));
     this.events.on('completed', ({ jobId }) => this.serial(jobId, () => this.settle(jobId)));
     this.events.on('failed', ({ jobId }) => this.serial(jobId, () => this.settle(jobId)));
@@ -160,6 +177,7 @@ export class DistributedMaster {
     this.stopped = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.recordsTimer) clearInterval(this.recordsTimer);
+    this.pass?.fire();
     await this.sweeping;
     await this.consuming;
     await Promise.allSettled([...this.chains.values()]);
@@ -217,14 +235,33 @@ export class DistributedMaster {
     this.log('distributed tasks submitted', { count: runs.length, runs: runs.map((r) => r.run_uuid) });
   }
 
-  private async onActive(jobId: string): Promise<void> {
-    const run = await this.runOf(jobId);
-    if (!run) return;
+  /**
+   * A worker took the task. Its start record (written right after, durable, with the attempt and
+   * the worker) moves the run to running: the records are read shortly, once for the tasks taken
+   * in that moment, rather than reading the job and writing the run once per task here.
+   */
+  private onActive(jobId: string): void {
     this.inflight.add(jobId);
-    // Already running (its start record came first): nothing to read from the job.
-    if (run.status !== 'queued' && run.status !== 'pending') return;
-    const job = await Job.fromId(this.q, jobId);
-    await markRemoteStarted(this.app, run, job?.processedOn ? new Date(job.processedOn).toISOString() : undefined);
+    void this.consumeShortly();
+  }
+
+  /**
+   * A pass over the records within CONSUME_WINDOW_MS, shared by every caller of that window: the
+   * tasks that start and end in that moment cost one read and one acknowledgement, not one each.
+   */
+  private consumeShortly(): Promise<void> {
+    if (!this.pass) {
+      let fire!: () => void;
+      const gate = new Promise<void>((resolve) => (fire = resolve));
+      const timer = setTimeout(() => fire(), CONSUME_WINDOW_MS);
+      const promise = gate.then(() => {
+        clearTimeout(timer);
+        this.pass = undefined;
+        return this.consume();
+      });
+      this.pass = { promise, fire };
+    }
+    return this.pass.promise;
   }
 
   /** Back in wait/delayed with no attempt running (given back unstarted): the run is queued again. */
@@ -262,7 +299,9 @@ export class DistributedMaster {
    * record in the stream already.
    */
   private async settle(jobId: string): Promise<void> {
-    await this.consume();
+    await this.consumeShortly();
+    // Its end record was applied: the run is recorded, nothing to read.
+    if (this.recorded.delete(jobId)) return;
     if (!this.stillOpen(jobId, await this.runOf(jobId))) return;
     const state = await this.q.getJobState(jobId);
     await this.consume();

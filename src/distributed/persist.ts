@@ -65,13 +65,14 @@ export async function applyTaskResult(app: AppContext, run: RunRecord, result: T
       ...(result.run.error_message ? { error_message: result.run.error_message } : {}),
       ...(result.run.completed_at ? { at: result.run.completed_at } : {}),
     });
-    return { transitioned: Boolean(done), steps, events };
+    return { transitioned: Boolean(done), steps, events, row: done };
   });
   forgetShippedFiles(app, run.run_uuid);
-  const final = (await repos.runs.get(run.id)) ?? run;
+  // The terminal update returned the row as the transaction left it.
+  const final = out?.row ?? (await repos.runs.get(run.id)) ?? run;
   if (!out) return { transitioned: false, run: final, steps: { inserted: 0, updated: 0 }, events: 0 };
   if (out.transitioned || (result.direct && opts.firstSight && final.status === result.run.status)) await notify(app, final);
-  return { ...out, run: final };
+  return { transitioned: out.transitioned, steps: out.steps, events: out.events, run: final };
 }
 
 /**

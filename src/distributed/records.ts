@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import type { RedisClient } from 'bullmq';
-import { QUEUE_NAME } from './keys.js';
+import { cancelKey, QUEUE_NAME } from './keys.js';
 import { PROTOCOL_VERSION, taskResultSchema } from './protocol.js';
 import { isSafeName } from '../util/fs-safe.js';
 
@@ -105,9 +105,6 @@ export function isShippablePath(rel: string): boolean {
  * written by the master at the same path below ITS workspace folder. Keyed by run, attempt, path
  * and offset: a replayed chunk writes the same bytes at the same place.
  */
-/** Base64 alphabet with at most two trailing pad characters (the length is checked apart). */
-const BASE64_CHARS = /^[A-Za-z0-9+/]*={0,2}$/;
-
 export const fileRecordSchema = z.object({
   v: z.literal(PROTOCOL_VERSION),
   kind: z.literal('file'),
@@ -122,9 +119,10 @@ export const fileRecordSchema = z.object({
   data: z
     .string()
     .max(Math.ceil(FILE_CHUNK_BYTES / 3) * 4)
-    // Canonical base64: whole quads, padding only at the end. Checked as length and one character
-    // class (linear, no backtracking): the grouped pattern cost milliseconds per record on the master.
-    .refine((d) => d.length % 4 === 0 && BASE64_CHARS.test(d), 'not base64')
+    // Canonical base64: whole quads, padding only at the end, nothing else. Checked by decoding
+    // and encoding again (native, linear): what Node's lenient decoder skips or rounds shows up
+    // as a difference. A pattern over the text cost milliseconds per record on the master.
+    .refine((d) => d.length % 4 === 0 && Buffer.from(d, 'base64').toString('base64') === d, 'not base64')
     .refine((d) => (d.length / 4) * 3 - (d.endsWith('==') ? 2 : d.endsWith('=') ? 1 : 0) <= FILE_CHUNK_BYTES, 'chunk larger than FILE_CHUNK_BYTES'),
   /** Last chunk of the file: the master cuts the file at offset + length. */
   eof: z.boolean(),
@@ -144,13 +142,18 @@ export type AttemptRecordMsg = (StartRecord | EndRecord | RowsRecord | FileRecor
 
 const recordSchema = z.discriminatedUnion('kind', [startRecordSchema, endRecordSchema, rowsRecordSchema, fileRecordSchema]);
 
-/** KEYS: lock, attempt counter, stream. ARGV: token, record JSON, ttl. → attempt number, 0 without the lock. */
+/**
+ * KEYS: lock, attempt counter, stream, cancellation flag. ARGV: token, record JSON, ttl.
+ * → { attempt number (0 without the lock), the lock's time to live, 1 when the run is flagged cancelled }.
+ */
 const START_SCRIPT = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return { 0, 0 } end
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return { 0, 0, 0 } end
 local n = redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 redis.call('XADD', KEYS[3], '*', 'attempt', n, 'rec', ARGV[2])
-return { n, redis.call('PTTL', KEYS[1]) }
+local flagged = 0
+if redis.call('EXISTS', KEYS[4]) == 1 then flagged = 1 end
+return { n, redis.call('PTTL', KEYS[1]), flagged }
 `;
 
 /** KEYS: lock, attempt counter, stream. ARGV: token, attempt, record JSON. → 1 written, 0 refused (lease lost or superseded). */
@@ -181,7 +184,7 @@ const defined = new WeakSet<object>();
 /** BullMQ's client abstraction runs Lua through named commands: define ours once per client. */
 function withCommands(client: RedisClient): RedisClient {
   if (defined.has(client)) return client;
-  client.defineCommand('osmAttemptStart', { numberOfKeys: 3, lua: START_SCRIPT });
+  client.defineCommand('osmAttemptStart', { numberOfKeys: 4, lua: START_SCRIPT });
   client.defineCommand('osmAttemptEnd', { numberOfKeys: 3, lua: END_SCRIPT });
   client.defineCommand('osmAttemptMany', { numberOfKeys: 3, lua: MANY_SCRIPT });
   client.defineCommand('osmRecordsRead', { numberOfKeys: 1, lua: READ_SCRIPT, readOnly: true });
@@ -192,12 +195,13 @@ function withCommands(client: RedisClient): RedisClient {
 }
 
 /**
- * Starts an attempt: its number (0 when this worker does not hold the job's lock) and the lock's
- * remaining time to live when the attempt was taken (ms; the lease's first confirmation).
+ * Starts an attempt: its number (0 when this worker does not hold the job's lock), the lock's
+ * remaining time to live when the attempt was taken (ms; the lease's first confirmation) and
+ * whether the run was cancelled on the master already (its flag, read in the same call).
  */
-export async function recordStart(client: RedisClient, prefix: string, token: string, rec: StartRecord): Promise<{ attempt: number; lockTtlMs: number }> {
-  const [n, ttl] = (await withCommands(client).runCommand('osmAttemptStart', [lockKey(prefix, rec.run_uuid), attemptKey(prefix, rec.run_uuid), recordsKey(prefix), token, JSON.stringify(rec), String(ATTEMPT_KEY_TTL_S)])) as [number, number];
-  return { attempt: Number(n), lockTtlMs: Number(ttl) };
+export async function recordStart(client: RedisClient, prefix: string, token: string, rec: StartRecord): Promise<{ attempt: number; lockTtlMs: number; cancelled: boolean }> {
+  const [n, ttl, flagged] = (await withCommands(client).runCommand('osmAttemptStart', [lockKey(prefix, rec.run_uuid), attemptKey(prefix, rec.run_uuid), recordsKey(prefix), cancelKey(prefix, rec.run_uuid), token, JSON.stringify(rec), String(ATTEMPT_KEY_TTL_S)])) as [number, number, number];
+  return { attempt: Number(n), lockTtlMs: Number(ttl), cancelled: Number(flagged) === 1 };
 }
 
 /** Ends an attempt (or ships a chunk of its rows or files): false when refused (the lease was lost or a newer attempt started). */

@@ -268,11 +268,6 @@ export class DistributedWorker {
     }
   }
 
-  private async isFlagged(uuid: string): Promise<boolean> {
-    if (!this.queue) return false;
-    return Boolean(await (await this.queue.client).get(cancelKey(this.prefix, uuid)));
-  }
-
   /** The BullMQ processor: one task, i.e. one attempt of its run. */
   private async process(job: Job, token: string | undefined, signal: AbortSignal | undefined): Promise<TaskResult> {
     const parsed = taskDataSchema.safeParse(job.data);
@@ -293,12 +288,10 @@ export class DistributedWorker {
       throw new DelayedError();
     }
     const client = await this.queue!.client;
-    // The cancellation flag is read in the same round trip as the attempt is taken (pipelined with it).
-    const flaggedAtStart = this.isFlagged(uuid);
-    flaggedAtStart.catch(() => undefined);
-    // The attempt number (fencing token), recorded durably before anything runs.
+    // The attempt number (fencing token), recorded durably before anything runs; the run's
+    // cancellation flag is read in the same call.
     const sentAt = Date.now();
-    const { attempt, lockTtlMs } = await recordStart(client, this.prefix, token ?? '', {
+    const { attempt, lockTtlMs, cancelled: flagged } = await recordStart(client, this.prefix, token ?? '', {
       v: PROTOCOL_VERSION, kind: 'start', run_uuid: uuid, worker_id: this.id, at: new Date().toISOString(),
       attempts_made: job.attemptsMade ?? 0, stalled: job.stalledCounter ?? 0,
     });
@@ -370,7 +363,6 @@ export class DistributedWorker {
       const fileRecord = (c: FileChunk): FileRecord => ({ v: PROTOCOL_VERSION, kind: 'file', run_uuid: uuid, worker_id: this.id, at: nowIso(), ...c });
       files = new FileShipper(taskApp, uuid, (cs) => recordMany(client, this.prefix, token ?? '', attempt, cs.map(fileRecord)), (m, f) => this.log(m, f));
       files.startLive(WORKER_POLL_MS);
-      const flagged = await flaggedAtStart;
       if (flagged) this.userCancelled.add(uuid);
       const { result } = await runTask(
         taskApp,

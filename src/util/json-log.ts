@@ -1,10 +1,13 @@
 /**
  * The JSON-lines log of `osm serve` and `osm worker join` on stdout: `{ level, time, msg, …fields }`
- * per line. Writing to a pipe or a terminal is synchronous in Node (one system call per write), so
- * the lines of one turn of the event loop leave in one write, at the end of the turn. A process
- * that exits (normally, on a signal handler's exit or an uncaught error) writes what it holds
- * first.
+ * per line. Writing to a pipe or a terminal is synchronous in Node (one system call per write,
+ * which also wakes the reader), so the lines of a short window (LOG_WINDOW_MS) leave in one write.
+ * Each line keeps the time it was logged at. A process that exits (normally, on a signal
+ * handler's exit or an uncaught error) writes what it holds first.
  */
+/** Lines logged within this many ms are written together. */
+export const LOG_WINDOW_MS = 50;
+
 export type JsonLog = (msg: string, fields?: Record<string, unknown>) => void;
 
 export function jsonLineLog(out: { write(chunk: string): unknown } = process.stdout): JsonLog {
@@ -22,7 +25,7 @@ export function jsonLineLog(out: { write(chunk: string): unknown } = process.std
     held += `${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n`;
     if (!scheduled) {
       scheduled = true;
-      setImmediate(flush);
+      setTimeout(flush, LOG_WINDOW_MS).unref();
     }
   };
 }
