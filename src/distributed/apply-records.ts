@@ -36,10 +36,23 @@ export interface RecordContext {
 export interface RecordPass {
   latest: Map<string, number>;
   files: FileApplyCache;
+  /** Work for after the pass's transaction committed (a run's webhooks); see runAfter. */
+  after: (() => Promise<void>)[];
 }
 
 export function newRecordPass(): RecordPass {
-  return { latest: new Map(), files: newFileApplyCache() };
+  return { latest: new Map(), files: newFileApplyCache(), after: [] };
+}
+
+/** Runs the pass's deferred work (once its writes are committed); a failure is logged, never thrown. */
+export async function runAfter(pass: RecordPass, log: RecordContext['log']): Promise<void> {
+  for (const fn of pass.after.splice(0)) {
+    try {
+      await fn();
+    } catch (err) {
+      log('distributed: cannot notify a run end', { error: (err as Error).message });
+    }
+  }
 }
 
 /** Applies one attempt record of `run` (the run as the master has it); `pass` is the batch's. */
@@ -110,14 +123,14 @@ export async function applyAttemptRecord(ctx: RecordContext, run: RunRecord, rec
     // other attempt ended the run (a worker that wrote the end into the shared database and
     // died before its end record is followed by one that finds the run ended and records it).
     const firstSight = (!own || own.ended_at === null) && !attempts.some((a) => a.attempt !== rec.attempt && RUN_END_OUTCOMES.has(a.outcome ?? ''));
-    const r = await applyTaskResult(ctx.app, run, rec.result, { firstSight });
+    const r = await applyTaskResult(ctx.app, run, rec.result, { firstSight, defer: (fn) => pass.after.push(fn) });
     await repos.attempts.end(uuid, rec.attempt, rec.result.run.status, { at: rec.at, error: rec.result.run.error_message });
     ctx.settled(uuid);
     ctx.log('distributed run recorded', { run_uuid: uuid, status: r.run.status, worker: rec.worker_id, attempt: rec.attempt, steps: rec.result.steps.length });
   } else if (rec.outcome === 'error') {
     await repos.attempts.end(uuid, rec.attempt, 'error', { at: rec.at, error: rec.error });
     if (rec.final) {
-      await failRemoteRun(ctx.app, run, rec.error || 'task failed', rec.at);
+      await failRemoteRun(ctx.app, run, rec.error || 'task failed', rec.at, (fn) => pass.after.push(fn));
       ctx.settled(uuid);
     } else {
       await repos.attempts.requeueRun(uuid);

@@ -16,7 +16,7 @@ import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { getWorkerView } from './worker-registry.js';
 import { ackRecords, readRecords, type AttemptRecordMsg } from './records.js';
-import { applyAttemptRecord, newRecordPass, type RecordContext } from './apply-records.js';
+import { applyAttemptRecord, newRecordPass, runAfter, type RecordContext } from './apply-records.js';
 import { FleetViews, WAITING_STATES } from './fleet-views.js';
 
 export type { TaskLists } from './fleet-views.js';
@@ -394,28 +394,55 @@ export class DistributedMaster {
     for (;;) {
       const batch = await readRecords(client, this.prefix, 200);
       if (batch.length === 0) return;
-      const done: string[] = [];
-      // The master's run of each record, read once per batch (a run ships several records at once).
-      const runs = new Map<string, Promise<RunRecord | undefined>>();
-      const pass = newRecordPass();
-      for (const entry of batch) {
-        if (entry.record) {
-          try {
-            await this.applyRecord(entry.record, runs, pass);
-          } catch (err) {
-            // Not acknowledged: retried on the next read (the database may be busy).
-            this.log('distributed: cannot apply an attempt record', { run_uuid: entry.record.run_uuid, attempt: entry.record.attempt, error: messageOf(err) });
-            await ackRecords(client, this.prefix, done);
-            return;
-          }
-        } else {
-          this.log('distributed: dropping an unreadable attempt record', { id: entry.id, error: entry.invalid });
-        }
-        done.push(entry.id);
-      }
+      for (const entry of batch) if (!entry.record) this.log('distributed: dropping an unreadable attempt record', { id: entry.id, error: entry.invalid });
+      const { done, complete } = await this.applyBatch(batch);
       await ackRecords(client, this.prefix, done);
-      if (batch.length < 200) return;
+      if (!complete || batch.length < 200) return;
     }
+  }
+
+  /**
+   * Applies a batch of records in one transaction (one commit for the runs of a moment, not two
+   * per run); their webhooks go once it committed. When that fails, the batch is applied record
+   * by record, each in its own transactions, up to the first that fails (not acknowledged: retried
+   * on the next read; the database may be busy). Every record applies idempotently, so one applied
+   * by a rolled-back attempt is simply applied again.
+   */
+  private async applyBatch(batch: Awaited<ReturnType<typeof readRecords>>): Promise<{ done: string[]; complete: boolean }> {
+    const all = batch.map((e) => e.id);
+    let pass = newRecordPass();
+    try {
+      await this.app.repos.tx(async () => {
+        // Afresh each time the transaction runs (PostgreSQL runs it again after a cut connection).
+        pass = newRecordPass();
+        // The master's run of each record, read once per batch (a run ships several records at once).
+        const runs = new Map<string, Promise<RunRecord | undefined>>();
+        for (const entry of batch) if (entry.record) await this.applyRecord(entry.record, runs, pass);
+      });
+    } catch {
+      return this.applyOneByOne(batch);
+    }
+    await runAfter(pass, this.records.log);
+    return { done: all, complete: true };
+  }
+
+  private async applyOneByOne(batch: Awaited<ReturnType<typeof readRecords>>): Promise<{ done: string[]; complete: boolean }> {
+    const done: string[] = [];
+    const runs = new Map<string, Promise<RunRecord | undefined>>();
+    for (const entry of batch) {
+      if (entry.record) {
+        const pass = newRecordPass();
+        try {
+          await this.applyRecord(entry.record, runs, pass);
+        } catch (err) {
+          this.log('distributed: cannot apply an attempt record', { run_uuid: entry.record.run_uuid, attempt: entry.record.attempt, error: messageOf(err) });
+          return { done, complete: false };
+        }
+        await runAfter(pass, this.records.log);
+      }
+      done.push(entry.id);
+    }
+    return { done, complete: true };
   }
 
   private async applyRecord(rec: AttemptRecordMsg, runs = new Map<string, Promise<RunRecord | undefined>>(), pass = newRecordPass()): Promise<void> {

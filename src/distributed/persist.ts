@@ -23,6 +23,18 @@ export interface PersistOutcome {
   events: number;
 }
 
+/**
+ * Takes work to do once the caller's transaction committed (the master applies a batch of records
+ * in one): the webhooks of a run's end are not sent for a write that may still roll back.
+ */
+export type Defer = (fn: () => Promise<void>) => void;
+
+/** Runs `fn` now, or hands it to `defer`. */
+async function later(defer: Defer | undefined, fn: () => Promise<void>): Promise<void> {
+  if (defer) defer(fn);
+  else await fn();
+}
+
 async function notify(app: AppContext, run: RunRecord): Promise<void> {
   if ((run.options as { disableNotification?: boolean })?.disableNotification) return;
   // No webhooks to send: the artifacts are not read.
@@ -38,7 +50,7 @@ async function notify(app: AppContext, run: RunRecord): Promise<void> {
  * master's copies of the shipped files; `firstSight` (the attempt's end is being recorded for the
  * first time) then decides the webhooks, since the worker already wrote the terminal status.
  */
-export async function applyTaskResult(app: AppContext, run: RunRecord, result: TaskResult, opts: { firstSight?: boolean } = {}): Promise<PersistOutcome> {
+export async function applyTaskResult(app: AppContext, run: RunRecord, result: TaskResult, opts: { firstSight?: boolean; defer?: Defer } = {}): Promise<PersistOutcome> {
   const repos = app.repos;
   const out = await repos.tx(async () => {
     const cur = await repos.runs.get(run.id);
@@ -71,7 +83,7 @@ export async function applyTaskResult(app: AppContext, run: RunRecord, result: T
   // The terminal update returned the row as the transaction left it.
   const final = out?.row ?? (await repos.runs.get(run.id)) ?? run;
   if (!out) return { transitioned: false, run: final, steps: { inserted: 0, updated: 0 }, events: 0 };
-  if (out.transitioned || (result.direct && opts.firstSight && final.status === result.run.status)) await notify(app, final);
+  if (out.transitioned || (result.direct && opts.firstSight && final.status === result.run.status)) await later(opts.defer, () => notify(app, final));
   return { transitioned: out.transitioned, steps: out.steps, events: out.events, run: final };
 }
 
@@ -80,7 +92,7 @@ export async function applyTaskResult(app: AppContext, run: RunRecord, result: T
  * attempts exhausted, stalled too often, lost from the queue), with the run.failed event the
  * worker could not write. False when the run was already terminal.
  */
-export async function failRemoteRun(app: AppContext, run: RunRecord, message: string, at?: string): Promise<boolean> {
+export async function failRemoteRun(app: AppContext, run: RunRecord, message: string, at?: string, defer?: Defer): Promise<boolean> {
   const repos = app.repos;
   const ok = await repos.tx(async () => {
     const next = await repos.runs.transition(run.id, 'failed', { error_message: message, ...(at ? { at } : {}) });
@@ -94,7 +106,7 @@ export async function failRemoteRun(app: AppContext, run: RunRecord, message: st
     return true;
   });
   forgetShippedFiles(app, run.run_uuid);
-  if (ok) await notify(app, (await repos.runs.get(run.id)) ?? run);
+  if (ok) await later(defer, async () => notify(app, (await repos.runs.get(run.id)) ?? run));
   return ok;
 }
 
