@@ -99,7 +99,9 @@ describe('recon modules on real tools', () => {
 
   withTools(['ffuf'], 'content-ffuf (ffuf): exactly the known paths of the wordlist, nothing else; a rerun adds no row', async () => {
     const b = freshBase();
-    const args = ['-m', 'content-ffuf', '-t', web.url, '-p', `wordlist=${WORDLIST}`];
+    // Few threads and a long timeout: the target is served by this test process, which shares two
+    // cores with every other suite; a request ffuf gives up on is a path it never reports.
+    const args = ['-m', 'content-ffuf', '-t', web.url, '-p', `wordlist=${WORDLIST}`, '-p', 'ffuf_threads=4', '-p', 'ffuf_flags=-timeout 60'];
     await runModule(b.osm, args);
     const rows = (await b.assets('127.0.0.1')).data;
     expect(urls(rows)).toEqual(found());
