@@ -15,8 +15,8 @@ import { storedRunOptions } from '../services/run-options.js';
 import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from './persist.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { getWorkerView } from './worker-registry.js';
-import { ackRecords, readRecords, type AttemptRecordMsg } from './records.js';
-import { applyAttemptRecord, newRecordPass, runAfter, type RecordContext } from './apply-records.js';
+import type { RecordContext } from './apply-records.js';
+import { RecordConsumer } from './record-consumer.js';
 import { FleetViews, WAITING_STATES } from './fleet-views.js';
 
 export type { TaskLists } from './fleet-views.js';
@@ -61,11 +61,6 @@ export function taskDataOf(run: RunRecord, requires: TaskRequirements = { tools:
   };
 }
 
-/**
- * Records are read at most this long after a task was taken (its start record is written right
- * after) or completed (its end record was written before): one pass for the tasks of that window.
- */
-const CONSUME_WINDOW_MS = 25;
 /** Bound of the set of runs recorded but whose `completed` event has not arrived yet. */
 const RECORDED_KEPT = 10_000;
 
@@ -78,12 +73,10 @@ export class DistributedMaster {
   private readonly inflight = new Set<string>();
   /** Runs whose end record this master applied, until their task's `completed` event is seen. */
   private readonly recorded = new Set<string>();
-  /** The pass of the current window (consumeShortly); `fire` starts it at once. */
-  private pass?: { promise: Promise<void>; fire: () => void };
   private sweepTimer?: NodeJS.Timeout;
   private sweeping?: Promise<void>;
-  private consuming?: Promise<void>;
-  private consumeAgain = false;
+  /** Reads and applies the durable attempt records (record-consumer.ts). */
+  private readonly reader: RecordConsumer;
   private recordsTimer?: NodeJS.Timeout;
   private stopped = false;
   /** This master's database identity when it is PostgreSQL (sent with each task), else ''. */
@@ -110,6 +103,14 @@ export class DistributedMaster {
       },
     };
     this.views = new FleetViews({ queue: () => this.q, prefix: opts.config.prefix, app, needs: this.needs });
+    this.reader = new RecordConsumer({
+      app,
+      prefix: opts.config.prefix,
+      client: () => this.q.client,
+      records: this.records,
+      runOf: (uuid) => this.runOf(uuid),
+      stopped: () => this.stopped || !this.queue,
+    });
   }
 
   /** Key prefix in use. */
@@ -177,9 +178,8 @@ export class DistributedMaster {
     this.stopped = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.recordsTimer) clearInterval(this.recordsTimer);
-    this.pass?.fire();
     await this.sweeping;
-    await this.consuming;
+    await this.reader.stop();
     await Promise.allSettled([...this.chains.values()]);
     await Promise.allSettled([this.events?.close(), this.queue?.close()]);
   }
@@ -242,26 +242,7 @@ export class DistributedMaster {
    */
   private onActive(jobId: string): void {
     this.inflight.add(jobId);
-    void this.consumeShortly();
-  }
-
-  /**
-   * A pass over the records within CONSUME_WINDOW_MS, shared by every caller of that window: the
-   * tasks that start and end in that moment cost one read and one acknowledgement, not one each.
-   */
-  private consumeShortly(): Promise<void> {
-    if (!this.pass) {
-      let fire!: () => void;
-      const gate = new Promise<void>((resolve) => (fire = resolve));
-      const timer = setTimeout(() => fire(), CONSUME_WINDOW_MS);
-      const promise = gate.then(() => {
-        clearTimeout(timer);
-        this.pass = undefined;
-        return this.consume();
-      });
-      this.pass = { promise, fire };
-    }
-    return this.pass.promise;
+    void this.reader.shortly();
   }
 
   /** Back in wait/delayed with no attempt running (given back unstarted): the run is queued again. */
@@ -299,7 +280,7 @@ export class DistributedMaster {
    * record in the stream already.
    */
   private async settle(jobId: string): Promise<void> {
-    await this.consumeShortly();
+    await this.reader.shortly();
     // Its end record was applied: the run is recorded, nothing to read.
     if (this.recorded.delete(jobId)) return;
     if (!this.stillOpen(jobId, await this.runOf(jobId))) return;
@@ -366,92 +347,9 @@ export class DistributedMaster {
     }
   }
 
-  /**
-   * Applies the durable attempt records (oldest first) and removes them once applied. Serial: a
-   * call while one is running makes it read once more before resolving.
-   */
+  /** Applies the pending attempt records now (see RecordConsumer.consume). */
   consume(): Promise<void> {
-    if (this.stopped || !this.queue) return Promise.resolve();
-    if (this.consuming) {
-      this.consumeAgain = true;
-      return this.consuming;
-    }
-    this.consuming = (async () => {
-      do {
-        this.consumeAgain = false;
-        await this.consumeOnce();
-      } while (this.consumeAgain && !this.stopped);
-    })()
-      .catch((err: unknown) => this.log('distributed: cannot read attempt records', { error: messageOf(err) }))
-      .finally(() => {
-        this.consuming = undefined;
-      });
-    return this.consuming;
-  }
-
-  private async consumeOnce(): Promise<void> {
-    const client = await this.q.client;
-    for (;;) {
-      const batch = await readRecords(client, this.prefix, 200);
-      if (batch.length === 0) return;
-      for (const entry of batch) if (!entry.record) this.log('distributed: dropping an unreadable attempt record', { id: entry.id, error: entry.invalid });
-      const { done, complete } = await this.applyBatch(batch);
-      await ackRecords(client, this.prefix, done);
-      if (!complete || batch.length < 200) return;
-    }
-  }
-
-  /**
-   * Applies a batch of records in one transaction (one commit for the runs of a moment, not two
-   * per run); their webhooks go once it committed. When that fails, the batch is applied record
-   * by record, each in its own transactions, up to the first that fails (not acknowledged: retried
-   * on the next read; the database may be busy). Every record applies idempotently, so one applied
-   * by a rolled-back attempt is simply applied again.
-   */
-  private async applyBatch(batch: Awaited<ReturnType<typeof readRecords>>): Promise<{ done: string[]; complete: boolean }> {
-    const all = batch.map((e) => e.id);
-    let pass = newRecordPass();
-    try {
-      await this.app.repos.tx(async () => {
-        // Afresh each time the transaction runs (PostgreSQL runs it again after a cut connection).
-        pass = newRecordPass();
-        // The master's run of each record, read once per batch (a run ships several records at once).
-        const runs = new Map<string, Promise<RunRecord | undefined>>();
-        for (const entry of batch) if (entry.record) await this.applyRecord(entry.record, runs, pass);
-      });
-    } catch {
-      return this.applyOneByOne(batch);
-    }
-    await runAfter(pass, this.records.log);
-    return { done: all, complete: true };
-  }
-
-  private async applyOneByOne(batch: Awaited<ReturnType<typeof readRecords>>): Promise<{ done: string[]; complete: boolean }> {
-    const done: string[] = [];
-    const runs = new Map<string, Promise<RunRecord | undefined>>();
-    for (const entry of batch) {
-      if (entry.record) {
-        const pass = newRecordPass();
-        try {
-          await this.applyRecord(entry.record, runs, pass);
-        } catch (err) {
-          this.log('distributed: cannot apply an attempt record', { run_uuid: entry.record.run_uuid, attempt: entry.record.attempt, error: messageOf(err) });
-          return { done, complete: false };
-        }
-        await runAfter(pass, this.records.log);
-      }
-      done.push(entry.id);
-    }
-    return { done, complete: true };
-  }
-
-  private async applyRecord(rec: AttemptRecordMsg, runs = new Map<string, Promise<RunRecord | undefined>>(), pass = newRecordPass()): Promise<void> {
-    // Start and end records change the run (status, workspace): read it afresh for them.
-    if (rec.kind === 'start' || rec.kind === 'end' || !runs.has(rec.run_uuid)) runs.set(rec.run_uuid, this.runOf(rec.run_uuid));
-    const run = await runs.get(rec.run_uuid);
-    if (!run) return;
-    if (rec.kind === 'end') runs.delete(rec.run_uuid);
-    await applyAttemptRecord(this.records, run, rec, pass);
+    return this.reader.consume();
   }
 
   /** The task is gone from the queue (removed, or trimmed before the master saw it finish). */
