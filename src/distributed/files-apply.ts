@@ -59,10 +59,13 @@ function rootOf(app: AppContext, name: string, row: { local_path?: string | null
   return row?.local_path && isAbsolute(row.local_path) ? resolve(row.local_path) : join(resolve(app.settings().paths.workspaces), name);
 }
 
-/** Where a shipped file (`rel`, workspace-relative) lives on the master; undefined for a path that is not shippable. */
-export async function masterFilePath(app: AppContext, workspace: string, rel: string): Promise<string | undefined> {
+/**
+ * Where a shipped file (`rel`, workspace-relative) lives on the master, below `root` (the
+ * master's folder of `workspace`, see workspaceRoot); undefined for a path that is not shippable.
+ */
+export function shippedFilePath(root: string, workspace: string, rel: string): string | undefined {
   if (!isSafeName(workspace) || !isShippablePath(rel)) return undefined;
-  return join(await workspaceRoot(app, workspace), rel);
+  return join(root, rel);
 }
 
 /** Creates the master's row of a workspace a worker's rows or files arrive for (its folder is the master's own). */

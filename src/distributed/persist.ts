@@ -10,10 +10,9 @@ import type { AppContext } from '../services/context.js';
 import type { RunRecord } from '../store/index.js';
 import { notifyRunFinished } from '../events/webhooks.js';
 import type { TaskResult } from './protocol.js';
-import { forgetShippedFiles, workspaceRoot } from './files-apply.js';
-import { isShippablePath } from './records.js';
+import { forgetShippedFiles, shippedFilePath, workspaceRoot } from './files-apply.js';
 import { isSafeName } from '../util/fs-safe.js';
-import { isAbsolute, join } from 'node:path';
+import { isAbsolute } from 'node:path';
 
 export interface PersistOutcome {
   /** The run changed status (false when it was already terminal). */
@@ -62,9 +61,10 @@ export async function applyTaskResult(app: AppContext, run: RunRecord, result: T
     if (result.direct) await repos.artifacts.deleteByRun(run.id);
     // A file the worker shipped names its workspace-relative path: it is now the master's file.
     const ws = result.run.workspace || run.workspace;
-    const shipped = result.artifacts.some((a) => !isAbsolute(a.artifact_path)) && isSafeName(ws) ? await workspaceRoot(app, ws) : undefined;
+    // The workspace's folder is read once for all of them.
+    const root = result.artifacts.some((a) => !isAbsolute(a.artifact_path)) && isSafeName(ws) ? await workspaceRoot(app, ws) : undefined;
     const rows = result.artifacts.map((a) => {
-      const path = shipped !== undefined && !isAbsolute(a.artifact_path) && isShippablePath(a.artifact_path) ? join(shipped, a.artifact_path) : a.artifact_path;
+      const path = (root !== undefined && !isAbsolute(a.artifact_path) ? shippedFilePath(root, ws, a.artifact_path) : undefined) ?? a.artifact_path;
       return { ...a, artifact_path: path, run_id: run.id };
     });
     if (rows.length > 0) await repos.artifacts.upsertMany(rows);
