@@ -45,12 +45,12 @@ export function newRecordPass(): RecordPass {
 }
 
 /** Runs the pass's deferred work (once its writes are committed); a failure is logged, never thrown. */
-export async function runAfter(pass: RecordPass, log: RecordContext['log']): Promise<void> {
+export async function runAfter(pass: Pick<RecordPass, 'after'>, log: RecordContext['log']): Promise<void> {
   for (const fn of pass.after.splice(0)) {
     try {
       await fn();
     } catch (err) {
-      log('distributed: cannot notify a run end', { error: (err as Error).message });
+      log('distributed: cannot finish a recorded run end (webhooks, execution log)', { error: (err as Error).message });
     }
   }
 }

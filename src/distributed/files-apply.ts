@@ -19,6 +19,7 @@ import type { AppContext } from '../services/context.js';
 import type { RunRecord } from '../store/index.js';
 import { isInside, isSafeName } from '../util/fs-safe.js';
 import { isShippablePath, type FileRecord } from './records.js';
+import { STATE_FILES } from '../engine/state-files.js';
 
 const MB = 1024 * 1024;
 
@@ -163,6 +164,32 @@ export interface FileApplyCache {
 
 export function newFileApplyCache(): FileApplyCache {
   return { roots: new Map(), folders: new Set() };
+}
+
+/**
+ * Appends a run's lines of its workspace's run-execution.log (a worker's result carries them) to
+ * the master's file of `workspace`: each worker's own file holds only the runs it executed. The
+ * file is opened like a shipped one — never through a link, a regular file only.
+ */
+export async function appendExecutionLog(app: AppContext, run: RunRecord, workspace: string, text: string): Promise<void> {
+  if (text === '') return;
+  if (!isSafeName(workspace)) throw new Error(`workspace ${JSON.stringify(workspace)} is not a safe name`);
+  let fd: number;
+  try {
+    const root = realWorkspaceRoot(app, workspace, await ensureWorkspace(app, workspace, new Date().toISOString(), run.workflow_name));
+    fd = openSync(join(root, STATE_FILES.executionLog), fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT | fsc.O_NOFOLLOW | fsc.O_NONBLOCK, 0o644);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`${STATE_FILES.executionLog} of workspace ${workspace} is a symlink: not written`);
+    throw err;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error(`${STATE_FILES.executionLog} of workspace ${workspace} is not a regular file: not written`);
+    const buf = Buffer.from(text);
+    let done = 0;
+    while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

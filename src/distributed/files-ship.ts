@@ -15,6 +15,7 @@ import { closeSync, constants as fsc, fstatSync, lstatSync, openSync, readdirSyn
 import { join, relative } from 'node:path';
 import type { AppContext } from '../services/context.js';
 import { JOURNAL_FILE } from '../engine/live/journal.js';
+import { STATE_FILES } from '../engine/state-files.js';
 import { isInside, isSafeName } from '../util/fs-safe.js';
 import { FILE_CHUNK_BYTES, isShippablePath, type FileRecord } from './records.js';
 import { shipCapBytes, workspaceRoot } from './files-apply.js';
@@ -272,12 +273,15 @@ export class FileShipper {
     this.stop();
     const at = await this.where();
     await this.serial(() => this.shipLogs(true, at));
+    // The workspace's run-execution.log is shared by its runs: the result carries this run's
+    // lines (the master appends them to its own file), the file itself does not travel.
+    const inResult = result.execution_log !== undefined ? STATE_FILES.executionLog : undefined;
     await this.serial(async () => {
       if (!at) return;
       try {
         for (const a of result.artifacts) {
           if (this.refused) return;
-          const shipped = await this.shipArtifact(at, a.artifact_path);
+          const shipped = await this.shipArtifact(at, a.artifact_path, inResult);
           if (shipped) a.artifact_path = shipped;
           else if (shipped === false) a.description = `${a.description ? `${a.description} ` : ''}[not shipped to the master (over distributed.ship_files_max_mb); on worker ${workerId} at ${a.artifact_path}]`;
         }
@@ -334,8 +338,12 @@ export class FileShipper {
     }
   }
 
-  /** The workspace-relative path of an artifact once shipped; false when left behind (cap); undefined when not a shippable file. */
-  private async shipArtifact(at: { workspace: string; root: string }, path: string): Promise<string | false | undefined> {
+  /**
+   * The workspace-relative path of an artifact once shipped; false when left behind (cap);
+   * undefined when not a shippable file. `inResult`: the path whose content the result carries
+   * (named, not shipped).
+   */
+  private async shipArtifact(at: { workspace: string; root: string }, path: string, inResult?: string): Promise<string | false | undefined> {
     let real: string;
     try {
       real = realpathSync(path);
@@ -345,6 +353,7 @@ export class FileShipper {
     if (!isInside(at.root, real) || real === at.root) return undefined;
     const rel = relative(at.root, real);
     if (!isShippablePath(rel)) return undefined;
+    if (rel === inResult) return rel;
     // Already sent whole (a log file registered as an artifact).
     const f = openRegular(real);
     if (!f) return undefined;

@@ -15,7 +15,7 @@ import { storedRunOptions } from '../services/run-options.js';
 import { applyProgress, applyTaskResult, failRemoteRun, markRemoteStarted } from './persist.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
 import { getWorkerView } from './worker-registry.js';
-import type { RecordContext } from './apply-records.js';
+import { runAfter, type RecordContext } from './apply-records.js';
 import { RecordConsumer } from './record-consumer.js';
 import { FleetViews, WAITING_STATES } from './fleet-views.js';
 
@@ -301,7 +301,9 @@ export class DistributedMaster {
       if (!parsed.success) {
         await failRemoteRun(this.app, run, `the worker returned an invalid result: ${issuesText(parsed.error)}`, at);
       } else {
-        const r = await applyTaskResult(this.app, run, parsed.data);
+        const after: (() => Promise<void>)[] = [];
+        const r = await applyTaskResult(this.app, run, parsed.data, { defer: (fn) => after.push(fn) });
+        await runAfter({ after }, (m, f) => this.log(m, f));
         this.log('distributed run recorded from the job (no attempt record)', { run_uuid: jobId, status: r.run.status, worker: parsed.data.worker_id });
       }
       this.inflight.delete(jobId);

@@ -10,7 +10,7 @@ import type { AppContext } from '../services/context.js';
 import type { RunRecord } from '../store/index.js';
 import { notifyRunFinished } from '../events/webhooks.js';
 import type { TaskResult } from './protocol.js';
-import { forgetShippedFiles, shippedFilePath, workspaceRoot } from './files-apply.js';
+import { appendExecutionLog, forgetShippedFiles, shippedFilePath, workspaceRoot } from './files-apply.js';
 import { isSafeName } from '../util/fs-safe.js';
 import { isAbsolute } from 'node:path';
 
@@ -83,6 +83,10 @@ export async function applyTaskResult(app: AppContext, run: RunRecord, result: T
   // The terminal update returned the row as the transaction left it.
   const final = out?.row ?? (await repos.runs.get(run.id)) ?? run;
   if (!out) return { transitioned: false, run: final, steps: { inserted: 0, updated: 0 }, events: 0 };
+  // The run's execution-log lines join the master's workspace file once: when this attempt's end
+  // is recorded for the first time (a replayed record appends nothing).
+  const lines = result.execution_log;
+  if (lines && (opts.firstSight ?? out.transitioned)) await later(opts.defer, () => appendExecutionLog(app, final, result.run.workspace || final.workspace, lines));
   if (out.transitioned || (result.direct && opts.firstSight && final.status === result.run.status)) await later(opts.defer, () => notify(app, final));
   return { transitioned: out.transitioned, steps: out.steps, events: out.events, run: final };
 }

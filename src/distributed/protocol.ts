@@ -7,11 +7,15 @@
 import { z } from 'zod';
 import type { Priority } from '../store/index.js';
 import { runOptionsSchema } from '../services/run-options.js';
+import { localTimestamp } from '../engine/exec-log.js';
 
 /** Version of job data and results; a worker refuses other versions (the schema fails). */
 export const PROTOCOL_VERSION = 1;
 
 const str = (max: number) => z.string().max(max);
+
+/** The run's execution-log lines a result carries at most (RESULT_LIMITS.executionLog). */
+const EXECUTION_LOG_BYTES = 256 * 1024;
 
 /** Every issue of a failed parse as `path: message`. */
 export function issuesText(err: z.ZodError): string {
@@ -145,6 +149,11 @@ export const taskResultSchema = z.object({
   truncated: z.boolean(),
   /** The worker wrote the run, its steps and events straight into the master's database (only artifact paths are left to map). */
   direct: z.boolean().optional(),
+  /**
+   * The run's own lines of its workspace's run-execution.log (JSON lines). That file is shared by
+   * the workspace's runs, so it is not shipped whole: the master appends these lines to its own.
+   */
+  execution_log: z.string().max(EXECUTION_LOG_BYTES + 1024).optional(),
 });
 export type TaskResult = z.infer<typeof taskResultSchema>;
 export type TaskStep = TaskResult['steps'][number];
@@ -163,6 +172,9 @@ export function bullPriority(p: Priority): number {
 
 /** Bounds of a task result (it lives in Redis and is written into the master's database). */
 export const RESULT_LIMITS = {
+  /** The run's execution-log lines a result carries (whole lines; a note line says what was left out). */
+  executionLog: EXECUTION_LOG_BYTES,
+  executionLogTight: 16 * 1024,
   /** Serialized result size the master accepts without trimming further. */
   maxBytes: 2 * 1024 * 1024,
   stepOutput: 16 * 1024,
@@ -174,6 +186,29 @@ export const RESULT_LIMITS = {
   maxEvents: 2000,
   maxArtifacts: 2000,
 } as const;
+
+/**
+ * A run's execution-log lines kept within `maxBytes` (whole lines, the first ones), then a JSON
+ * line saying how many bytes stayed in the worker's workspace file. `omitted` counts bytes left
+ * out before (the collector's).
+ */
+export function executionLogWithin(text: string, maxBytes: number, workerId: string, omitted = 0): string {
+  let kept = text;
+  const buf = Buffer.from(text);
+  if (buf.length > maxBytes) {
+    const end = buf.subarray(0, maxBytes).lastIndexOf(0x0a) + 1;
+    kept = buf.subarray(0, end).toString();
+    omitted += buf.length - end;
+  }
+  if (omitted === 0) return kept;
+  const note = {
+    timestamp: localTimestamp(),
+    level: 'WARN',
+    message: `${omitted} bytes of this run's execution log were not sent to the master (over the result's limit); they are in worker ${workerId}'s workspace`,
+    worker_id: workerId,
+  };
+  return `${kept}${JSON.stringify(note)}\n`;
+}
 
 const TRUNCATED_NOTE = "\n[truncated by the worker; the full text is in the worker's workspace]";
 
@@ -209,9 +244,13 @@ export function boundResult(result: TaskResult): TaskResult {
     });
     return { ...result, steps, events, artifacts: result.artifacts.slice(0, RESULT_LIMITS.maxArtifacts), truncated: result.truncated || changed };
   };
+  const tightLog = (r: TaskResult): TaskResult => {
+    if (r.execution_log === undefined || Buffer.byteLength(r.execution_log) <= RESULT_LIMITS.executionLogTight) return r;
+    return { ...r, execution_log: executionLogWithin(r.execution_log, RESULT_LIMITS.executionLogTight, r.worker_id) };
+  };
   const size = (r: TaskResult) => Buffer.byteLength(JSON.stringify(r));
   let out = shape(RESULT_LIMITS.stepOutput, RESULT_LIMITS.eventData);
-  if (size(out) > RESULT_LIMITS.maxBytes) out = { ...shape(RESULT_LIMITS.stepOutputTight, RESULT_LIMITS.eventDataTight), truncated: true };
+  if (size(out) > RESULT_LIMITS.maxBytes) out = tightLog({ ...shape(RESULT_LIMITS.stepOutputTight, RESULT_LIMITS.eventDataTight), truncated: true });
   while (size(out) > RESULT_LIMITS.maxBytes && out.events.length > 0) {
     out = { ...out, events: out.events.slice(Math.ceil(out.events.length / 2)), truncated: true };
   }

@@ -14,7 +14,7 @@ import { isSafeName } from '../util/fs-safe.js';
 import { analyzeTarget } from '../workflow/heuristics.js';
 import type { RunRecord } from '../store/index.js';
 import type { Workflow } from '../workflow/types.js';
-import { boundResult, PROTOCOL_VERSION, RESULT_LIMITS, type TaskData, type TaskProgress, type TaskResult } from './protocol.js';
+import { boundResult, executionLogWithin, PROTOCOL_VERSION, RESULT_LIMITS, type TaskData, type TaskProgress, type TaskResult } from './protocol.js';
 import { WORKER_POLL_MS } from './keys.js';
 
 export interface TaskContext {
@@ -110,6 +110,30 @@ async function sharedRun(app: AppContext, data: TaskData, workerId: string): Pro
   return { run: { ...run, options: { ...(run.options ?? {}), disableNotification: true } }, wf };
 }
 
+/**
+ * A run's lines of its workspace's run-execution.log, kept for its result up to
+ * RESULT_LIMITS.executionLog bytes (the first lines; the rest is counted and noted).
+ */
+export class ExecutionLines {
+  private readonly parts: string[] = [];
+  private bytes = 0;
+  private omitted = 0;
+
+  readonly add = (line: string): void => {
+    const n = Buffer.byteLength(line);
+    if (this.omitted === 0 && this.bytes + n <= RESULT_LIMITS.executionLog) {
+      this.parts.push(line);
+      this.bytes += n;
+    } else {
+      this.omitted += n;
+    }
+  };
+
+  text(workerId: string): string {
+    return executionLogWithin(this.parts.join(''), RESULT_LIMITS.executionLog, workerId, this.omitted);
+  }
+}
+
 /** Progress of a run from the worker's database. */
 async function progressOf(app: AppContext, run: RunRecord, workerId: string): Promise<TaskProgress> {
   const [cur, steps] = await Promise.all([app.repos.runs.get(run.id), app.repos.steps.listByRun(run.id)]);
@@ -122,7 +146,7 @@ async function progressOf(app: AppContext, run: RunRecord, workerId: string): Pr
  * was written straight into the master's database) carries no steps or events: they are there
  * already, and the master does not read them from the result.
  */
-export async function collectResult(app: AppContext, runId: number, ctx: Pick<TaskContext, 'workerId' | 'hostname'>, direct = false): Promise<TaskResult> {
+export async function collectResult(app: AppContext, runId: number, ctx: Pick<TaskContext, 'workerId' | 'hostname'>, direct = false, lines?: ExecutionLines): Promise<TaskResult> {
   const run = await app.repos.runs.get(runId);
   if (!run) throw new Error(`scratch run ${runId} disappeared`);
   const status = run.status === 'completed' || run.status === 'cancelled' ? run.status : 'failed';
@@ -189,6 +213,7 @@ export async function collectResult(app: AppContext, runId: number, ctx: Pick<Ta
     })),
     truncated: events.length >= RESULT_LIMITS.maxEvents,
     ...(direct ? { direct: true } : {}),
+    ...(lines ? { execution_log: lines.text(ctx.workerId) } : {}),
   });
 }
 
@@ -203,6 +228,8 @@ export async function runTask(app: AppContext, data: TaskData, ctx: TaskContext,
     await app.repos.runs.transition(run.id, 'cancelled', { error_message: 'Cancelled by user' });
     return { result: await collectResult(app, run.id, ctx, opts.direct), run };
   }
+  // The workspace's run-execution.log is shared by its runs: the result carries this run's lines.
+  const lines = new ExecutionLines();
   let last = '';
   const report = async () => {
     if (!ctx.onProgress) return;
@@ -226,12 +253,12 @@ export async function runTask(app: AppContext, data: TaskData, ctx: TaskContext,
   try {
     // The same path as a local run of the daemon (options carry disableNotification), with the
     // workflow checkTask loaded from this worker's folder (not loaded a second time).
-    await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor', { workflow: wf });
+    await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor', { workflow: wf, executionLog: lines.add });
   } finally {
     clearInterval(timer);
   }
   await reading;
-  return { result: await collectResult(app, run.id, ctx, opts.direct), run };
+  return { result: await collectResult(app, run.id, ctx, opts.direct, lines), run };
 }
 
 /** A TaskRejected, or a catalogue error, as the job's failure message. */

@@ -20,14 +20,24 @@ export class ExecutionLog {
   private fd?: number;
   private failed = false;
 
-  constructor(private readonly path?: string) {}
+  /**
+   * `tee`, when given, is also told every line this run writes: the file is shared by the
+   * workspace's runs, so a worker keeps its run's own lines to send them to the master.
+   */
+  constructor(
+    private readonly path?: string,
+    private readonly tee?: (line: string) => void,
+  ) {}
 
   /** Appends one record; failures to write are ignored (logging must never fail a run). */
   write(level: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR', message: string, fields: Record<string, unknown> = {}): void {
-    if (!this.path || this.failed) return;
+    if (!this.path) return;
+    const line = `${JSON.stringify({ timestamp: localTimestamp(), level, message, ...fields })}\n`;
+    this.tee?.(line);
+    if (this.failed) return;
     try {
       this.fd ??= openSync(this.path, 'a');
-      writeSync(this.fd, `${JSON.stringify({ timestamp: localTimestamp(), level, message, ...fields })}\n`);
+      writeSync(this.fd, line);
     } catch {
       // The folder may have been removed by the workflow itself; stop trying.
       this.failed = true;

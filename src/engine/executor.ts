@@ -113,6 +113,11 @@ export interface RunSetup {
   resumeOf?: number;
   /** Told once the terminal status is written and the summary printed, before the log flushes and clean-up. */
   terminal?: (out: RunOutcome) => void;
+  /**
+   * Told every line the run writes into its workspace's run-execution.log (a file the
+   * workspace's runs share): a worker sends its run's own lines to the master.
+   */
+  executionLog?: (line: string) => void;
 }
 
 /** Trigger types of runs the scheduler launched (the reference's isSchedulerInvocation). */
@@ -313,7 +318,7 @@ async function executeRunNow(deps: EngineDeps, runId: number, input: RunInput, d
     mkdirSync(output, { recursive: true });
     exec.logDir = join(output, 'logs', run0.run_uuid);
     await printer.attachConsoleLog(join(output, STATE_FILES.consoleLog), true);
-    exec.log = new ExecutionLog(join(output, STATE_FILES.executionLog));
+    exec.log = new ExecutionLog(join(output, STATE_FILES.executionLog), setup.executionLog);
     clearCompletedMarker(output);
     workspaceRow = {
       name: space,

@@ -174,6 +174,8 @@ export async function executeStoredRun(
     fresh?: boolean;
     /** Told when the run has reached its terminal state, before the diff snapshots and uploads that follow. */
     ended?: (out: RunOutcome) => void;
+    /** Told the run's lines of its workspace's run-execution.log (RunSetup.executionLog). */
+    executionLog?: (line: string) => void;
   } = {},
 ): Promise<RunOutcome> {
   const input = runInputOf(run);
@@ -197,7 +199,7 @@ export async function executeStoredRun(
     told = true;
     opts.ended?.(o);
   };
-  const out = await executeRun(app, run.id, input, display, source, { workflow, resumeOf: storedRunOptions(run.options).resume_of, terminal: ended, ...(opts.fresh ? { row: run } : {}) });
+  const out = await executeRun(app, run.id, input, display, source, { workflow, resumeOf: storedRunOptions(run.options).resume_of, terminal: ended, ...(opts.fresh ? { row: run } : {}), ...(opts.executionLog ? { executionLog: opts.executionLog } : {}) });
   ended(out);
   if (out.status === 'completed' && !input.emptyTarget) {
     try {

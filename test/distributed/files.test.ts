@@ -150,7 +150,10 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
     const dl = await api('GET', `/osm/api/artifacts/${run.workspace}?artifact_path=${encodeURIComponent(report!.artifact_path)}`);
     expect(dl.statusCode, dl.body).toBe(200);
     expect(dl.rawPayload.equals(workerBytes)).toBe(true);
-    // Every state file registered as an artifact is on the master too, byte for byte.
+    // Every state file registered as an artifact is on the master too, byte for byte (the
+    // execution log's lines are appended once the end is committed: waited for).
+    const execLog = path.join(masterRoot, 'run-execution.log');
+    await until(() => fs.existsSync(execLog) && fs.readFileSync(execLog).equals(fs.readFileSync(path.join(workerRoot, 'run-execution.log'))), 'the run-execution.log lines on the master');
     for (const a of rows.filter((r) => r.artifact_type === 'state_file')) {
       expect(a.artifact_path.startsWith(masterRoot + path.sep)).toBe(true);
       expect(fs.readFileSync(a.artifact_path).equals(fs.readFileSync(path.join(workerRoot, path.relative(masterRoot, a.artifact_path))))).toBe(true);
@@ -207,6 +210,70 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
     expect(snapshot()).toEqual(before);
     expect((await api('GET', `/osm/api/runs/${r.run_uuid}/logs`)).body).toBe(linesBefore);
     expect(t.app.store.artifacts.listByRun(run.id).filter((a) => a.name === 'found')).toHaveLength(1);
+  });
+
+  it("the runs of one workspace on two workers: the master's run-execution.log holds each run's lines once; the file itself never travels", async () => {
+    const workers = [await startWorker('w-log-a'), await startWorker('w-log-b')];
+    const target = 'shared-log.test';
+    const uuids: string[] = [];
+    // The first run holds one worker (it waits on a gate): the other executes the next five.
+    const gate = path.join(tmp(), 'go');
+    const submit = async (params: Record<string, string>) => {
+      const res = await api('POST', '/osm/api/tasks', { workflow_name: 'writer', target, params });
+      expect(res.statusCode, res.body).toBe(202);
+      uuids.push(res.json().run_uuid as string);
+    };
+    await submit({ gate });
+    await until(() => t.app.store.runs.getByUuid(uuids[0]!)?.status === 'running', 'the gated run to start');
+    for (let i = 0; i < 5; i++) await submit({});
+    const runs = [];
+    for (const uuid of uuids.slice(1)) runs.push(await waitCompleted(uuid));
+    fs.writeFileSync(gate, '');
+    runs.push(await waitCompleted(uuids[0]!));
+    await streamEmpty();
+    const workspace = runs[0]!.workspace;
+    const started = (text: string) =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { message: string; run_uuid?: string })
+        .filter((l) => l.message === 'Run started')
+        .map((l) => l.run_uuid!);
+    const masterLog = path.join(path.resolve(t.app.settings().paths.workspaces), workspace, 'run-execution.log');
+    await until(() => fs.existsSync(masterLog) && started(fs.readFileSync(masterLog, 'utf8')).length === uuids.length, 'the six runs in the master\'s execution log');
+    const text = fs.readFileSync(masterLog, 'utf8');
+    expect(started(text).sort()).toEqual([...uuids].sort());
+    // Two steps per run, each started and completed once.
+    const lines = text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { message: string });
+    expect(lines.filter((l) => l.message === 'Executing step')).toHaveLength(2 * uuids.length);
+    expect(lines.filter((l) => l.message === 'Step completed')).toHaveLength(2 * uuids.length);
+    // Each worker's own file holds only the runs it executed (both took some).
+    const byWorker = workers.map(({ app }) => started(fs.readFileSync(path.join(path.resolve(app.settings().paths.workspaces), workspace, 'run-execution.log'), 'utf8')));
+    expect(byWorker.every((w) => w.length > 0 && w.length < uuids.length)).toBe(true);
+    expect([...byWorker[0]!, ...byWorker[1]!].sort()).toEqual([...uuids].sort());
+    // The artifact row names the master's file.
+    for (const run of runs) expect(t.app.store.artifacts.listByRun(run.id).find((a) => a.name === 'state-execution-log')?.artifact_path).toBe(masterLog);
+    // No record carried the file itself.
+    const fileRecords = (await redis.xrange(recordsKey(prefix), '-', '+')).filter(([, f]) => f.join().includes('run-execution.log'));
+    expect(fileRecords).toEqual([]);
+  });
+
+  it("a master's run-execution.log that is a symlink is not written through; the run is recorded", async () => {
+    await startWorker('w-log-link');
+    const target = 'linked-log.test';
+    const workspace = analyzeTarget(target, { level: 'basic' }).targetSpace;
+    const masterRoot = path.join(path.resolve(t.app.settings().paths.workspaces), workspace);
+    fs.mkdirSync(masterRoot, { recursive: true });
+    const outside = path.join(tmp(), 'victim.log');
+    fs.writeFileSync(outside, 'KEEP\n');
+    fs.symlinkSync(outside, path.join(masterRoot, 'run-execution.log'));
+    const res = await api('POST', '/osm/api/tasks', { workflow_name: 'writer', target });
+    expect(res.statusCode, res.body).toBe(202);
+    const run = await waitCompleted(res.json().run_uuid as string);
+    await streamEmpty();
+    expect(run.status).toBe('completed');
+    expect(fs.readFileSync(outside, 'utf8')).toBe('KEEP\n');
+    expect(fs.lstatSync(path.join(masterRoot, 'run-execution.log')).isSymbolicLink()).toBe(true);
   });
 
   it('forged file records (climbing, absolute, through a symlink, oversize, other workspace, superseded) are refused and write nothing', async () => {

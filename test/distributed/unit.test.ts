@@ -1,7 +1,8 @@
 /** Pure pieces of distributed mode: Redis URL and prefix resolution, result bounds, worker status. */
 import { describe, expect, it } from 'vitest';
 import { parseRedisUrl, resolveDistributedConfig, resolvePrefix } from '../../src/distributed/redis-config.js';
-import { boundResult, bullPriority, PROTOCOL_VERSION, RESULT_LIMITS, taskDataSchema, type TaskResult } from '../../src/distributed/protocol.js';
+import { boundResult, bullPriority, PROTOCOL_VERSION, RESULT_LIMITS, taskDataSchema, taskResultSchema, type TaskResult } from '../../src/distributed/protocol.js';
+import { ExecutionLines } from '../../src/distributed/task-runner.js';
 import { effectiveStatus, workerView, type WorkerEntry } from '../../src/distributed/worker-registry.js';
 import { taskStatusOf } from '../../src/distributed/task-view.js';
 import { labelMatches, needsOf, parseWorkerLabels, waitingReason } from '../../src/distributed/routing.js';
@@ -109,6 +110,44 @@ describe('protocol', () => {
     expect(Buffer.byteLength(JSON.stringify(r))).toBeLessThanOrEqual(RESULT_LIMITS.maxBytes);
     expect(r.truncated).toBe(true);
     expect(r.steps).toHaveLength(600);
+  });
+
+  const jsonLines = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { message: string; worker_id?: string });
+
+  it("a run's execution-log lines are kept whole up to their limit, then a JSON line says what stayed on the worker", () => {
+    const lines = new ExecutionLines();
+    const line = (i: number) => `${JSON.stringify({ timestamp: 't', level: 'INFO', message: `line ${i}`, pad: 'p'.repeat(1000) })}\n`;
+    const n = Math.ceil(RESULT_LIMITS.executionLog / line(0).length) + 50;
+    for (let i = 0; i < n; i++) lines.add(line(i));
+    const text = lines.text('w-7');
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(RESULT_LIMITS.executionLog + 1024);
+    const parsed = jsonLines(text);
+    const kept = parsed.slice(0, -1);
+    expect(kept.map((l) => l.message)).toEqual(Array.from({ length: kept.length }, (_, i) => `line ${i}`));
+    expect(kept.length).toBeLessThan(n);
+    const note = parsed.at(-1)!;
+    expect(note.worker_id).toBe('w-7');
+    const omitted = Array.from({ length: n - kept.length }, (_, i) => line(kept.length + i).length).reduce((a, b) => a + b, 0);
+    expect(note.message).toContain(`${omitted} bytes of this run's execution log were not sent`);
+    // The whole result passes its own schema.
+    expect(taskResultSchema.safeParse({ ...base(), execution_log: text }).success).toBe(true);
+    // Under the limit nothing is added.
+    const few = new ExecutionLines();
+    few.add(line(1));
+    expect(few.text('w')).toBe(line(1));
+  });
+
+  it('a result too large keeps only the first execution-log lines within the tight limit', () => {
+    const lines = Array.from({ length: 200 }, (_, i) => `${JSON.stringify({ message: `l${i}`, pad: 'q'.repeat(1000) })}\n`).join('');
+    const many = Array.from({ length: 600 }, () => step('z'.repeat(RESULT_LIMITS.stepOutput)));
+    const r = boundResult({ ...base(), steps: many, execution_log: lines });
+    expect(Buffer.byteLength(JSON.stringify(r))).toBeLessThanOrEqual(RESULT_LIMITS.maxBytes);
+    expect(Buffer.byteLength(r.execution_log!)).toBeLessThanOrEqual(RESULT_LIMITS.executionLogTight + 1024);
+    const parsed = jsonLines(r.execution_log!);
+    expect(parsed[0]!.message).toBe('l0');
+    expect(parsed.at(-1)!.message).toContain("bytes of this run's execution log were not sent");
+    // A small result keeps its lines as they are.
+    expect(boundResult({ ...base(), execution_log: lines }).execution_log).toBe(lines);
   });
 });
 
