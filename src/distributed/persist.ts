@@ -84,9 +84,11 @@ export async function applyTaskResult(app: AppContext, run: RunRecord, result: T
   const final = out?.row ?? (await repos.runs.get(run.id)) ?? run;
   if (!out) return { transitioned: false, run: final, steps: { inserted: 0, updated: 0 }, events: 0 };
   // The run's execution-log lines join the master's workspace file once: when this attempt's end
-  // is recorded for the first time (a replayed record appends nothing).
+  // is recorded for the first time, or the result ends the run (a late result after the attempt
+  // was marked stalled); a replayed record appends nothing. After the commit, like the webhooks:
+  // a master that dies in between has the lines in the worker's file only (at most once).
   const lines = result.execution_log;
-  if (lines && (opts.firstSight ?? out.transitioned)) await later(opts.defer, () => appendExecutionLog(app, final, result.run.workspace || final.workspace, lines));
+  if (lines && (opts.firstSight || out.transitioned)) await later(opts.defer, () => appendExecutionLog(app, final, result.run.workspace || final.workspace, lines));
   if (out.transitioned || (result.direct && opts.firstSight && final.status === result.run.status)) await later(opts.defer, () => notify(app, final));
   return { transitioned: out.transitioned, steps: out.steps, events: out.events, run: final };
 }

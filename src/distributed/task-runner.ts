@@ -229,7 +229,9 @@ export async function runTask(app: AppContext, data: TaskData, ctx: TaskContext,
     return { result: await collectResult(app, run.id, ctx, opts.direct), run };
   }
   // The workspace's run-execution.log is shared by its runs: the result carries this run's lines.
-  const lines = new ExecutionLines();
+  // Not for a run written straight into a shared database: the master then mirrors the folder the
+  // workspace's row names (the worker's own), where these lines already are.
+  const lines = opts.direct ? undefined : new ExecutionLines();
   let last = '';
   const report = async () => {
     if (!ctx.onProgress) return;
@@ -253,7 +255,7 @@ export async function runTask(app: AppContext, data: TaskData, ctx: TaskContext,
   try {
     // The same path as a local run of the daemon (options carry disableNotification), with the
     // workflow checkTask loaded from this worker's folder (not loaded a second time).
-    await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor', { workflow: wf, executionLog: lines.add });
+    await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor', { workflow: wf, ...(lines ? { executionLog: lines.add } : {}) });
   } finally {
     clearInterval(timer);
   }
