@@ -50,7 +50,7 @@ export async function runAfter(pass: Pick<RecordPass, 'after'>, log: RecordConte
     try {
       await fn();
     } catch (err) {
-      log('distributed: cannot finish a recorded run end (webhooks, execution log)', { error: (err as Error).message });
+      log('distributed: cannot finish a recorded run end (webhooks, execution log, diff snapshots)', { error: (err as Error).message });
     }
   }
 }

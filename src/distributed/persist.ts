@@ -9,6 +9,7 @@
 import type { AppContext } from '../services/context.js';
 import type { RunRecord } from '../store/index.js';
 import { notifyRunFinished } from '../events/webhooks.js';
+import { recordRunDiff } from '../services/diffs.js';
 import type { TaskResult } from './protocol.js';
 import { appendExecutionLog, forgetShippedFiles, shippedFilePath, workspaceRoot } from './files-apply.js';
 import { isSafeName } from '../util/fs-safe.js';
@@ -89,6 +90,14 @@ export async function applyTaskResult(app: AppContext, run: RunRecord, result: T
   // a master that dies in between has the lines in the worker's file only (at most once).
   const lines = result.execution_log;
   if (lines && (opts.firstSight || out.transitioned)) await later(opts.defer, () => appendExecutionLog(app, final, result.run.workspace || final.workspace, lines));
+  // The diff snapshots of a completed run, as a local run gets them: from this database, which
+  // holds the workspace's rows from every worker; the window ends now, when its rows arrived.
+  // (A worker writing into a shared database recorded them there.)
+  if (out.transitioned && !result.direct && final.status === 'completed') {
+    await later(opts.defer, async () => {
+      await recordRunDiff(app, final.id, final, new Date().toISOString());
+    });
+  }
   if (out.transitioned || (result.direct && opts.firstSight && final.status === result.run.status)) await later(opts.defer, () => notify(app, final));
   return { transitioned: out.transitioned, steps: out.steps, events: out.events, run: final };
 }

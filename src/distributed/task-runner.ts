@@ -255,7 +255,13 @@ export async function runTask(app: AppContext, data: TaskData, ctx: TaskContext,
   try {
     // The same path as a local run of the daemon (options carry disableNotification), with the
     // workflow checkTask loaded from this worker's folder (not loaded a second time).
-    await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor', { workflow: wf, ...(lines ? { executionLog: lines.add } : {}) });
+    await executeStoredRun(app, run, { stdout: false, silent: true, color: false }, 'executor', {
+      workflow: wf,
+      ...(lines ? { executionLog: lines.add } : {}),
+      // The run's diff snapshots are the master's (it holds the workspace's rows from every worker);
+      // a worker writing into the shared database records them there itself.
+      noDiff: !opts.direct,
+    });
   } finally {
     clearInterval(timer);
   }

@@ -115,11 +115,14 @@ export interface RunDiffSnapshots {
  * A workspace holding no row of a kind (its trigger-kept counter is 0) has nothing added, removed
  * or changed of that kind: its diff is the empty one, stored without reading the table.
  */
-export async function recordRunDiff(app: { repos: AsyncStore }, runId: number, known?: RunRecord): Promise<RunDiffSnapshots | undefined> {
+export async function recordRunDiff(app: { repos: AsyncStore }, runId: number, known?: RunRecord, until?: string): Promise<RunDiffSnapshots | undefined> {
   const run = known?.id === runId ? known : await app.repos.runs.get(runId);
   if (!run) throw errors.runNotFound();
   if (!run.workspace || !run.started_at) return undefined;
-  const to = run.completed_at ?? new Date().toISOString();
+  // `until`: a later end of the window (a master recording a worker's run, whose rows arrived
+  // after the worker's completed_at).
+  const end = run.completed_at ?? new Date().toISOString();
+  const to = until && until > end ? until : end;
   const ws = await app.repos.workspaces.get(run.workspace);
   const empty = { workspace_name: run.workspace, from_time: run.started_at, to_time: to, added: [], removed: [], changed: [], summary: { total_added: 0, total_removed: 0, total_changed: 0 } };
   const assets = snapshotOf(ws?.total_assets === 0 ? empty : await runReads(assetDiffReads(run.workspace, run.started_at, to), app.repos), run.id);

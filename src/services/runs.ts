@@ -176,6 +176,8 @@ export async function executeStoredRun(
     ended?: (out: RunOutcome) => void;
     /** Told the run's lines of its workspace's run-execution.log (RunSetup.executionLog). */
     executionLog?: (line: string) => void;
+    /** No diff snapshot here: another database records it (a worker whose master holds the rows). */
+    noDiff?: boolean;
   } = {},
 ): Promise<RunOutcome> {
   const input = runInputOf(run);
@@ -201,7 +203,7 @@ export async function executeStoredRun(
   };
   const out = await executeRun(app, run.id, input, display, source, { workflow, resumeOf: storedRunOptions(run.options).resume_of, terminal: ended, ...(opts.fresh ? { row: run } : {}), ...(opts.executionLog ? { executionLog: opts.executionLog } : {}) });
   ended(out);
-  if (out.status === 'completed' && !input.emptyTarget) {
+  if (out.status === 'completed' && !input.emptyTarget && !opts.noDiff) {
     try {
       await recordRunDiff(app, run.id, out.run);
     } catch {

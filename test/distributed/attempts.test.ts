@@ -256,6 +256,21 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     expect(onMaster()).toEqual(onWorker);
     const apiAssets = (await api('GET', `/osm/api/assets?workspace=${encodeURIComponent(run.workspace)}`)).json();
     expect(apiAssets.pagination?.total ?? apiAssets.data.length).toBe(onWorker.assets.length);
+    // The run's diff snapshots are the master's, from its rows (recorded once the end committed);
+    // the worker records none of its own.
+    const snapshots = async (kind: 'assets' | 'vulnerabilities', runId: number) =>
+      ((await api('GET', `/osm/api/${kind}/diffs?workspace=${encodeURIComponent(run.workspace)}`)).json().data as { run_id: number; total_added: number; diff_data: string }[]).filter((d) => d.run_id === runId);
+    const assetDiffs = await until(async () => {
+      const d = await snapshots('assets', run.id);
+      return d.length > 0 ? d : undefined;
+    }, 'the asset diff snapshot on the master');
+    expect(assetDiffs).toHaveLength(1);
+    expect(assetDiffs[0]!.total_added).toBe(onWorker.assets.length);
+    expect((JSON.parse(assetDiffs[0]!.diff_data) as { added: { url: string }[] }).added.map((a) => a.url).sort()).toEqual(onWorker.assets);
+    const vulnDiffs = await snapshots('vulnerabilities', run.id);
+    expect(vulnDiffs).toHaveLength(1);
+    expect(vulnDiffs[0]!.total_added).toBe(onWorker.vulns.length);
+    expect(wapp.store.assetDiffs.list({}, { offset: 0, limit: 10 }).total).toBe(0);
 
     // With the master stopped, another target: rows wait in Redis and arrive once it is back.
     detachMaster(t.app);
@@ -280,6 +295,13 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     expect(t.app.store.runs.getByUuid(submitted.run_uuid)?.status).toBe('completed');
     expect(t.app.store.assets.list({ workspace: ws }, { offset: 0, limit: 100 }).total).toBe(onWorker.assets.length);
     expect(t.app.store.vulns.list({ workspace: ws }, { offset: 0, limit: 100 }).total).toBe(onWorker.vulns.length);
+    const second = t.app.store.runs.getByUuid(submitted.run_uuid)!;
+    const secondDiffs = await until(async () => {
+      const d = await snapshots('assets', second.id);
+      return d.length > 0 ? d : undefined;
+    }, 'the second run\'s asset diff snapshot');
+    expect(secondDiffs).toHaveLength(1);
+    expect(secondDiffs[0]!.total_added).toBe(onWorker.assets.length);
   });
 
   it('tasks finishing while the master is stopped, with BullMQ trimming finished jobs: every run completed exactly once', async () => {
