@@ -123,7 +123,7 @@ export async function applyAttemptRecord(ctx: RecordContext, run: RunRecord, rec
     // other attempt ended the run (a worker that wrote the end into the shared database and
     // died before its end record is followed by one that finds the run ended and records it).
     const firstSight = (!own || own.ended_at === null) && !attempts.some((a) => a.attempt !== rec.attempt && RUN_END_OUTCOMES.has(a.outcome ?? ''));
-    const r = await applyTaskResult(ctx.app, run, rec.result, { firstSight, defer: (fn) => pass.after.push(fn) });
+    const r = await applyTaskResult(ctx.app, run, rec.result, { firstSight, defer: (fn) => pass.after.push(fn), files: pass.files });
     await repos.attempts.end(uuid, rec.attempt, rec.result.run.status, { at: rec.at, error: rec.result.run.error_message });
     ctx.settled(uuid);
     ctx.log('distributed run recorded', { run_uuid: uuid, status: r.run.status, worker: rec.worker_id, attempt: rec.attempt, steps: rec.result.steps.length });

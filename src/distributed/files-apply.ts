@@ -171,12 +171,17 @@ export function newFileApplyCache(): FileApplyCache {
  * the master's file of `workspace`: each worker's own file holds only the runs it executed. The
  * file is opened like a shipped one — never through a link, a regular file only.
  */
-export async function appendExecutionLog(app: AppContext, run: RunRecord, workspace: string, text: string): Promise<void> {
+export async function appendExecutionLog(app: AppContext, run: RunRecord, workspace: string, text: string, cache: FileApplyCache = newFileApplyCache()): Promise<void> {
   if (text === '') return;
   if (!isSafeName(workspace)) throw new Error(`workspace ${JSON.stringify(workspace)} is not a safe name`);
   let fd: number;
   try {
-    const root = realWorkspaceRoot(app, workspace, await ensureWorkspace(app, workspace, new Date().toISOString(), run.workflow_name));
+    // The pass's file records of the run found the folder already, most of the time.
+    let root = cache.roots.get(workspace);
+    if (root === undefined) {
+      root = realWorkspaceRoot(app, workspace, await ensureWorkspace(app, workspace, new Date().toISOString(), run.workflow_name));
+      cache.roots.set(workspace, root);
+    }
     fd = openSync(join(root, STATE_FILES.executionLog), fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT | fsc.O_NOFOLLOW | fsc.O_NONBLOCK, 0o644);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`${STATE_FILES.executionLog} of workspace ${workspace} is a symlink: not written`);

@@ -11,7 +11,7 @@ import type { RunRecord } from '../store/index.js';
 import { notifyRunFinished } from '../events/webhooks.js';
 import { recordRunDiff } from '../services/diffs.js';
 import type { TaskResult } from './protocol.js';
-import { appendExecutionLog, forgetShippedFiles, shippedFilePath, workspaceRoot } from './files-apply.js';
+import { appendExecutionLog, forgetShippedFiles, shippedFilePath, workspaceRoot, type FileApplyCache } from './files-apply.js';
 import { isSafeName } from '../util/fs-safe.js';
 import { isAbsolute } from 'node:path';
 
@@ -50,7 +50,7 @@ async function notify(app: AppContext, run: RunRecord): Promise<void> {
  * master's copies of the shipped files; `firstSight` (the attempt's end is being recorded for the
  * first time) then decides the webhooks, since the worker already wrote the terminal status.
  */
-export async function applyTaskResult(app: AppContext, run: RunRecord, result: TaskResult, opts: { firstSight?: boolean; defer?: Defer } = {}): Promise<PersistOutcome> {
+export async function applyTaskResult(app: AppContext, run: RunRecord, result: TaskResult, opts: { firstSight?: boolean; defer?: Defer; files?: FileApplyCache } = {}): Promise<PersistOutcome> {
   const repos = app.repos;
   const out = await repos.tx(async () => {
     const cur = await repos.runs.get(run.id);
@@ -89,7 +89,7 @@ export async function applyTaskResult(app: AppContext, run: RunRecord, result: T
   // was marked stalled); a replayed record appends nothing. After the commit, like the webhooks:
   // a master that dies in between has the lines in the worker's file only (at most once).
   const lines = result.execution_log;
-  if (lines && (opts.firstSight || out.transitioned)) await later(opts.defer, () => appendExecutionLog(app, final, result.run.workspace || final.workspace, lines));
+  if (lines && (opts.firstSight || out.transitioned)) await later(opts.defer, () => appendExecutionLog(app, final, result.run.workspace || final.workspace, lines, opts.files));
   // The diff snapshots of a completed run, as a local run gets them: from this database, which
   // holds the workspace's rows from every worker; the window ends now, when its rows arrived.
   // (A worker writing into a shared database recorded them there.)
