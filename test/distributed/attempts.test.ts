@@ -260,10 +260,12 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     // the worker records none of its own.
     const snapshots = async (kind: 'assets' | 'vulnerabilities', runId: number) =>
       ((await api('GET', `/osm/api/${kind}/diffs?workspace=${encodeURIComponent(run.workspace)}`)).json().data as { run_id: number; total_added: number; diff_data: string }[]).filter((d) => d.run_id === runId);
-    const assetDiffs = await until(async () => {
-      const d = await snapshots('assets', run.id);
-      return d.length > 0 ? d : undefined;
-    }, 'the asset diff snapshot on the master');
+    const assetDiffsOf = (runId: number) =>
+      until(async () => {
+        const d = await snapshots('assets', runId);
+        return d.length > 0 ? d : undefined;
+      }, `the asset diff snapshot of run ${runId} on the master`);
+    const assetDiffs = await assetDiffsOf(run.id);
     expect(assetDiffs).toHaveLength(1);
     expect(assetDiffs[0]!.total_added).toBe(onWorker.assets.length);
     expect((JSON.parse(assetDiffs[0]!.diff_data) as { added: { url: string }[] }).added.map((a) => a.url).sort()).toEqual(onWorker.assets);
@@ -296,10 +298,7 @@ describe.skipIf(!hasRedis)('attempts, fencing and durable completion records', (
     expect(t.app.store.assets.list({ workspace: ws }, { offset: 0, limit: 100 }).total).toBe(onWorker.assets.length);
     expect(t.app.store.vulns.list({ workspace: ws }, { offset: 0, limit: 100 }).total).toBe(onWorker.vulns.length);
     const second = t.app.store.runs.getByUuid(submitted.run_uuid)!;
-    const secondDiffs = await until(async () => {
-      const d = await snapshots('assets', second.id);
-      return d.length > 0 ? d : undefined;
-    }, 'the second run\'s asset diff snapshot');
+    const secondDiffs = await assetDiffsOf(second.id);
     expect(secondDiffs).toHaveLength(1);
     expect(secondDiffs[0]!.total_added).toBe(onWorker.assets.length);
   });
