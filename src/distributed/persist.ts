@@ -89,7 +89,7 @@ export async function applyTaskResult(app: AppContext, run: RunRecord, result: T
   // was marked stalled); a replayed record appends nothing. After the commit, like the webhooks:
   // a master that dies in between has the lines in the worker's file only (at most once).
   const lines = result.execution_log;
-  if (lines && (opts.firstSight || out.transitioned)) await later(opts.defer, () => appendExecutionLog(app, final, result.run.workspace || final.workspace, lines, opts.files));
+  if (lines && (opts.firstSight || out.transitioned)) await later(opts.defer, () => appendExecutionLog(app, final, final.workspace, lines, opts.files));
   // The diff snapshots of a completed run, as a local run gets them: from this database, which
   // holds the workspace's rows from every worker; the window ends now, when its rows arrived.
   // (A worker writing into a shared database recorded them there.)
