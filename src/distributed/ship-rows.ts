@@ -14,10 +14,15 @@ function stripRow(row: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
+/** Rows read from the worker's database at a time: a page is shipped before the next is read. */
+const PAGE_ROWS = 10 * ROWS_PER_RECORD;
+
 /**
  * Ships the assets and vulnerabilities of the run's workspace that this attempt created or saw
  * (updated or last seen since it started), in chunks of ROWS_PER_RECORD, each fenced by lock and
- * attempt. Undefined when refused; `capped` when more than MAX_SHIPPED_ROWS of a table.
+ * attempt. They are read a page (PAGE_ROWS, by id) at a time and each page leaves before the next
+ * is read: the master applies the first rows while the rest are read, and the worker never holds
+ * more than a page. Undefined when refused; `capped` when more than MAX_SHIPPED_ROWS of a table.
  */
 export async function shipRows(
   w: { app: AppContext; prefix: string; workerId: string; log: (msg: string, fields?: Record<string, unknown>) => void },
@@ -34,22 +39,33 @@ export async function shipRows(
   let total = 0;
   let capped = false;
   const tables = [
-    { table: 'assets' as const, read: (ws: string, limit: number) => repos.assets.touchedSince(ws, since, limit) },
-    { table: 'vulnerabilities' as const, read: (ws: string, limit: number) => repos.vulns.touchedSince(ws, since, limit) },
+    { table: 'assets' as const, read: (ws: string, limit: number, after: number) => repos.assets.touchedSince(ws, since, limit, after) },
+    { table: 'vulnerabilities' as const, read: (ws: string, limit: number, after: number) => repos.vulns.touchedSince(ws, since, limit, after) },
   ];
   for (const t of tables) {
-    const rows = (await t.read(run.workspace, MAX_SHIPPED_ROWS + 1)).map((r) => stripRow(r as unknown as Record<string, unknown>));
-    if (rows.length > MAX_SHIPPED_ROWS) {
-      capped = true;
-      rows.length = MAX_SHIPPED_ROWS;
+    let after = 0;
+    let shipped = 0;
+    for (;;) {
+      // One row more than the cap allows tells that the table was capped.
+      const want = Math.min(PAGE_ROWS, MAX_SHIPPED_ROWS + 1 - shipped);
+      const page = await t.read(run.workspace, want, after);
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.id;
+      const rows = page.map((r) => stripRow(r as unknown as Record<string, unknown>));
+      if (shipped + rows.length > MAX_SHIPPED_ROWS) {
+        capped = true;
+        rows.length = MAX_SHIPPED_ROWS - shipped;
+      }
+      for (let i = 0; i < rows.length; i += ROWS_PER_RECORD) {
+        const ok = await recordEnd(client, w.prefix, token, attempt, {
+          v: PROTOCOL_VERSION, kind: 'rows', run_uuid: uuid, worker_id: w.workerId, at: nowIso(), seq: seq++, table: t.table, workspace: run.workspace, rows: rows.slice(i, i + ROWS_PER_RECORD),
+        });
+        if (!ok) return undefined;
+      }
+      shipped += rows.length;
+      if (capped || page.length < want) break;
     }
-    for (let i = 0; i < rows.length; i += ROWS_PER_RECORD) {
-      const ok = await recordEnd(client, w.prefix, token, attempt, {
-        v: PROTOCOL_VERSION, kind: 'rows', run_uuid: uuid, worker_id: w.workerId, at: nowIso(), seq: seq++, table: t.table, workspace: run.workspace, rows: rows.slice(i, i + ROWS_PER_RECORD),
-      });
-      if (!ok) return undefined;
-    }
-    total += rows.length;
+    total += shipped;
   }
   if (total > 0) w.log('rows shipped to the master', { run_uuid: uuid, attempt, rows: total, capped });
   return { rows: total, capped };

@@ -98,8 +98,11 @@ export interface AssetsRepo {
   /** Plain insert (no merge); throws a conflict error when (workspace, asset_value, url) exists. */
   insert(workspace: string, row: AssetInput, now?: string): AssetRecord;
   get(id: number): AssetRecord | undefined;
-  /** Rows of `workspace` updated or last seen at or after `since` (ISO time), by id, at most `limit` (results a worker ships). */
-  touchedSince(workspace: string, since: string, limit: number): AssetRecord[];
+  /**
+   * Rows of `workspace` updated or last seen at or after `since` (ISO time), by id, at most
+   * `limit`, with an id above `afterId` (the next page; results a worker ships).
+   */
+  touchedSince(workspace: string, since: string, limit: number, afterId?: number): AssetRecord[];
   /** Filtered page, newest first (created_at DESC, id DESC). */
   list(filter: AssetListFilter, page: Page): ListResult<AssetRecord>;
   delete(id: number): boolean;
@@ -373,8 +376,8 @@ export function createAssetsRepo(db: Db, q: StatementCache): AssetsRepo {
       return mapAsset(q('SELECT * FROM assets WHERE id = ?').get(id) as Row);
     },
 
-    touchedSince(workspace, since, limit) {
-      const rows = q('SELECT * FROM assets WHERE workspace = ? AND (updated_at >= ? OR last_seen_at >= ?) ORDER BY id LIMIT ?').all(workspace, since, since, limit) as Row[];
+    touchedSince(workspace, since, limit, afterId = 0) {
+      const rows = q('SELECT * FROM assets WHERE id > ? AND workspace = ? AND (updated_at >= ? OR last_seen_at >= ?) ORDER BY id LIMIT ?').all(afterId, workspace, since, since, limit) as Row[];
       return rows.map(mapAsset);
     },
 

@@ -83,8 +83,8 @@ export interface VulnsRepo {
   /** Inserts or merges rows by fingerprint in one transaction. */
   upsertMany(workspace: string, rows: VulnInput[], now?: string): UpsertResult;
   get(id: number): VulnRecord | undefined;
-  /** Rows of `workspace` updated or last seen at or after `since` (ISO time), by id, at most `limit` (results a worker ships). */
-  touchedSince(workspace: string, since: string, limit: number): VulnRecord[];
+  /** Like the assets' touchedSince: a page of the rows a worker ships, by id, after `afterId`. */
+  touchedSince(workspace: string, since: string, limit: number, afterId?: number): VulnRecord[];
   delete(id: number): boolean;
   /** Filtered page, newest first (created_at DESC, id DESC). */
   list(filter: VulnListFilter, page: Page): ListResult<VulnRecord>;
@@ -308,8 +308,8 @@ export function createVulnsRepo(db: Db, q: StatementCache): VulnsRepo {
       return result;
     },
 
-    touchedSince(workspace, since, limit) {
-      const rows = q('SELECT * FROM vulnerabilities WHERE workspace = ? AND (updated_at >= ? OR last_seen_at >= ?) ORDER BY id LIMIT ?').all(workspace, since, since, limit) as Row[];
+    touchedSince(workspace, since, limit, afterId = 0) {
+      const rows = q('SELECT * FROM vulnerabilities WHERE id > ? AND workspace = ? AND (updated_at >= ? OR last_seen_at >= ?) ORDER BY id LIMIT ?').all(afterId, workspace, since, since, limit) as Row[];
       return rows.map(mapVuln);
     },
 

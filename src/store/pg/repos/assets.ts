@@ -69,8 +69,8 @@ export function createPgAssetsRepo(db: PgDb): Async<AssetsRepo> {
         return (await get(Number(rows[0]!.id)))!;
       });
     },
-    async touchedSince(workspace, since, limit) {
-      return (await db.all('SELECT * FROM assets WHERE workspace = ? AND (updated_at >= ? OR last_seen_at >= ?) ORDER BY id LIMIT ?', [workspace, since, since, limit])).map(mapAsset);
+    async touchedSince(workspace, since, limit, afterId = 0) {
+      return (await db.all('SELECT * FROM assets WHERE id > ? AND workspace = ? AND (updated_at >= ? OR last_seen_at >= ?) ORDER BY id LIMIT ?', [afterId, workspace, since, since, limit])).map(mapAsset);
     },
     get,
     list(filter, page) {

@@ -57,8 +57,8 @@ export function createPgVulnsRepo(db: PgDb): Async<VulnsRepo> {
     async upsertMany(workspace, rows, now = nowIso()) {
       return bulkUpsert(db, SPEC, workspace, vulnBatch(workspace, rows), now);
     },
-    async touchedSince(workspace, since, limit) {
-      return (await db.all('SELECT * FROM vulnerabilities WHERE workspace = ? AND (updated_at >= ? OR last_seen_at >= ?) ORDER BY id LIMIT ?', [workspace, since, since, limit])).map(mapVuln);
+    async touchedSince(workspace, since, limit, afterId = 0) {
+      return (await db.all('SELECT * FROM vulnerabilities WHERE id > ? AND workspace = ? AND (updated_at >= ? OR last_seen_at >= ?) ORDER BY id LIMIT ?', [afterId, workspace, since, since, limit])).map(mapVuln);
     },
     async get(id) {
       const row = await db.one('SELECT * FROM vulnerabilities WHERE id = ?', [id]);

@@ -69,6 +69,12 @@ describe.each(ENGINES)('assets on $name', (engine) => {
     expect(await s().assets.oldestCreatedAt('ws')).toBe(T1);
     expect(await s().assets.oldestCreatedAt('none')).toBeUndefined();
     expect((await s().assets.touchedSince('ws', T2, 10)).map((r) => r.asset_value)).toEqual(['y.example.com']);
+    // Pages by id: the rows after a given id (every row of the workspace since T1, one per page).
+    const first = await s().assets.touchedSince('ws', T1, 1);
+    expect(first).toHaveLength(1);
+    const second = await s().assets.touchedSince('ws', T1, 1, first[0]!.id);
+    expect(second.map((r) => r.id)).not.toContain(first[0]!.id);
+    expect(await s().assets.touchedSince('ws', T1, 1, Math.max(first[0]!.id, second[0]?.id ?? 0))).toEqual([]);
     expect(await s().assets.delete(x.id)).toBe(true);
     expect(await s().assets.delete(x.id)).toBe(false);
     expect((await s().workspaces.get('ws'))?.total_assets).toBe(1);
