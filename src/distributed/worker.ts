@@ -391,7 +391,10 @@ export class DistributedWorker {
       if (result.run.status === 'completed') this.counters.complete++;
       else this.counters.failed++;
       this.log('task finished', { run_uuid: uuid, status: result.run.status, steps: result.steps.length, attempt, ...(shared ? { direct: true } : {}) });
-      return result;
+      // The job's return value (kept in the job and in the events stream, parsed by every
+      // listener) goes without the execution-log lines: the end record carried them.
+      const { execution_log: _lines, ...returned } = result;
+      return returned;
     } catch (err) {
       if (err instanceof WaitingError || err instanceof DelayedError) throw err;
       // A run stopped here by the watchdog fails its next writes on purpose (in the shared

@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runOsm } from '../helpers/cli.js';
@@ -20,7 +21,8 @@ import { DistributedWorker } from '../../src/distributed/worker.js';
 import { applyFileRecord } from '../../src/distributed/files-apply.js';
 import { FILE_CHUNK_BYTES, recordsKey } from '../../src/distributed/records.js';
 import { PROTOCOL_VERSION } from '../../src/distributed/protocol.js';
-import { resolveDistributedConfig, type DistributedConfig } from '../../src/distributed/redis-config.js';
+import { connectionOptions, resolveDistributedConfig, type DistributedConfig } from '../../src/distributed/redis-config.js';
+import { QUEUE_NAME } from '../../src/distributed/keys.js';
 import { analyzeTarget } from '../../src/workflow/heuristics.js';
 import { dropPrefix, REDIS_URL, redisAvailable, testPrefix, until } from './helpers.js';
 
@@ -256,6 +258,15 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
     // No record carried the file itself.
     const fileRecords = (await redis.xrange(recordsKey(prefix), '-', '+')).filter(([, f]) => f.join().includes('run-execution.log'));
     expect(fileRecords).toEqual([]);
+    // The jobs' return values (kept in Redis with the job and its event) leave the lines out.
+    const queue = new Queue(QUEUE_NAME, { connection: connectionOptions(config.redis), prefix });
+    try {
+      const job = await Job.fromId(queue, uuids[1]!);
+      expect(job?.returnvalue).toMatchObject({ worker_id: expect.stringMatching(/^w-log-/), run: { status: 'completed' } });
+      expect(job?.returnvalue).not.toHaveProperty('execution_log');
+    } finally {
+      await queue.close();
+    }
   });
 
   it("a master's run-execution.log that is a symlink is not written through; the run is recorded", async () => {
