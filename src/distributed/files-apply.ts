@@ -28,6 +28,17 @@ interface Usage {
   attempt: number;
   files: Map<string, number>;
   total: number;
+  /** Files a chunk of which could not be written here: their later chunks are refused too (no file with a hole). */
+  broken: Set<string>;
+}
+
+/**
+ * An error of the file system (it names its system call: EACCES, ENOSPC, EROFS, ENOTDIR …), not
+ * of the database: retrying the record would fail the same way and hold up every record after it.
+ */
+function isFileSystemError(err: unknown): err is NodeJS.ErrnoException {
+  const e = err as NodeJS.ErrnoException | undefined;
+  return typeof e?.syscall === 'string' && typeof e.code === 'string';
 }
 
 const usage = new WeakMap<AppContext, Map<string, Usage>>();
@@ -210,7 +221,9 @@ export async function applyFileRecord(app: AppContext, run: RunRecord, rec: File
   const end = rec.offset + buf.length;
   const runs = usageOf(app);
   let u = runs.get(rec.run_uuid);
-  if (!u || u.attempt !== rec.attempt) runs.set(rec.run_uuid, (u = { attempt: rec.attempt, files: new Map(), total: 0 }));
+  if (!u || u.attempt !== rec.attempt) runs.set(rec.run_uuid, (u = { attempt: rec.attempt, files: new Map(), total: 0, broken: new Set() }));
+  if (rec.offset === 0) u.broken.delete(rec.path);
+  else if (u.broken.has(rec.path)) return 'an earlier chunk of this file could not be written on the master';
   const before = u.files.get(rec.path) ?? 0;
   const total = u.total - before + Math.max(before, end);
   const cap = shipCapBytes(app);
@@ -234,6 +247,11 @@ export async function applyFileRecord(app: AppContext, run: RunRecord, rec: File
     else writeChunk(file, rec.offset, buf, rec.eof);
   } catch (err) {
     if (err instanceof Refused) return err.message;
+    // Dropped (logged as refused) rather than retried: it would block the records of every run.
+    if (isFileSystemError(err)) {
+      u.broken.add(rec.path);
+      return `cannot write it on the master: ${err.message}`;
+    }
     throw err;
   }
   u.files.set(rec.path, Math.max(before, end));

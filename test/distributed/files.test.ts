@@ -332,6 +332,26 @@ describe.skipIf(!hasRedis)('files of a distributed run reach the master', () => 
     expect(fs.readFileSync(path.join(masterRoot, 'found', 'extra.txt'), 'utf8')).toBe('PWNED\n');
   });
 
+  it('a chunk the master cannot write (its folder cannot be made) is refused, not retried: the records after it are applied', async () => {
+    expect(done).toBeDefined();
+    // The workspace row names a folder below a regular file: every mkdir there fails (ENOTDIR).
+    const blocker = path.join(tmp(), 'a-file');
+    fs.writeFileSync(blocker, 'x');
+    t.app.store.workspaces.upsertRunInfo({ name: 'stuck-ws', local_path: path.join(blocker, 'sub') });
+    const r = t.app.store.runs.create({ workflow_name: 'writer', workflow_kind: 'module', target: 'stuck', status: 'queued', workspace: 'stuck-ws', trigger_type: 'api', run_mode: 'distributed', priority: 'normal', params: {} });
+    const base = { v: PROTOCOL_VERSION as typeof PROTOCOL_VERSION, kind: 'file' as const, worker_id: 'w', at: new Date().toISOString(), eof: false };
+    const data = Buffer.from('12345').toString('base64');
+    await forge(1, { ...base, run_uuid: r.run_uuid, workspace: 'stuck-ws', path: 'logs/a.log', offset: 0, data });
+    await forge(1, { ...base, run_uuid: r.run_uuid, workspace: 'stuck-ws', path: 'logs/a.log', offset: 5, data });
+    // A record of another run, after them: applied.
+    const attempt = t.app.store.attempts.latest(done!.uuid);
+    await forge(attempt, { ...base, run_uuid: done!.uuid, workspace: done!.workspace, path: 'found/after-stuck.txt', offset: 0, data, eof: true });
+    await streamEmpty();
+    const masterRoot = path.join(path.resolve(t.app.settings().paths.workspaces), done!.workspace);
+    expect(fs.readFileSync(path.join(masterRoot, 'found', 'after-stuck.txt'), 'utf8')).toBe('12345');
+    expect(fs.readFileSync(blocker, 'utf8')).toBe('x');
+  });
+
   it('over distributed.ship_files_max_mb the files stay on the worker, with a visible note', async () => {
     const { app: wapp } = await startWorker('w-capped');
     wapp.settings().settings.distributed.ship_files_max_mb = 0;
