@@ -158,18 +158,26 @@ export function listPage<T>(db: Db, q: StatementCache, spec: ListSpec<T>, page: 
   })();
 }
 
-/** An integer from untrusted input (tool output), 0 when it is not a finite number. */
+/**
+ * An integer from untrusted input (tool output), 0 when it is not a finite number. Held within
+ * ±(2^53 − 1): beyond that an integer is not exact in JavaScript, and PostgreSQL's BIGINT refuses
+ * a value such as 1e308 (the whole import would fail, on either engine's copy of the rows).
+ */
 export function toInt(value: unknown): number {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  return typeof n === 'number' && Number.isFinite(n) ? Math.trunc(n) : 0;
+  if (typeof n !== 'number' || !Number.isFinite(n)) return 0;
+  return Math.min(Number.MAX_SAFE_INTEGER, Math.max(Number.MIN_SAFE_INTEGER, Math.trunc(n)));
 }
 
-/** A string from untrusted input: objects become JSON text, null/undefined become ''. */
+/**
+ * A string from untrusted input: objects become JSON text, null/undefined become ''. NUL
+ * characters are dropped: PostgreSQL's text cannot hold them, and both engines keep the same
+ * values.
+ */
 export function toText(value: unknown): string {
   if (value === undefined || value === null) return '';
-  if (typeof value === 'string') return value;
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  const s = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return s.includes('\u0000') ? s.replaceAll('\u0000', '') : s;
 }
 
 /** A string array from untrusted input: arrays keep their string items, a comma list is split. */

@@ -10,9 +10,13 @@ const UNESCAPES: Record<string, string> = { '\\': '\\', b: '\b', f: '\f', n: '\n
 const SPECIAL = /[\\\b\f\n\r\t\v]/;
 const SPECIALS = /[\\\b\f\n\r\t\v]/g;
 
-/** A text value escaped for the COPY text format (most values have nothing to escape: no copy is made). */
+/**
+ * A text value escaped for the COPY text format (most values have nothing to escape: no copy is
+ * made). NUL characters are dropped: PostgreSQL's text cannot hold them (see db.ts withoutNul).
+ */
 export function copyText(s: string): string {
-  return SPECIAL.test(s) ? s.replace(SPECIALS, (c) => ESCAPES[c]!) : s;
+  const t = s.includes('\u0000') ? s.replaceAll('\u0000', '') : s;
+  return SPECIAL.test(t) ? t.replace(SPECIALS, (c) => ESCAPES[c]!) : t;
 }
 
 /** One value as PostgreSQL's COPY text format writes it. */

@@ -19,6 +19,24 @@ export function positional(sql: string): string {
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
+/**
+ * The parameters with NUL characters dropped from their strings: PostgreSQL's text cannot hold
+ * them ("invalid byte sequence for encoding UTF8: 0x00"), and a step output, an event or a
+ * shipped row from a tool that printed one must not fail its write (on a fleet's master, a write
+ * that always fails would hold up every record after it). The array is copied only when needed.
+ */
+export function withoutNul(params: readonly unknown[]): unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < params.length; i++) {
+    const v = params[i];
+    if (typeof v === 'string' && v.includes('\u0000')) {
+      out ??= [...params];
+      out[i] = v.replaceAll('\u0000', '');
+    }
+  }
+  return out ?? (params as unknown[]);
+}
+
 /** `@name` placeholders → `$n` (one number per distinct name) and the values in that order. */
 export function named(sql: string, values: Record<string, unknown>): { text: string; params: unknown[] } {
   const index = new Map<string, number>();
@@ -177,7 +195,7 @@ export function pgDb(pool: PgPool, where: string, opts: { retryMs?: number; prep
         seenOnce.add(text);
       }
     }
-    return { text, values: params as unknown[], ...(name ? { name } : {}) };
+    return { text, values: withoutNul(params), ...(name ? { name } : {}) };
   };
   /**
    * A prepared `SELECT *` whose table gained or lost columns since (a newer osm migrated the

@@ -14,6 +14,11 @@ describe('copy format', () => {
     expect(parseCopyLine(line, [true, false, false, false, true, false])).toEqual(row);
   });
 
+  it('drops NUL characters, which PostgreSQL text cannot hold (both sides of a checksum render the same line)', () => {
+    expect(copyValue('a\u0000b\tc')).toBe('ab\\tc');
+    expect(copyLine(['x\u0000', 1, null])).toBe('x\t1\t\\N');
+  });
+
   it('checksums ignore row order and catch any changed value or row', () => {
     const sum = (lines: string[]) => {
       const c = new TableChecksum();

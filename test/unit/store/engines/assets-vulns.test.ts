@@ -16,6 +16,26 @@ const T3 = '2024-01-03T00:00:00.000Z';
 describe.each(ENGINES)('assets on $name', (engine) => {
   const s = useStore(engine);
 
+  it('tool output with NUL characters and absurd numbers is stored (the same on both engines), never refused', async () => {
+    const r = await s().assets.upsertMany('nul-ws', [
+      { asset_value: 'nul\u0000.example.com', url: 'https://nul.example.com/\u0000', title: 'a\u0000b', content_length: 1e308, status_code: -1e30, words: Number.MAX_SAFE_INTEGER + 10 },
+    ], T1);
+    expect(r.new).toBe(1);
+    expect(await s().assets.get(r.newIds[0]!)).toMatchObject({
+      asset_value: 'nul.example.com', url: 'https://nul.example.com/', title: 'ab',
+      content_length: Number.MAX_SAFE_INTEGER, status_code: Number.MIN_SAFE_INTEGER, words: Number.MAX_SAFE_INTEGER,
+    });
+    const v = await s().vulns.upsertMany('nul-ws', [{ template_id: 't\u0000x', vuln_info: 'i\u0000', asset_value: 'nul.example.com', severity: 'high' }], T1);
+    expect(v.new).toBe(1);
+    expect(await s().vulns.get(v.newIds[0]!)).toMatchObject({ template_id: 'tx', vuln_info: 'i' });
+    // Any other text (an event's data from a tool's output) is stored: PostgreSQL drops the NULs.
+    await s().events.insert({ topic: 't', name: 'n', source: 's', source_type: 'run', data_type: 'scan', data: { out: 'x\u0000y' }, workspace: 'nul-ws', run_id: 'r-nul', workflow_name: 'w', processed: true, error: 'e\u0000' });
+    const ev = (await s().events.list({ run_id: 'r-nul' }, { offset: 0, limit: 10 })).data;
+    expect(ev).toHaveLength(1);
+    expect(ev[0]!.error.replaceAll('\u0000', '')).toBe('e');
+    if (engine.name === 'postgresql') expect(ev[0]!.error).toBe('e');
+  });
+
   it('merges imports: non-empty values win, booleans OR, ports accumulate, history and updated_at only on real changes', async () => {
     const r1 = await s().assets.upsertMany('ws', [
       { asset_value: 'a.example.com', url: 'https://a.example.com', status_code: 200, tech: ['nginx'], open_ports: ['443/tcp'], is_cdn: true, time: '1ms' },

@@ -12,7 +12,10 @@ import { describe, expect, it } from 'vitest';
 import { importAssetsJsonl } from '../../../../src/ingest/jsonl.js';
 import type { AssetInput } from '../../../../src/store/assets.js';
 import type { VulnInput } from '../../../../src/store/vulns.js';
+import pg from 'pg';
 import { ENGINES, useStore } from './engines.js';
+
+const REFUSED = 'refuse-me';
 
 const T1 = '2024-01-01T00:00:00.000Z';
 const T2 = '2024-01-02T00:00:00.000Z';
@@ -146,9 +149,25 @@ describe.each(ENGINES)('bulk imports on $name', (engine) => {
     expect(new Set(stored.map((e) => e.event_id)).size).toBe(1500);
   });
 
-  it.runIf(engine.name === 'postgresql')('a COPY PostgreSQL refuses (a NUL character) stores nothing of the batch, and the next import works', async () => {
+  /**
+   * Makes PostgreSQL refuse a row whose title is REFUSED (a trigger raising an error). NUL
+   * characters, which it refused before, are now dropped on the way in.
+   */
+  const refuseTitle = async () => {
+    const c = new pg.Client({ connectionString: s.opened().url });
+    await c.connect();
+    try {
+      await c.query(`CREATE FUNCTION osm_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.title = '${REFUSED}' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`);
+      await c.query('CREATE TRIGGER osm_test_refuse BEFORE INSERT OR UPDATE ON assets FOR EACH ROW EXECUTE FUNCTION osm_test_refuse()');
+    } finally {
+      await c.end();
+    }
+  };
+
+  it.runIf(engine.name === 'postgresql')('a COPY PostgreSQL refuses (one row a trigger refuses) stores nothing of the batch, and the next import works', async () => {
+    await refuseTitle();
     await s().assets.upsertMany('ws', [{ asset_value: 'before.example.com' }], T1);
-    await expect(s().assets.upsertMany('ws', [{ asset_value: 'ok.example.com' }, { asset_value: 'nul.example.com', title: 'a\u0000b' }], T2)).rejects.toThrow();
+    await expect(s().assets.upsertMany('ws', [{ asset_value: 'ok.example.com' }, { asset_value: 'refused.example.com', title: REFUSED }], T2)).rejects.toThrow();
     expect((await s().assets.list({ workspace: 'ws' }, all)).data.map((a) => a.asset_value)).toEqual(['before.example.com']);
     expect((await s().assets.list({ workspace: 'ws' }, all)).total).toBe(1);
     const r = await s().assets.upsertMany('ws', [{ asset_value: 'ok.example.com' }], T2);
@@ -157,11 +176,12 @@ describe.each(ENGINES)('bulk imports on $name', (engine) => {
   });
 
   it.runIf(engine.name === 'postgresql')('a file import stops at a batch PostgreSQL refuses: earlier batches stay, later ones are not stored', async () => {
+    await refuseTitle();
     const dir = mkdtempSync(path.join(tmpdir(), 'osm-bulk-'));
     try {
       const file = path.join(dir, 'httpx.jsonl');
       const line = (i: number, title = `t${i}`) => JSON.stringify({ url: `https://h${i}.example.com`, host: `h${i}.example.com`, title, status_code: 200 });
-      writeFileSync(file, [1, 2, 3, 4].map((i) => line(i)).concat(line(5, 'a\u0000b'), ...[6, 7, 8].map((i) => line(i))).join('\n'));
+      writeFileSync(file, [1, 2, 3, 4].map((i) => line(i)).concat(line(5, REFUSED), ...[6, 7, 8].map((i) => line(i))).join('\n'));
       const batches: number[] = [];
       await expect(importAssetsJsonl(s(), 'ws', file, { batchSize: 2, onBatch: (st) => batches.push(st.new) })).rejects.toThrow();
       expect(batches).toEqual([2, 4]);
