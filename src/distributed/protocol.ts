@@ -210,6 +210,15 @@ export function executionLogWithin(text: string, maxBytes: number, workerId: str
   return `${kept}${JSON.stringify(note)}\n`;
 }
 
+/**
+ * The job's return value: the result without its execution-log lines, which the end record
+ * carried (the value is kept in Redis with the job and its event, and parsed by every listener).
+ */
+export function jobReturnValue(result: TaskResult): TaskResult {
+  const { execution_log: _lines, ...returned } = result;
+  return returned;
+}
+
 const TRUNCATED_NOTE = "\n[truncated by the worker; the full text is in the worker's workspace]";
 
 /**

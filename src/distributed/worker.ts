@@ -13,7 +13,7 @@ import { abortRun } from '../engine/executor.js';
 import type { AppContext } from '../services/context.js';
 import { VERSION } from '../version.js';
 import { cancelKey, drainKey, DEFAULT_LEASE_S, HEARTBEAT_MS, QUEUE_NAME, WORKER_POLL_MS } from './keys.js';
-import { issuesText, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from './protocol.js';
+import { issuesText, jobReturnValue, PROTOCOL_VERSION, taskDataSchema, type TaskResult } from './protocol.js';
 import { recordEnd, recordMany, recordStart, type EndRecord, type FileRecord } from './records.js';
 import { nowIso } from '../store/sql.js';
 import { connectionOptions, pingRedis, type DistributedConfig } from './redis-config.js';
@@ -391,10 +391,7 @@ export class DistributedWorker {
       if (result.run.status === 'completed') this.counters.complete++;
       else this.counters.failed++;
       this.log('task finished', { run_uuid: uuid, status: result.run.status, steps: result.steps.length, attempt, ...(shared ? { direct: true } : {}) });
-      // The job's return value (kept in the job and in the events stream, parsed by every
-      // listener) goes without the execution-log lines: the end record carried them.
-      const { execution_log: _lines, ...returned } = result;
-      return returned;
+      return jobReturnValue(result);
     } catch (err) {
       if (err instanceof WaitingError || err instanceof DelayedError) throw err;
       // A run stopped here by the watchdog fails its next writes on purpose (in the shared

@@ -176,7 +176,11 @@ export function toInt(value: unknown): number {
  */
 export function toText(value: unknown): string {
   if (value === undefined || value === null) return '';
-  const s = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return withoutNulChars(typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value));
+}
+
+/** `s` without NUL characters, which PostgreSQL's text cannot hold (the same string when it has none). */
+export function withoutNulChars(s: string): string {
   return s.includes('\u0000') ? s.replaceAll('\u0000', '') : s;
 }
 

@@ -4,6 +4,7 @@
  * backspace, form feed and vertical tab escaped with a backslash. Used by `osm db copy`
  * (../copy.ts) and by the bulk import's COPY of new rows (./bulk.ts).
  */
+import { withoutNulChars } from '../sql.js';
 
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v' };
 const UNESCAPES: Record<string, string> = { '\\': '\\', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
@@ -15,7 +16,7 @@ const SPECIALS = /[\\\b\f\n\r\t\v]/g;
  * made). NUL characters are dropped: PostgreSQL's text cannot hold them (see db.ts withoutNul).
  */
 export function copyText(s: string): string {
-  const t = s.includes('\u0000') ? s.replaceAll('\u0000', '') : s;
+  const t = withoutNulChars(s);
   return SPECIAL.test(t) ? t.replace(SPECIALS, (c) => ESCAPES[c]!) : t;
 }
 

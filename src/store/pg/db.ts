@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { from as copyFromStdin } from 'pg-copy-streams';
 import { errors, OsmError } from '../../errors.js';
 import { checkout, describePgError, type PgClient, type PgPool } from './pool.js';
-import type { Row } from '../sql.js';
+import { withoutNulChars, type Row } from '../sql.js';
 import { currentPatience } from '../patience.js';
 
 /** `?` placeholders → `$1, $2 …` (osm's SQL carries no `?` inside string literals). */
@@ -31,7 +31,7 @@ export function withoutNul(params: readonly unknown[]): unknown[] {
     const v = params[i];
     if (typeof v === 'string' && v.includes('\u0000')) {
       out ??= [...params];
-      out[i] = v.replaceAll('\u0000', '');
+      out[i] = withoutNulChars(v);
     }
   }
   return out ?? (params as unknown[]);
